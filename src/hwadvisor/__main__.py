@@ -1,0 +1,8 @@
+"""`python -m hwadvisor` runs the command-line interface."""
+
+from __future__ import annotations
+
+from hwadvisor.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Helpers shared by the command modules: emitting documents, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, NoReturn
+
+from hwadvisor.errors import ExitCode, HwadvisorError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+
+def document_json(doc: BaseModel) -> str:
+    """A document as indented JSON with a final newline (nulls kept: null is a fact)."""
+    return doc.model_dump_json(indent=2) + "\n"
+
+
+def emit(doc: BaseModel, *, as_json: bool, output: str | None, render: object = None) -> None:
+    """Write ``doc`` to ``--output`` (atomically) and to stdout as JSON or through ``render``.
+
+    ``render`` is a callable taking the document that prints the human view; with
+    ``--json`` stdout carries nothing but the JSON document.
+    """
+    from hwadvisor.io import atomic_write_text
+
+    text = document_json(doc)
+    if output:
+        atomic_write_text(output, text)
+    if as_json:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    elif callable(render):
+        render(doc)
+
+
+def error_document(exc: HwadvisorError, code: int) -> dict[str, object]:
+    """The JSON error document printed on stdout under ``--json``."""
+    from hwadvisor import __version__
+    from hwadvisor.models.common import SCHEMA_VERSION
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "hwadvisor", "version": __version__},
+        "error": {"kind": exc.kind, "message": exc.message, "where": exc.where, "exit_code": code},
+    }
+
+
+def fail(exc: HwadvisorError, wants_json: bool, *, code: int | None = None) -> NoReturn:
+    """Print one line on stderr (and the JSON error document), then exit."""
+    exit_code = int(code if code is not None else exc.exit_code)
+    line = exc.line().replace("\n", " ").strip()
+    sys.stderr.write(f"hwadvisor: error: {line}\n")
+    if wants_json:
+        sys.stdout.write(json.dumps(error_document(exc, exit_code), indent=2) + "\n")
+    sys.stdout.flush()
+    sys.exit(exit_code)
+
+
+def interrupted_exit() -> NoReturn:
+    """Exit 130 after Ctrl-C, once partial results have been written."""
+    sys.exit(int(ExitCode.INTERRUPTED))

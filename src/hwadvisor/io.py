@@ -1,0 +1,78 @@
+"""Reading and writing hwadvisor's documents: atomic writes, version-checked reads."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hwadvisor.errors import FactsError, OutputError
+
+#: Reading a document refuses files larger than this: a facts or bench report is a few
+#: hundred KiB at most, and a huge file is a mistake or an attack.
+MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+
+
+def atomic_write_text(path: str | Path, text: str, *, mode: int | None = None) -> None:
+    """Write ``text`` to ``path`` through a dot-file in the same folder, then rename.
+
+    Readers see the old file or the whole new one, never a half-written one; on any
+    failure (read-only folder, full disk) the temporary file is removed and an
+    :class:`OutputError` names the path.
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    fd = -1
+    tmp = ""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            fd = -1
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+        tmp = ""
+    except OSError as exc:
+        raise OutputError(exc.strerror or str(exc), where=str(target)) from exc
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def read_json_document(path: str | Path, *, what: str = "document") -> dict[str, Any]:
+    """Load a JSON object from ``path``; any problem is one :class:`FactsError` line."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise FactsError(f"{what} is {size} bytes, over the {MAX_DOCUMENT_BYTES}-byte limit", where=str(p))
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise FactsError(f"{what} file not found", where=str(p)) from exc
+    except IsADirectoryError as exc:
+        raise FactsError(f"{what} path is a folder, not a file", where=str(p)) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FactsError(f"cannot read {what}: {exc}", where=str(p)) from exc
+    return parse_json_document(text, where=str(p), what=what)
+
+
+def parse_json_document(text: str, *, where: str, what: str = "document") -> dict[str, Any]:
+    """Parse JSON text into an object, turning every parser failure into one line."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FactsError(f"not valid JSON ({what}): {exc.msg} at line {exc.lineno} column {exc.colno}", where=where) from exc
+    except RecursionError as exc:
+        raise FactsError(f"{what} is nested too deeply", where=where) from exc
+    if not isinstance(data, dict):
+        raise FactsError(f"{what} must be a JSON object, not {type(data).__name__}", where=where)
+    return data

@@ -1,0 +1,75 @@
+"""The bench document (``hwadvisor bench --json``): measured evidence (SPEC §5)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from pydantic import Field
+
+from hwadvisor.models.common import Document, Versioned
+
+
+class BenchResult(Document):
+    """One measured figure: a kernel at one dtype and shape on one device."""
+
+    device: str = Field(description="cpu, cuda:N, mps, xpu:N")
+    kernel: str = Field(description="matmul, conv2d, copy, triad, h2d, d2h")
+    dtype: str
+    shape: list[int]
+    value: float = Field(description="throughput in `unit`, from the median time")
+    unit: str = Field(description="GFLOP/s, GOP/s or GB/s")
+    median_s: float
+    iqr_s: float
+    runs: int
+    threads: int | None = None
+    efficiency: float | None = Field(None, description="value / theoretical peak, 0..1, where the peak is known")
+    peak: float | None = Field(None, description="the peak used for efficiency, in `unit`")
+
+
+class BenchSkip(Document):
+    """A kernel that was not measured, and why."""
+
+    device: str
+    kernel: str
+    dtype: str
+    reason: str
+
+
+class BenchDevice(Document):
+    """A device the microbenchmark ran on."""
+
+    device: str
+    name: str | None = None
+    uuid: str | None = None
+    threads: int | None = None
+
+
+class Derived(Document):
+    """A comparison drawn from the figures, e.g. the bf16 speed-up over fp32."""
+
+    id: str = Field(description="stable key, e.g. cpu.bf16_over_fp32")
+    ratio: float
+    text: str
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class BenchReport(Versioned):
+    """All figures of one microbenchmark run."""
+
+    generated_at: str = Field(default_factory=_now)
+    torch_version: str | None = None
+    budget_s: float
+    elapsed_s: float
+    interrupted: bool = False
+    devices: list[BenchDevice] = Field(default_factory=list)
+    results: list[BenchResult] = Field(default_factory=list)
+    skipped: list[BenchSkip] = Field(default_factory=list)
+    derived: list[Derived] = Field(default_factory=list)
+
+    def best(self, device: str, kernel: str, dtype: str) -> BenchResult | None:
+        """The highest figure measured for ``kernel`` at ``dtype`` on ``device``."""
+        hits = [r for r in self.results if r.device == device and r.kernel == kernel and r.dtype == dtype]
+        return max(hits, key=lambda r: r.value, default=None)

@@ -1,0 +1,53 @@
+"""The estimate document (``hwadvisor estimate --json``): time and memory per device."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from hwadvisor.models.common import Document, Versioned
+from hwadvisor.models.workload import Workload
+
+
+class MemoryBreakdown(Document):
+    """Bytes of each part of the job's memory; the total is their sum, not their maximum."""
+
+    weights_bytes: int
+    gradients_bytes: int = 0
+    optimizer_bytes: int = 0
+    activations_bytes: int | None = None
+    kv_cache_bytes: int = 0
+    runtime_bytes: int = 0
+    total_bytes: int | None = None
+
+
+class MemoryFix(Document):
+    """One step of the ordered fixes when a job does not fit, and its effect."""
+
+    fix: str
+    memory_bytes: int
+    fits: bool
+
+
+class DeviceEstimate(Document):
+    """Time and memory of the workload on one device (``here`` or a catalog id)."""
+
+    device: str
+    name: str | None = None
+    gpus: int = 1
+    step_time_s: float | None = None
+    total_time_s: float | None = None
+    throughput_samples_s: float | None = None
+    memory_bytes: int | None = None
+    device_memory_bytes: int | None = None
+    fits: bool | None = None
+    memory: MemoryBreakdown | None = None
+    fixes: list[MemoryFix] = Field(default_factory=list)
+    basis: str | None = Field(None, description="measured here, or catalog peak x achieved fraction")
+    assumptions: list[str] = Field(default_factory=list)
+
+
+class EstimateReport(Versioned):
+    """The estimates of one workload on several devices."""
+
+    workload: Workload
+    estimates: list[DeviceEstimate] = Field(default_factory=list)

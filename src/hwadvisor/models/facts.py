@@ -1,0 +1,167 @@
+"""The facts document (``hwadvisor check --json``): what the machine has (SPEC §3)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from pydantic import Field
+
+from hwadvisor.models.bench import BenchReport
+from hwadvisor.models.common import Document, ProbeRecord, ProbeStatus, Versioned
+
+
+class Host(Document):
+    """The operating system and what the process runs inside."""
+
+    hostname: str | None = None
+    os: str | None = None
+    kernel: str | None = None
+    python: str | None = None
+    virtualization: str | None = Field(None, description="hypervisor name (kvm, vmware, wsl, ...) or null on bare metal")
+    container: str | None = Field(None, description="container runtime (docker, podman, kubernetes, ...) or null")
+    shm_bytes: int | None = Field(None, description="size of /dev/shm (data loader workers share tensors through it)")
+
+
+class CpuFeatures(Document):
+    """Normalised instruction-set features that matter for deep learning (x86 and Arm)."""
+
+    avx2: bool = False
+    fma: bool = False
+    avx512f: bool = False
+    avx512_vnni: bool = False
+    avx512_bf16: bool = False
+    avx512_fp16: bool = False
+    avx_vnni: bool = False
+    amx_tile: bool = False
+    amx_bf16: bool = False
+    amx_int8: bool = False
+    amx_fp16: bool = False
+    neon: bool = False
+    sve: bool = False
+    sve2: bool = False
+    sme: bool = False
+    i8mm: bool = False
+    bf16: bool = False
+
+
+class PeakGflops(Document):
+    """Theoretical peak of all usable cores: ISA FLOPs/cycle × cores × clock."""
+
+    fp32: float | None = None
+    bf16: float | None = None
+    int8: float | None = Field(None, description="GOP/s of int8 multiply-accumulate, counted as 2 ops")
+    basis: str | None = Field(None, description="how the peak was derived, for a person to check")
+
+
+class Cpu(Document):
+    """The processor(s) and what this process may use of them."""
+
+    vendor: str | None = None
+    model: str | None = None
+    architecture: str | None = None
+    microarchitecture: str | None = Field(None, description="a guess from vendor/family/model and flags")
+    sockets: int | None = None
+    physical_cores: int | None = None
+    logical_cores: int | None = None
+    affinity_cores: int | None = None
+    cgroup_quota_cores: float | None = None
+    usable_cores: int | None = Field(None, description="min(affinity, ceil(cgroup quota))")
+    base_mhz: float | None = None
+    max_mhz: float | None = None
+    numa_nodes: int | None = None
+    l2_bytes: int | None = Field(None, description="L2 per core")
+    l3_bytes: int | None = Field(None, description="L3 in total over all sockets")
+    features: CpuFeatures = Field(default_factory=CpuFeatures)
+    flags: list[str] = Field(default_factory=list)
+    peak_gflops: PeakGflops = Field(default_factory=PeakGflops)
+    amx_note: str | None = Field(None, description="AMX needs the OS to grant it per process")
+
+
+class Memory(Document):
+    """System memory and the container's limit."""
+
+    total_bytes: int | None = None
+    available_bytes: int | None = None
+    cgroup_limit_bytes: int | None = None
+
+
+class GpuSupports(Document):
+    """Tensor-core data types the GPU runs natively."""
+
+    fp16: bool | None = None
+    bf16: bool | None = None
+    tf32: bool | None = None
+    fp8: bool | None = None
+    int8_tensor: bool | None = None
+
+
+class Gpu(Document):
+    """One GPU, keyed by UUID and PCI bus id (never by index alone)."""
+
+    index: int
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    vendor: str
+    name: str | None = None
+    memory_total_bytes: int | None = None
+    memory_free_bytes: int | None = None
+    compute_capability: str | None = Field(None, description="MAJOR.MINOR for NVIDIA, gfx target for AMD")
+    architecture: str | None = None
+    multiprocessors: int | None = None
+    supports: GpuSupports = Field(default_factory=GpuSupports)
+    driver_version: str | None = None
+    cuda_driver_version: str | None = Field(None, description="highest CUDA version the driver runs")
+    pcie_generation: int | None = None
+    pcie_width: int | None = None
+    nvlink_active_links: int | None = None
+    mig_enabled: bool | None = None
+    power_limit_watts: float | None = None
+    temperature_c: float | None = None
+    utilization_percent: float | None = None
+    unified_memory: bool = False
+
+
+class TorchInfo(Document):
+    """The installed torch build, read from its metadata without importing it."""
+
+    version: str
+    cuda: str | None = None
+    hip: str | None = None
+    cudnn: str | None = None
+
+
+class Software(Document):
+    """Deep-learning software found, and incompatibilities between it and the driver."""
+
+    python: str | None = None
+    torch: TorchInfo | None = None
+    onnxruntime: str | None = None
+    openvino: str | None = None
+    tensorflow: str | None = None
+    issues: list[str] = Field(default_factory=list)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Facts(Versioned):
+    """Everything ``hwadvisor check`` found; every fact may be null, ``probes`` says why."""
+
+    generated_at: str = Field(default_factory=_now)
+    host: Host = Field(default_factory=Host)
+    cpu: Cpu = Field(default_factory=Cpu)
+    memory: Memory = Field(default_factory=Memory)
+    gpus: list[Gpu] = Field(default_factory=list)
+    software: Software = Field(default_factory=Software)
+    probes: list[ProbeRecord] = Field(default_factory=list)
+    bench: BenchReport | None = Field(None, description="the microbenchmark report, with --bench")
+
+    def probe(self, name: str) -> ProbeRecord | None:
+        """The record of probe ``name``, if it ran."""
+        return next((p for p in self.probes if p.name == name), None)
+
+    def probe_ok(self, name: str) -> bool:
+        """Whether probe ``name`` ran and succeeded."""
+        rec = self.probe(name)
+        return rec is not None and rec.status is ProbeStatus.OK

@@ -1,0 +1,32 @@
+"""The probe: reads CPU, memory, GPUs, software and host facts into a :class:`Facts`.
+
+Only ``probe/`` and ``bench/`` touch the machine. Every source reads through
+:class:`~hwadvisor.probe.seams.Seams`, so a recorded host folder can stand in for the
+real machine, and every source records a status in ``Facts.probes``.
+"""
+
+from __future__ import annotations
+
+from hwadvisor.models.facts import Facts, Gpu
+from hwadvisor.probe.runner import ProbeLog
+from hwadvisor.probe.seams import Seams
+
+#: Default deadline for the whole GPU probe (NVML runs in a child process under it).
+DEFAULT_TIMEOUT_S = 10.0
+
+
+def probe_machine(seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOUT_S) -> Facts:
+    """Probe everything; never raises for a machine's quirks, records them instead."""
+    from hwadvisor.probe import amd, apple, cpu, host, memory, nvidia, software
+
+    seams = seams or Seams()
+    log = ProbeLog()
+    host_facts = host.probe_host(seams, log)
+    cpu_facts = cpu.probe_cpu(seams, log)
+    mem_facts = memory.probe_memory(seams, log)
+    gpus: list[Gpu] = []
+    gpus += nvidia.probe_nvidia(seams, log, timeout=timeout)
+    gpus += amd.probe_amd(seams, log, start_index=len(gpus))
+    gpus += apple.probe_apple(seams, log, mem_facts, start_index=len(gpus))
+    sw = software.probe_software(seams, log, gpus)
+    return Facts(host=host_facts, cpu=cpu_facts, memory=mem_facts, gpus=gpus, software=sw, probes=log.records)
