@@ -1,0 +1,143 @@
+"""The human view of a facts document: one panel per device, DL features highlighted."""
+
+from __future__ import annotations
+
+from rich.columns import Columns
+from rich.panel import Panel
+from rich.table import Table
+
+from hwadvisor.models.common import ProbeStatus
+from hwadvisor.models.facts import Cpu, Facts, Gpu
+from hwadvisor.render import human_bytes, stdout_console, yes_no
+
+#: Features shown on the CPU panel, by architecture family, with their display names.
+X86_FEATURES = [
+    ("avx2", "AVX2"),
+    ("fma", "FMA"),
+    ("avx512f", "AVX-512F"),
+    ("avx512_vnni", "AVX512-VNNI"),
+    ("avx512_bf16", "AVX512-BF16"),
+    ("avx512_fp16", "AVX512-FP16"),
+    ("avx_vnni", "AVX-VNNI"),
+    ("amx_tile", "AMX-TILE"),
+    ("amx_bf16", "AMX-BF16"),
+    ("amx_int8", "AMX-INT8"),
+    ("amx_fp16", "AMX-FP16"),
+]
+ARM_FEATURES = [("neon", "NEON"), ("sve", "SVE"), ("sve2", "SVE2"), ("sme", "SME"), ("i8mm", "I8MM"), ("bf16", "BF16")]
+
+
+def _kv_table() -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="cyan", no_wrap=True)
+    table.add_column()
+    return table
+
+
+def _num(value: float | int | None, fmt: str = "{}") -> str:
+    return "unknown" if value is None else fmt.format(value)
+
+
+def cpu_panel(cpu: Cpu) -> Panel:
+    """CPU identity, cores as this process sees them, and the features that matter."""
+    t = _kv_table()
+    t.add_row("model", cpu.model or "unknown")
+    arch = " / ".join(x for x in (cpu.architecture, cpu.microarchitecture) if x) or "unknown"
+    t.add_row("architecture", arch)
+    t.add_row(
+        "cores",
+        f"{_num(cpu.usable_cores)} usable · {_num(cpu.physical_cores)} physical · "
+        f"{_num(cpu.logical_cores)} logical · {_num(cpu.sockets)} socket(s)",
+    )
+    if cpu.cgroup_quota_cores is not None:
+        t.add_row("cgroup quota", f"{cpu.cgroup_quota_cores:g} cores")
+    t.add_row("clock", f"{_num(cpu.base_mhz, '{:.0f}')} MHz base · {_num(cpu.max_mhz, '{:.0f}')} MHz max")
+    t.add_row("caches", f"L2 {human_bytes(cpu.l2_bytes)}/core · L3 {human_bytes(cpu.l3_bytes)}")
+    names = ARM_FEATURES if (cpu.architecture or "").startswith(("aarch64", "arm")) else X86_FEATURES
+    feats = cpu.features.model_dump()
+    t.add_row("features", "  ".join(f"{label}: {yes_no(feats[key])}" for key, label in names))
+    peak = cpu.peak_gflops
+    if peak.fp32 is not None:
+        t.add_row(
+            "peak (theory)",
+            f"fp32 {peak.fp32:,.0f} · bf16 {_num(peak.bf16, '{:,.0f}')} GFLOP/s · int8 {_num(peak.int8, '{:,.0f}')} GOP/s",
+        )
+    if cpu.amx_note:
+        t.add_row("note", f"[yellow]{cpu.amx_note}[/]")
+    return Panel(t, title="[bold]CPU[/]", title_align="left")
+
+
+def gpu_panel(gpu: Gpu) -> Panel:
+    """One GPU: memory, generation, tensor-core dtypes, links and driver."""
+    t = _kv_table()
+    t.add_row("memory", f"{human_bytes(gpu.memory_total_bytes)} total · {human_bytes(gpu.memory_free_bytes)} free")
+    if gpu.unified_memory:
+        t.add_row("", "[yellow]unified with system memory[/]")
+    t.add_row("architecture", f"{gpu.architecture or 'unknown'} (compute {gpu.compute_capability or 'unknown'})")
+    s = gpu.supports
+    t.add_row(
+        "tensor dtypes",
+        f"FP16: {yes_no(s.fp16)}  BF16: {yes_no(s.bf16)}  TF32: {yes_no(s.tf32)}  "
+        f"FP8: {yes_no(s.fp8)}  INT8: {yes_no(s.int8_tensor)}",
+    )
+    if gpu.pcie_generation is not None:
+        t.add_row("PCIe", f"gen {gpu.pcie_generation} x{_num(gpu.pcie_width)}")
+    if gpu.nvlink_active_links is not None:
+        t.add_row("NVLink", f"{gpu.nvlink_active_links} active link(s)")
+    if gpu.mig_enabled:
+        t.add_row("MIG", "[yellow]enabled[/]")
+    if gpu.driver_version:
+        t.add_row("driver", f"{gpu.driver_version} (CUDA ≤ {gpu.cuda_driver_version or 'unknown'})")
+    ident = gpu.uuid or gpu.pci_bus_id or f"index {gpu.index}"
+    return Panel(t, title=f"[bold]GPU {gpu.index}: {gpu.name or gpu.vendor}[/]", subtitle=ident, title_align="left")
+
+
+def memory_software_panel(facts: Facts) -> Panel:
+    """System memory (and its container limit), the host and the DL software found."""
+    t = _kv_table()
+    m = facts.memory
+    t.add_row("memory", f"{human_bytes(m.total_bytes)} total · {human_bytes(m.available_bytes)} available")
+    if m.cgroup_limit_bytes is not None:
+        t.add_row("cgroup limit", human_bytes(m.cgroup_limit_bytes))
+    h = facts.host
+    t.add_row("host", " · ".join(x for x in (h.os, h.kernel, h.virtualization, h.container) if x) or "unknown")
+    if h.shm_bytes is not None:
+        t.add_row("/dev/shm", human_bytes(h.shm_bytes))
+    sw = facts.software
+    torch = sw.torch
+    if torch is None:
+        t.add_row("torch", "[dim]not installed[/]")
+    else:
+        accel = f"CUDA {torch.cuda}" if torch.cuda else (f"HIP {torch.hip}" if torch.hip else "CPU build")
+        t.add_row("torch", f"{torch.version} ({accel})")
+    for name in ("onnxruntime", "openvino", "tensorflow"):
+        version = getattr(sw, name)
+        if version:
+            t.add_row(name, version)
+    for issue in sw.issues:
+        t.add_row("[red]issue[/]", f"[red]{issue}[/]")
+    return Panel(t, title="[bold]Memory & software[/]", title_align="left")
+
+
+def probes_line(facts: Facts) -> str:
+    """A one-line summary of the probes that did not succeed, with their reasons."""
+    bad = [p for p in facts.probes if p.status is not ProbeStatus.OK]
+    if not bad:
+        return f"[dim]{len(facts.probes)} probes ok[/]"
+    return "  ".join(f"[yellow]{p.name}[/]: {p.status.value} ({p.error or 'no detail'})" for p in bad)
+
+
+def render_facts(facts: Facts) -> None:
+    """Print the facts as panels on stdout."""
+    console = stdout_console()
+    console.print(cpu_panel(facts.cpu))
+    console.print(memory_software_panel(facts))
+    if facts.gpus:
+        console.print(Columns([gpu_panel(g) for g in facts.gpus]))
+    else:
+        console.print("[dim]No GPU found.[/]")
+    if facts.bench is not None:
+        from hwadvisor.render.bench import render_bench
+
+        render_bench(facts.bench)
+    console.print(probes_line(facts))
