@@ -1,11 +1,40 @@
-"""The typer application object every command module registers on."""
+"""The typer application object every command module registers on.
+
+:class:`_Group` turns hwadvisor's own errors into one stderr line and the SPEC §4 exit
+code inside the command group, so the behaviour is the same whether the CLI runs from
+:func:`hwadvisor.cli.main` or from a test's ``CliRunner``.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+from typer.core import TyperGroup
+
+from hwadvisor.errors import ExitCode, HwadvisorError
+
+
+class _Group(TyperGroup):
+    """The root command group: maps domain errors and Ctrl-C to exit codes."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        from hwadvisor.cli._common import report_error
+
+        wants_json = "--json" in [*getattr(ctx, "_protected_args", []), *ctx.args]
+        try:
+            return super().invoke(ctx)
+        except HwadvisorError as exc:
+            report_error(exc, wants_json)
+            raise typer.Exit(int(exc.exit_code)) from None
+        except KeyboardInterrupt:
+            report_error(HwadvisorError("interrupted"), wants_json, code=ExitCode.INTERRUPTED)
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+
 
 app = typer.Typer(
     name="hwadvisor",
+    cls=_Group,
     help="What hardware a deep-learning job needs, and whether this machine is enough.",
     add_completion=False,
     no_args_is_help=True,

@@ -47,15 +47,21 @@ def error_document(exc: HwadvisorError, code: int) -> dict[str, object]:
     }
 
 
-def fail(exc: HwadvisorError, wants_json: bool, *, code: int | None = None) -> NoReturn:
-    """Print one line on stderr (and the JSON error document), then exit."""
+def report_error(exc: HwadvisorError, wants_json: bool, *, code: int | None = None) -> int:
+    """Print one line on stderr (and the JSON error document on stdout); return the code."""
     exit_code = int(code if code is not None else exc.exit_code)
-    line = exc.line().replace("\n", " ").strip()
+    line = " ".join(exc.line().split())
     sys.stderr.write(f"hwadvisor: error: {line}\n")
+    sys.stderr.flush()
     if wants_json:
         sys.stdout.write(json.dumps(error_document(exc, exit_code), indent=2) + "\n")
-    sys.stdout.flush()
-    sys.exit(exit_code)
+        sys.stdout.flush()
+    return exit_code
+
+
+def fail(exc: HwadvisorError, wants_json: bool, *, code: int | None = None) -> NoReturn:
+    """Report ``exc`` as :func:`report_error` does, then exit with its code."""
+    sys.exit(report_error(exc, wants_json, code=code))
 
 
 def interrupted_exit() -> NoReturn:
