@@ -43,13 +43,18 @@ app = typer.Typer(
 )
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True),
-) -> None:
-    """What hardware a deep-learning job needs, and whether this machine is enough."""
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         from hwadvisor import __version__
 
         typer.echo(f"hwadvisor {__version__}")
         raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+    ),
+) -> None:
+    """What hardware a deep-learning job needs, and whether this machine is enough."""
