@@ -1,0 +1,145 @@
+"""Atomic writes and document reading: nothing half-written, every failure one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hwadvisor.errors import FactsError, OutputError
+from hwadvisor.io import atomic_write_text, parse_json_document, read_json_document
+from hwadvisor.models.common import validate_document
+from hwadvisor.models.facts import Facts
+
+
+def test_atomic_write_replaces_whole_file(tmp_path: Path) -> None:
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    atomic_write_text(target, "new content")
+    assert target.read_text() == "new content"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_atomic_write_sets_mode(tmp_path: Path) -> None:
+    target = tmp_path / "hwadvisor.fact"
+    atomic_write_text(target, "#!/bin/sh\n", mode=0o755)
+    assert os.stat(target).st_mode & 0o777 == 0o755
+
+
+def test_read_only_folder_is_output_error(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        # root ignores folder modes; /proc refuses new files to everyone.
+        folder = Path("/proc")
+        if not folder.is_dir():
+            pytest.skip("no /proc")
+    else:
+        folder = tmp_path / "ro"
+        folder.mkdir()
+        folder.chmod(0o555)
+    try:
+        with pytest.raises(OutputError) as err:
+            atomic_write_text(folder / "x.json", "{}")
+        assert str(folder / "x.json") in err.value.line()
+    finally:
+        if folder != Path("/proc"):
+            folder.chmod(0o755)
+
+
+def test_missing_folder_is_output_error(tmp_path: Path) -> None:
+    with pytest.raises(OutputError):
+        atomic_write_text(tmp_path / "missing" / "x.json", "{}")
+
+
+def test_disk_full_leaves_old_file_and_no_temporary(tmp_path: Path) -> None:
+    """A write that runs out of space (RLIMIT_FSIZE makes the kernel refuse it) is
+    reported as one OutputError, the old file survives whole, no dot-file is left."""
+    target = tmp_path / "facts.json"
+    target.write_text("previous report")
+    code = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+        "from hwadvisor.io import atomic_write_text\n"
+        "from hwadvisor.errors import OutputError\n"
+        "try:\n"
+        f"    atomic_write_text({str(target)!r}, 'x' * 100000)\n"
+        "except OutputError as e:\n"
+        "    print('ERR', e.line())\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ERR "), proc.stdout
+    assert target.read_text() == "previous report"
+    assert [p.name for p in tmp_path.iterdir()] == ["facts.json"]
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("", "not valid JSON"),
+        ('{"schema_version": "1.0", "cpu": ', "not valid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ],
+)
+def test_bad_documents_are_one_line(tmp_path: Path, content: str, needle: str) -> None:
+    path = tmp_path / "facts.json"
+    path.write_text(content)
+    with pytest.raises(FactsError) as err:
+        read_json_document(path, what="facts")
+    assert needle in err.value.line()
+    assert "\n" not in err.value.line()
+
+
+def test_missing_document(tmp_path: Path) -> None:
+    with pytest.raises(FactsError, match="not found"):
+        read_json_document(tmp_path / "nope.json")
+
+
+def test_wrong_major_version_refused() -> None:
+    with pytest.raises(FactsError, match="major version 1"):
+        validate_document(Facts, {"schema_version": "2.0"}, where="f.json", what="facts")
+
+
+def test_newer_minor_version_with_unknown_fields_loads() -> None:
+    doc = {"schema_version": "1.7", "cpu": {"vendor": "GenuineIntel", "future_field": 3}, "something_new": []}
+    facts = validate_document(Facts, doc, where="f.json", what="facts")
+    assert facts.cpu.vendor == "GenuineIntel"
+    assert facts.memory.total_bytes is None
+
+
+def test_wrong_types_name_the_field() -> None:
+    with pytest.raises(FactsError) as err:
+        validate_document(Facts, {"schema_version": "1.0", "cpu": {"usable_cores": "many"}}, where="f.json", what="facts")
+    assert "cpu.usable_cores" in err.value.line()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_parse_never_raises_anything_but_facts_error(text: str) -> None:
+    try:
+        parse_json_document(text, where="x")
+    except FactsError:
+        pass
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["schema_version", "cpu", "memory", "gpus", "host", "probes", "x"]), json_values))
+def test_validate_facts_raises_only_facts_error(doc: dict[str, object]) -> None:
+    try:
+        validate_document(Facts, json.loads(json.dumps(doc)), where="x", what="facts")
+    except FactsError:
+        pass
