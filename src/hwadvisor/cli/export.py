@@ -1,0 +1,118 @@
+"""`hwadvisor export`: facts for Ansible, Kubernetes NFD labels, Prometheus metrics."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import typer
+
+from hwadvisor.cli._app import app
+from hwadvisor.errors import UsageError
+from hwadvisor.export import ExportFormat
+from hwadvisor.export.ansible import DEFAULT_CACHE
+from hwadvisor.export.labels import DEFAULT_PREFIX
+from hwadvisor.export.nfd import DEFAULT_EXPIRY_HOURS
+
+
+def _summary(fmt: ExportFormat, output: str | None, text: str, cache: str | None) -> str:
+    from hwadvisor import __version__
+    from hwadvisor.models.common import SCHEMA_VERSION
+
+    doc: dict[str, object] = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "hwadvisor", "version": __version__},
+        "format": fmt.value,
+        "output": output,
+        "bytes": len(text.encode("utf-8")),
+        "cache_written": cache,
+    }
+    if output is None:
+        doc["content"] = text
+    return json.dumps(doc, indent=2) + "\n"
+
+
+@app.command()
+def export(
+    fmt: ExportFormat = typer.Option(
+        ...,
+        "--format",
+        "-f",
+        help="ansible (facts.d script), nfd (features.d labels) or prometheus (textfile metrics).",
+    ),
+    from_file: str | None = typer.Option(
+        None,
+        "--from",
+        help="A saved report (`hwadvisor check --json`, optionally with --bench); default: probe this machine now.",
+    ),
+    output: str | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="Write to FILE atomically (dot-file, then rename) instead of stdout.",
+    ),
+    prefix: str = typer.Option(
+        DEFAULT_PREFIX,
+        "--prefix",
+        help="nfd: label namespace (never nvidia.com or *kubernetes.io).",
+    ),
+    expiry: float = typer.Option(
+        DEFAULT_EXPIRY_HOURS, "--expiry", help="nfd: hours until NFD drops the labels (0: never)."
+    ),
+    cache: str = typer.Option(
+        DEFAULT_CACHE, "--cache", help="ansible: the cached report the fact prints."
+    ),
+    seed_cache: bool = typer.Option(
+        False,
+        "--seed-cache",
+        help="ansible: also write the report (--from, or a probe) to --cache now.",
+    ),
+    timeout: float = typer.Option(
+        10.0, "--timeout", help="Deadline in seconds for driver queries when probing."
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print a JSON summary (with the content when there is no --output)."
+    ),
+) -> None:
+    """Export facts for provisioning engines: Ansible, Kubernetes NFD, Prometheus."""
+    from hwadvisor.export.report import Report, load_report, probe_report
+    from hwadvisor.io import atomic_write_text
+
+    if not math.isfinite(expiry) or expiry < 0:
+        raise UsageError(f"--expiry must be a number of hours >= 0, not {expiry}")
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, not {timeout}")
+
+    def report() -> Report:
+        return load_report(from_file) if from_file else probe_report(timeout=timeout)
+
+    # Readable by all: node_exporter's textfile collector usually runs as another user.
+    mode: int = 0o644
+    cache_written: str | None = None
+    if fmt is ExportFormat.ANSIBLE:
+        from hwadvisor.export.ansible import FACT_MODE, render_fact
+
+        text = render_fact(cache)
+        mode = FACT_MODE
+        if seed_cache:
+            atomic_write_text(cache, report().facts.model_dump_json(indent=2) + "\n")
+            cache_written = cache
+    elif fmt is ExportFormat.NFD:
+        from hwadvisor.export.labels import check_prefix
+        from hwadvisor.export.nfd import render_features
+
+        check_prefix(prefix)  # refuse a bad prefix before probing
+        text = render_features(report(), prefix=prefix, expiry_hours=expiry or None)
+    else:
+        from hwadvisor.export.prometheus import render_metrics, require_prometheus
+
+        require_prometheus()  # say what is missing before probing
+        text = render_metrics(report())
+    if output:
+        atomic_write_text(output, text, mode=mode)
+    if json_out:
+        sys.stdout.write(_summary(fmt, output, text, cache_written))
+    elif not output:
+        sys.stdout.write(text)
+    sys.stdout.flush()

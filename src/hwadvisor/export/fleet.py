@@ -1,0 +1,199 @@
+"""Ranking many machines for one workload, from their saved reports (pure).
+
+``hwadvisor fleet`` reads reports, estimates the workload on each machine ("here" in
+that machine's facts and measurements) and hands the results to :func:`rank_fleet`,
+which neither reads files nor probes: it orders the machines and says why. A machine
+whose report could not be read or estimated is listed as skipped, with the reason.
+
+Order: machines that fit (memory fits and the job meets the deadline, or for inference
+the latency / QPS target) first, then those that cannot be told, then too slow, then
+those whose memory does not fit; within a group, the shortest estimated time first
+(training: total time; inference: time per batch), then the source name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from pydantic import Field
+
+from hwadvisor.export.report import Report
+from hwadvisor.export.roles import node_roles
+from hwadvisor.models.common import Document, Versioned
+from hwadvisor.models.estimate import DeviceEstimate
+from hwadvisor.models.workload import Task, Workload
+
+
+class FleetStatus(str, Enum):
+    """How a machine stands for the workload, best first."""
+
+    FITS = "fits"
+    UNKNOWN = "unknown"
+    TOO_SLOW = "too_slow"
+    NO_FIT = "does_not_fit"
+
+
+_STATUS_ORDER = {
+    FleetStatus.FITS: 0,
+    FleetStatus.UNKNOWN: 1,
+    FleetStatus.TOO_SLOW: 2,
+    FleetStatus.NO_FIT: 3,
+}
+
+
+class FleetEntry(Document):
+    """One machine's place in the ranking."""
+
+    rank: int
+    source: str = Field(description="the report file")
+    hostname: str | None = None
+    device: str = Field(description="what runs the job there: cpu, gpu or multi_gpu")
+    gpus: list[str] = Field(default_factory=list, description="GPU names with memory")
+    usable_cores: int | None = None
+    status: FleetStatus
+    fits_memory: bool | None = None
+    time_s: float | None = Field(
+        None, description="training: total time; inference: time per batch"
+    )
+    memory_bytes: int | None = None
+    device_memory_bytes: int | None = None
+    recommended_device: str | None = Field(
+        None, description="the rule engine's verdict for this machine, if known"
+    )
+    reason: str
+    roles: list[str] = Field(default_factory=list)
+
+
+class FleetSkip(Document):
+    """A report that was not ranked, and why."""
+
+    source: str
+    reason: str
+
+
+class FleetReport(Versioned):
+    """The ranking of a fleet for one workload."""
+
+    scenario: str | None = None
+    workload: Workload
+    machines: list[FleetEntry] = Field(default_factory=list)
+    skipped: list[FleetSkip] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A readable report with the workload's estimate on that machine (or why there is none)."""
+
+    report: Report
+    estimate: DeviceEstimate | None
+    error: str | None = None
+    recommended_device: str | None = None
+
+
+def _gib(n: int | None) -> str:
+    return "?" if n is None else f"{n / 1024**3:.1f} GiB"
+
+
+def _device(report: Report, estimate: DeviceEstimate) -> str:
+    gpus = report.facts.gpus
+    if not gpus:
+        return "cpu"
+    return "multi_gpu" if estimate.gpus > 1 and len(gpus) > 1 else "gpu"
+
+
+def _judge(workload: Workload, est: DeviceEstimate) -> tuple[FleetStatus, float | None, str]:
+    """Status, the time that ranks, and a one-line reason."""
+    if est.fits is False:
+        return (
+            FleetStatus.NO_FIT,
+            est.total_time_s,
+            f"needs {_gib(est.memory_bytes)}, has {_gib(est.device_memory_bytes)}",
+        )
+    if workload.task is Task.INFER:
+        step = est.step_time_s
+        if step is None:
+            return FleetStatus.UNKNOWN, None, "no latency estimate"
+        latency_ms = step * 1000
+        if workload.latency_ms is not None and latency_ms > workload.latency_ms:
+            return (
+                FleetStatus.TOO_SLOW,
+                step,
+                f"{latency_ms:.1f} ms per batch > {workload.latency_ms:g} ms target",
+            )
+        tput = est.throughput_samples_s
+        if workload.qps is not None and tput is not None and tput < workload.qps:
+            return FleetStatus.TOO_SLOW, step, f"{tput:.1f} samples/s < {workload.qps:g} QPS target"
+        status = FleetStatus.FITS if est.fits else FleetStatus.UNKNOWN
+        return (
+            status,
+            step,
+            f"{latency_ms:.1f} ms per batch" + ("" if est.fits else ", memory fit unknown"),
+        )
+    total = est.total_time_s
+    if total is None:
+        return FleetStatus.UNKNOWN, None, "no time estimate"
+    deadline_s = workload.deadline_hours * 3600
+    hours = f"{total / 3600:.2f} h"
+    if total > deadline_s:
+        return FleetStatus.TOO_SLOW, total, f"{hours} > {workload.deadline_hours:g} h deadline"
+    status = FleetStatus.FITS if est.fits else FleetStatus.UNKNOWN
+    return (
+        status,
+        total,
+        f"{hours} within {workload.deadline_hours:g} h"
+        + ("" if est.fits else ", memory fit unknown"),
+    )
+
+
+def rank_fleet(
+    candidates: Sequence[Candidate],
+    workload: Workload,
+    *,
+    scenario: str | None = None,
+    skipped: Sequence[FleetSkip] = (),
+) -> FleetReport:
+    """Order the machines for ``workload``; candidates without an estimate are skipped."""
+    rows: list[tuple[tuple[int, float, str], dict[str, object]]] = []
+    skips = list(skipped)
+    for cand in candidates:
+        est = cand.estimate
+        if est is None:
+            skips.append(FleetSkip(source=cand.report.source, reason=cand.error or "no estimate"))
+            continue
+        status, time_s, reason = _judge(workload, est)
+        facts = cand.report.facts
+        key = (
+            _STATUS_ORDER[status],
+            time_s if time_s is not None and math.isfinite(time_s) else math.inf,
+            cand.report.source,
+        )
+        rows.append(
+            (
+                key,
+                {
+                    "source": cand.report.source,
+                    "hostname": facts.host.hostname,
+                    "device": _device(cand.report, est),
+                    "gpus": [
+                        f"{g.name or g.vendor} {_gib(g.memory_total_bytes)}" for g in facts.gpus
+                    ],
+                    "usable_cores": facts.cpu.usable_cores,
+                    "status": status,
+                    "fits_memory": est.fits,
+                    "time_s": time_s,
+                    "memory_bytes": est.memory_bytes,
+                    "device_memory_bytes": est.device_memory_bytes,
+                    "recommended_device": cand.recommended_device,
+                    "reason": reason,
+                    "roles": node_roles(cand.report),
+                },
+            )
+        )
+    rows.sort(key=lambda r: r[0])
+    machines = [
+        FleetEntry.model_validate({"rank": i + 1, **fields}) for i, (_, fields) in enumerate(rows)
+    ]
+    return FleetReport(scenario=scenario, workload=workload, machines=machines, skipped=skips)
