@@ -23,7 +23,9 @@ def timed(cmd: list[str]) -> tuple[float, str]:
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-300:]}")
+        raise SystemExit(
+            f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-300:]}"
+        )
     return elapsed, proc.stdout
 
 
@@ -57,13 +59,21 @@ def main() -> None:
     check_facts = count_leaves({k: v for k, v in facts.items() if k != "cpu"}) + count_leaves(
         {k: v for k, v in facts["cpu"].items() if k != "flags"}
     )
-    env_facts = sum(1 for line in env_out.splitlines() if ":" in line and not line.rstrip().endswith(": N/A"))
+    env_facts = sum(
+        1 for line in env_out.splitlines() if ":" in line and not line.rstrip().endswith(": N/A")
+    )
     cm, em = statistics.median(check_times), statistics.median(env_times)
     print(f"runs each:                   {args.runs} (alternating)")
-    print(f"hwadvisor check --json:      median {cm:.3f} s  (min {min(check_times):.3f}, max {max(check_times):.3f})")
-    print(f"torch.utils.collect_env:     median {em:.3f} s  (min {min(env_times):.3f}, max {max(env_times):.3f})")
+    print(
+        f"hwadvisor check --json:      median {cm:.3f} s  (min {min(check_times):.3f}, max {max(check_times):.3f})"
+    )
+    print(
+        f"torch.utils.collect_env:     median {em:.3f} s  (min {min(env_times):.3f}, max {max(env_times):.3f})"
+    )
     print(f"speed-up (median ratio):     {em / cm:.1f}x")
-    print(f"facts reported:              hwadvisor {check_facts} (+{len(facts['cpu']['flags'])} raw flags), collect_env {env_facts} lines with a value")
+    print(
+        f"facts reported:              hwadvisor {check_facts} (+{len(facts['cpu']['flags'])} raw flags), collect_env {env_facts} lines with a value"
+    )
     print(f"goal check <= 0.25 s:        {'met' if cm <= 0.25 else 'NOT met'}")
     print(f"goal >= 10x collect_env:     {'met' if em / cm >= 10 else 'NOT met'}")
 

@@ -15,7 +15,9 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for name in sorted(SCHEMAS):
         path = OUT / f"{name}.schema.json"
-        path.write_text(json.dumps(schema_for(name), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        path.write_text(
+            json.dumps(schema_for(name), indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
         print(f"wrote {path}")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -72,7 +73,9 @@ def test_disk_full_leaves_old_file_and_no_temporary(tmp_path: Path) -> None:
         "except OutputError as e:\n"
         "    print('ERR', e.line())\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ERR "), proc.stdout
     assert target.read_text() == "previous report"
@@ -108,7 +111,11 @@ def test_wrong_major_version_refused() -> None:
 
 
 def test_newer_minor_version_with_unknown_fields_loads() -> None:
-    doc = {"schema_version": "1.7", "cpu": {"vendor": "GenuineIntel", "future_field": 3}, "something_new": []}
+    doc = {
+        "schema_version": "1.7",
+        "cpu": {"vendor": "GenuineIntel", "future_field": 3},
+        "something_new": [],
+    }
     facts = validate_document(Facts, doc, where="f.json", what="facts")
     assert facts.cpu.vendor == "GenuineIntel"
     assert facts.memory.total_bytes is None
@@ -116,30 +123,38 @@ def test_newer_minor_version_with_unknown_fields_loads() -> None:
 
 def test_wrong_types_name_the_field() -> None:
     with pytest.raises(FactsError) as err:
-        validate_document(Facts, {"schema_version": "1.0", "cpu": {"usable_cores": "many"}}, where="f.json", what="facts")
+        validate_document(
+            Facts,
+            {"schema_version": "1.0", "cpu": {"usable_cores": "many"}},
+            where="f.json",
+            what="facts",
+        )
     assert "cpu.usable_cores" in err.value.line()
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_parse_never_raises_anything_but_facts_error(text: str) -> None:
-    try:
+    with contextlib.suppress(FactsError):
         parse_json_document(text, where="x")
-    except FactsError:
-        pass
 
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
     max_leaves=30,
 )
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.sampled_from(["schema_version", "cpu", "memory", "gpus", "host", "probes", "x"]), json_values))
+@given(
+    st.dictionaries(
+        st.sampled_from(["schema_version", "cpu", "memory", "gpus", "host", "probes", "x"]),
+        json_values,
+    )
+)
 def test_validate_facts_raises_only_facts_error(doc: dict[str, object]) -> None:
-    try:
+    with contextlib.suppress(FactsError):
         validate_document(Facts, json.loads(json.dumps(doc)), where="x", what="facts")
-    except FactsError:
-        pass

@@ -54,7 +54,9 @@ def read_json_document(path: str | Path, *, what: str = "document") -> dict[str,
     try:
         size = p.stat().st_size
         if size > MAX_DOCUMENT_BYTES:
-            raise FactsError(f"{what} is {size} bytes, over the {MAX_DOCUMENT_BYTES}-byte limit", where=str(p))
+            raise FactsError(
+                f"{what} is {size} bytes, over the {MAX_DOCUMENT_BYTES}-byte limit", where=str(p)
+            )
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise FactsError(f"{what} file not found", where=str(p)) from exc
@@ -70,7 +72,10 @@ def parse_json_document(text: str, *, where: str, what: str = "document") -> dic
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise FactsError(f"not valid JSON ({what}): {exc.msg} at line {exc.lineno} column {exc.colno}", where=where) from exc
+        raise FactsError(
+            f"not valid JSON ({what}): {exc.msg} at line {exc.lineno} column {exc.colno}",
+            where=where,
+        ) from exc
     except RecursionError as exc:
         raise FactsError(f"{what} is nested too deeply", where=where) from exc
     if not isinstance(data, dict):

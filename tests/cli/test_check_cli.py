@@ -21,7 +21,11 @@ runner = CliRunner()
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     """Run the real entry point in a child process, as a user would."""
     return subprocess.run(
-        [sys.executable, "-m", "hwadvisor", *args], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-m", "hwadvisor", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -41,9 +45,16 @@ def test_check_json_matches_this_machine() -> None:
     meminfo = Path("/proc/meminfo")
     if not meminfo.exists():
         pytest.skip("not Linux")
-    total_kib = next(int(line.split()[1]) for line in meminfo.read_text().splitlines() if line.startswith("MemTotal:"))
+    total_kib = next(
+        int(line.split()[1])
+        for line in meminfo.read_text().splitlines()
+        if line.startswith("MemTotal:")
+    )
     assert abs(doc["memory"]["total_bytes"] - total_kib * 1024) <= 0.01 * total_kib * 1024
-    assert doc["cpu"]["usable_cores"] == len(os.sched_getaffinity(0)) or doc["cpu"]["cgroup_quota_cores"]
+    assert (
+        doc["cpu"]["usable_cores"] == len(os.sched_getaffinity(0))
+        or doc["cpu"]["cgroup_quota_cores"]
+    )
     flags = set(doc["cpu"]["flags"])
     assert doc["cpu"]["features"]["avx2"] == ("avx2" in flags)
     assert doc["cpu"]["features"]["amx_bf16"] == ("amx_bf16" in flags)
@@ -109,7 +120,9 @@ def test_check_never_imports_torch_or_cpuinfo() -> None:
         "bad = [m for m in ('torch', 'cpuinfo') if m in sys.modules]\n"
         "sys.stderr.write('IMPORTED:' + ','.join(bad))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     imported = proc.stderr.rsplit("IMPORTED:", 1)[1].strip()
     expected = "" if sys.platform.startswith("linux") else imported

@@ -1,57 +1,87 @@
 """The command-line interface: the only package that imports typer.
 
 Each command lives in its own module here (``check.py``, ``bench.py``, ...) and
-registers itself on :data:`app`; modules whose names start with ``_`` are helpers.
+registers itself on the typer app; modules whose names start with ``_`` are helpers.
 :func:`main` owns the exit codes: every :class:`~hwadvisor.errors.HwadvisorError` and
 every usage error becomes one line on stderr (and a JSON error document on stdout under
-``--json``), never a traceback.
+``--json``), never a traceback. The app is built lazily so that the simple form of
+``check`` (see ``_fast.py``) starts without typer.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
+from typing import TYPE_CHECKING, Any
 
-from hwadvisor.cli._app import app
-from hwadvisor.cli._common import fail
 from hwadvisor.errors import ExitCode, HwadvisorError, UsageError
 
-__all__ = ["app", "main"]
+if TYPE_CHECKING:
+    import typer
+
+__all__ = ["app", "get_app", "main"]
+
+_APP: typer.Typer | None = None
 
 
-def _register_commands() -> None:
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{info.name}")
+def get_app() -> typer.Typer:
+    """The typer app with every command module registered (built once)."""
+    global _APP
+    if _APP is None:
+        from hwadvisor.cli._app import app as built
+
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{info.name}")
+        _APP = built
+    return _APP
 
 
-_register_commands()
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return get_app()
+    raise AttributeError(name)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit with the SPEC §4 code; never lets a traceback through."""
-    import typer
+    from hwadvisor.cli._common import fail
 
     args = list(sys.argv[1:] if argv is None else argv)
     wants_json = "--json" in args
     try:
-        rv = app(args=args, prog_name="hwadvisor", standalone_mode=False)
+        from hwadvisor.cli._fast import try_fast_check
+
+        fast = try_fast_check(args)
+        if fast is not None:
+            sys.exit(fast)
+        import typer
+
+        try:
+            rv = get_app()(args=args, prog_name="hwadvisor", standalone_mode=False)
+        except typer.Exit as exc:
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            fail(HwadvisorError("interrupted"), wants_json, code=ExitCode.INTERRUPTED)
+        except typer.TyperException as exc:
+            # Typer's own usage errors (unknown option, bad value, missing argument).
+            message = " ".join(exc.format_message().split())
+            fail(UsageError(message), wants_json, code=getattr(exc, "exit_code", 2) or 2)
     except HwadvisorError as exc:
         fail(exc, wants_json)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        fail(HwadvisorError("interrupted"), wants_json, code=ExitCode.INTERRUPTED)
     except KeyboardInterrupt:
         fail(HwadvisorError("interrupted"), wants_json, code=ExitCode.INTERRUPTED)
-    except typer.TyperException as exc:
-        # Typer's own usage errors (unknown option, bad value, missing argument).
-        message = exc.format_message().strip().replace("\n", " ")
-        fail(UsageError(message), wants_json, code=getattr(exc, "exit_code", 2) or 2)
     except BrokenPipeError:
         # `hwadvisor check --json | head` closes the pipe early: not an error of ours.
         sys.stderr.close()
         sys.exit(0)
-    code = rv if isinstance(rv, int) else 0
-    sys.exit(code)
+    except Exception as exc:  # a bug of ours: still one line, never a traceback
+        detail = (
+            f"internal error: {type(exc).__name__}: {exc} (set HWADVISOR_DEBUG=1 for the traceback)"
+        )
+        if os.environ.get("HWADVISOR_DEBUG"):
+            raise
+        fail(HwadvisorError(detail), wants_json, code=ExitCode.UNKNOWN)
+    sys.exit(rv if isinstance(rv, int) else 0)

@@ -54,7 +54,11 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+        False,
+        "--version",
+        help="Print the version and exit.",
+        is_eager=True,
+        callback=_print_version,
     ),
 ) -> None:
     """What hardware a deep-learning job needs, and whether this machine is enough."""

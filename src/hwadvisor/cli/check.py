@@ -24,9 +24,13 @@ def _with_bench(facts: Facts, budget: float | None) -> tuple[Facts, bool]:
         from hwadvisor.render.progress import progress_callback
 
         with progress_callback(enabled=sys.stderr.isatty()) as progress:
-            report = run_bench(facts=facts, device="all", budget_s=budget, quick=budget is None, progress=progress)
+            report = run_bench(
+                facts=facts, device="all", budget_s=budget, quick=budget is None, progress=progress
+            )
     except MissingDependencyError as exc:
-        record = ProbeRecord(name="bench", status=ProbeStatus.ABSENT, source="torch", error=exc.message)
+        record = ProbeRecord(
+            name="bench", status=ProbeStatus.ABSENT, source="torch", error=exc.message
+        )
         return facts.model_copy(update={"probes": [*facts.probes, record]}), False
     record = ProbeRecord(
         name="bench",
@@ -41,11 +45,21 @@ def _with_bench(facts: Facts, budget: float | None) -> tuple[Facts, bool]:
 
 @app.command()
 def check(
-    json_out: bool = typer.Option(False, "--json", help="Print the facts document as JSON on stdout."),
-    bench: bool = typer.Option(False, "--bench", help="Also run the quick microbenchmark (needs torch)."),
-    output: str | None = typer.Option(None, "--output", "-o", help="Also write the JSON document to FILE (atomically)."),
-    timeout: float = typer.Option(10.0, "--timeout", help="Deadline in seconds for driver queries (NVML)."),
-    bench_budget: float | None = typer.Option(None, "--bench-budget", help="Time budget in seconds for --bench."),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print the facts document as JSON on stdout."
+    ),
+    bench: bool = typer.Option(
+        False, "--bench", help="Also run the quick microbenchmark (needs torch)."
+    ),
+    output: str | None = typer.Option(
+        None, "--output", "-o", help="Also write the JSON document to FILE (atomically)."
+    ),
+    timeout: float = typer.Option(
+        10.0, "--timeout", help="Deadline in seconds for driver queries (NVML)."
+    ),
+    bench_budget: float | None = typer.Option(
+        None, "--bench-budget", help="Time budget in seconds for --bench."
+    ),
 ) -> None:
     """Probe CPU, memory, GPUs and the software stack (fast: no torch import)."""
     from hwadvisor.cli._common import emit

@@ -21,7 +21,9 @@ class SchemaName(str, Enum):
 
 
 @app.command()
-def schema(name: SchemaName = typer.Argument(..., help="facts | bench | advice | estimate | rules")) -> None:
+def schema(
+    name: SchemaName = typer.Argument(..., help="facts | bench | advice | estimate | rules"),
+) -> None:
     """Print the JSON Schema generated from hwadvisor's models."""
     from hwadvisor.models.schemas import schema_for
 

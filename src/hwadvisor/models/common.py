@@ -67,7 +67,9 @@ def check_schema_version(data: dict[str, Any], *, where: str, what: str) -> None
     """Refuse a document of another major schema version with one clear line."""
     raw = data.get("schema_version")
     if not isinstance(raw, str):
-        raise FactsError(f"{what} has no schema_version string; is it hwadvisor output?", where=where)
+        raise FactsError(
+            f"{what} has no schema_version string; is it hwadvisor output?", where=where
+        )
     major, _, _ = raw.partition(".")
     if not major.isdigit():
         raise FactsError(f"{what} schema_version {raw!r} is not MAJOR.MINOR", where=where)

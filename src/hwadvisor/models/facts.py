@@ -17,9 +17,15 @@ class Host(Document):
     os: str | None = None
     kernel: str | None = None
     python: str | None = None
-    virtualization: str | None = Field(None, description="hypervisor name (kvm, vmware, wsl, ...) or null on bare metal")
-    container: str | None = Field(None, description="container runtime (docker, podman, kubernetes, ...) or null")
-    shm_bytes: int | None = Field(None, description="size of /dev/shm (data loader workers share tensors through it)")
+    virtualization: str | None = Field(
+        None, description="hypervisor name (kvm, vmware, wsl, ...) or null on bare metal"
+    )
+    container: str | None = Field(
+        None, description="container runtime (docker, podman, kubernetes, ...) or null"
+    )
+    shm_bytes: int | None = Field(
+        None, description="size of /dev/shm (data loader workers share tensors through it)"
+    )
 
 
 class CpuFeatures(Document):
@@ -49,7 +55,9 @@ class PeakGflops(Document):
 
     fp32: float | None = None
     bf16: float | None = None
-    int8: float | None = Field(None, description="GOP/s of int8 multiply-accumulate, counted as 2 ops")
+    int8: float | None = Field(
+        None, description="GOP/s of int8 multiply-accumulate, counted as 2 ops"
+    )
     basis: str | None = Field(None, description="how the peak was derived, for a person to check")
 
 
@@ -59,7 +67,9 @@ class Cpu(Document):
     vendor: str | None = None
     model: str | None = None
     architecture: str | None = None
-    microarchitecture: str | None = Field(None, description="a guess from vendor/family/model and flags")
+    microarchitecture: str | None = Field(
+        None, description="a guess from vendor/family/model and flags"
+    )
     sockets: int | None = None
     physical_cores: int | None = None
     logical_cores: int | None = None
@@ -105,12 +115,16 @@ class Gpu(Document):
     name: str | None = None
     memory_total_bytes: int | None = None
     memory_free_bytes: int | None = None
-    compute_capability: str | None = Field(None, description="MAJOR.MINOR for NVIDIA, gfx target for AMD")
+    compute_capability: str | None = Field(
+        None, description="MAJOR.MINOR for NVIDIA, gfx target for AMD"
+    )
     architecture: str | None = None
     multiprocessors: int | None = None
     supports: GpuSupports = Field(default_factory=GpuSupports)
     driver_version: str | None = None
-    cuda_driver_version: str | None = Field(None, description="highest CUDA version the driver runs")
+    cuda_driver_version: str | None = Field(
+        None, description="highest CUDA version the driver runs"
+    )
     pcie_generation: int | None = None
     pcie_width: int | None = None
     nvlink_active_links: int | None = None

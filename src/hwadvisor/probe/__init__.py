@@ -29,4 +29,6 @@ def probe_machine(seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOU
     gpus += amd.probe_amd(seams, log, start_index=len(gpus))
     gpus += apple.probe_apple(seams, log, mem_facts, start_index=len(gpus))
     sw = software.probe_software(seams, log, gpus)
-    return Facts(host=host_facts, cpu=cpu_facts, memory=mem_facts, gpus=gpus, software=sw, probes=log.records)
+    return Facts(
+        host=host_facts, cpu=cpu_facts, memory=mem_facts, gpus=gpus, software=sw, probes=log.records
+    )

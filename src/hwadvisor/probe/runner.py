@@ -58,7 +58,13 @@ class ProbeLog:
             st.status, st.error = ProbeStatus.ERROR, f"{type(exc).__name__}: {exc}"
         elapsed = (time.perf_counter() - started) * 1000.0
         self.records.append(
-            ProbeRecord(name=st.name, status=st.status, source=st.source, elapsed_ms=round(elapsed, 3), error=st.error)
+            ProbeRecord(
+                name=st.name,
+                status=st.status,
+                source=st.source,
+                elapsed_ms=round(elapsed, 3),
+                error=st.error,
+            )
         )
 
     def add(self, record: ProbeRecord) -> None:

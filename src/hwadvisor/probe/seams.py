@@ -114,5 +114,7 @@ class Seams:
         """Seams over a recorded host folder (``proc/``, ``sys/``, ``host.json``)."""
         folder = Path(folder)
         host_json = folder / "host.json"
-        system = SystemInfo.from_file(host_json) if host_json.exists() else SystemInfo(is_real=False)
+        system = (
+            SystemInfo.from_file(host_json) if host_json.exists() else SystemInfo(is_real=False)
+        )
         return cls(fs=HostFS(folder), system=system, site_paths=())

@@ -24,7 +24,14 @@ X86_FEATURES = [
     ("amx_int8", "AMX-INT8"),
     ("amx_fp16", "AMX-FP16"),
 ]
-ARM_FEATURES = [("neon", "NEON"), ("sve", "SVE"), ("sve2", "SVE2"), ("sme", "SME"), ("i8mm", "I8MM"), ("bf16", "BF16")]
+ARM_FEATURES = [
+    ("neon", "NEON"),
+    ("sve", "SVE"),
+    ("sve2", "SVE2"),
+    ("sme", "SME"),
+    ("i8mm", "I8MM"),
+    ("bf16", "BF16"),
+]
 
 
 def _kv_table() -> Table:
@@ -51,9 +58,13 @@ def cpu_panel(cpu: Cpu) -> Panel:
     )
     if cpu.cgroup_quota_cores is not None:
         t.add_row("cgroup quota", f"{cpu.cgroup_quota_cores:g} cores")
-    t.add_row("clock", f"{_num(cpu.base_mhz, '{:.0f}')} MHz base · {_num(cpu.max_mhz, '{:.0f}')} MHz max")
+    t.add_row(
+        "clock", f"{_num(cpu.base_mhz, '{:.0f}')} MHz base · {_num(cpu.max_mhz, '{:.0f}')} MHz max"
+    )
     t.add_row("caches", f"L2 {human_bytes(cpu.l2_bytes)}/core · L3 {human_bytes(cpu.l3_bytes)}")
-    names = ARM_FEATURES if (cpu.architecture or "").startswith(("aarch64", "arm")) else X86_FEATURES
+    names = (
+        ARM_FEATURES if (cpu.architecture or "").startswith(("aarch64", "arm")) else X86_FEATURES
+    )
     feats = cpu.features.model_dump()
     t.add_row("features", "  ".join(f"{label}: {yes_no(feats[key])}" for key, label in names))
     peak = cpu.peak_gflops
@@ -70,10 +81,16 @@ def cpu_panel(cpu: Cpu) -> Panel:
 def gpu_panel(gpu: Gpu) -> Panel:
     """One GPU: memory, generation, tensor-core dtypes, links and driver."""
     t = _kv_table()
-    t.add_row("memory", f"{human_bytes(gpu.memory_total_bytes)} total · {human_bytes(gpu.memory_free_bytes)} free")
+    t.add_row(
+        "memory",
+        f"{human_bytes(gpu.memory_total_bytes)} total · {human_bytes(gpu.memory_free_bytes)} free",
+    )
     if gpu.unified_memory:
         t.add_row("", "[yellow]unified with system memory[/]")
-    t.add_row("architecture", f"{gpu.architecture or 'unknown'} (compute {gpu.compute_capability or 'unknown'})")
+    t.add_row(
+        "architecture",
+        f"{gpu.architecture or 'unknown'} (compute {gpu.compute_capability or 'unknown'})",
+    )
     s = gpu.supports
     t.add_row(
         "tensor dtypes",
@@ -89,18 +106,28 @@ def gpu_panel(gpu: Gpu) -> Panel:
     if gpu.driver_version:
         t.add_row("driver", f"{gpu.driver_version} (CUDA ≤ {gpu.cuda_driver_version or 'unknown'})")
     ident = gpu.uuid or gpu.pci_bus_id or f"index {gpu.index}"
-    return Panel(t, title=f"[bold]GPU {gpu.index}: {gpu.name or gpu.vendor}[/]", subtitle=ident, title_align="left")
+    return Panel(
+        t,
+        title=f"[bold]GPU {gpu.index}: {gpu.name or gpu.vendor}[/]",
+        subtitle=ident,
+        title_align="left",
+    )
 
 
 def memory_software_panel(facts: Facts) -> Panel:
     """System memory (and its container limit), the host and the DL software found."""
     t = _kv_table()
     m = facts.memory
-    t.add_row("memory", f"{human_bytes(m.total_bytes)} total · {human_bytes(m.available_bytes)} available")
+    t.add_row(
+        "memory", f"{human_bytes(m.total_bytes)} total · {human_bytes(m.available_bytes)} available"
+    )
     if m.cgroup_limit_bytes is not None:
         t.add_row("cgroup limit", human_bytes(m.cgroup_limit_bytes))
     h = facts.host
-    t.add_row("host", " · ".join(x for x in (h.os, h.kernel, h.virtualization, h.container) if x) or "unknown")
+    t.add_row(
+        "host",
+        " · ".join(x for x in (h.os, h.kernel, h.virtualization, h.container) if x) or "unknown",
+    )
     if h.shm_bytes is not None:
         t.add_row("/dev/shm", human_bytes(h.shm_bytes))
     sw = facts.software
@@ -108,7 +135,11 @@ def memory_software_panel(facts: Facts) -> Panel:
     if torch is None:
         t.add_row("torch", "[dim]not installed[/]")
     else:
-        accel = f"CUDA {torch.cuda}" if torch.cuda else (f"HIP {torch.hip}" if torch.hip else "CPU build")
+        accel = (
+            f"CUDA {torch.cuda}"
+            if torch.cuda
+            else (f"HIP {torch.hip}" if torch.hip else "CPU build")
+        )
         t.add_row("torch", f"{torch.version} ({accel})")
     for name in ("onnxruntime", "openvino", "tensorflow"):
         version = getattr(sw, name)
@@ -124,7 +155,9 @@ def probes_line(facts: Facts) -> str:
     bad = [p for p in facts.probes if p.status is not ProbeStatus.OK]
     if not bad:
         return f"[dim]{len(facts.probes)} probes ok[/]"
-    return "  ".join(f"[yellow]{p.name}[/]: {p.status.value} ({p.error or 'no detail'})" for p in bad)
+    return "  ".join(
+        f"[yellow]{p.name}[/]: {p.status.value} ({p.error or 'no detail'})" for p in bad
+    )
 
 
 def render_facts(facts: Facts) -> None:

@@ -1,0 +1,68 @@
+"""A typer-free path for the hottest call, ``hwadvisor check [--json] [--output F] [--timeout S]``.
+
+Provisioning scripts run ``check --json`` on every node, often; building typer's command
+tree costs more than the probe itself on a small machine. When the arguments are exactly
+the simple form, :func:`try_fast_check` runs the same probe and output code the typer
+command runs; anything else (help, ``--bench``, a malformed value) returns ``None`` and
+the full CLI handles it, with its usual messages.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hwadvisor.errors import HwadvisorError
+
+
+def _parse(args: list[str]) -> tuple[bool, str | None, float] | None:
+    """``(json, output, timeout)`` for the simple form, or None for anything else."""
+    if not args or args[0] != "check":
+        return None
+    as_json, output, timeout = False, None, 10.0
+    rest = args[1:]
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg == "--json":
+            as_json = True
+        elif arg in ("--output", "-o", "--timeout") and i + 1 < len(rest):
+            value = rest[i + 1]
+            if value.startswith("-"):
+                return None
+            if arg == "--timeout":
+                try:
+                    timeout = float(value)
+                except ValueError:
+                    return None
+                if not math.isfinite(timeout) or timeout <= 0:
+                    return None
+            else:
+                output = value
+            i += 1
+        else:
+            return None
+        i += 1
+    return as_json, output, timeout
+
+
+def try_fast_check(args: list[str]) -> int | None:
+    """Run the simple form of ``check`` without typer; None when the args need the full CLI."""
+    parsed = _parse(args)
+    if parsed is None:
+        return None
+    as_json, output, timeout = parsed
+    from hwadvisor.cli._common import emit, report_error
+    from hwadvisor.probe import probe_machine
+
+    try:
+        facts = probe_machine(timeout=timeout)
+
+        def render(doc: object) -> None:
+            from hwadvisor.render.check import render_facts
+
+            render_facts(doc)  # type: ignore[arg-type]
+
+        emit(facts, as_json=as_json, output=output, render=render)
+    except HwadvisorError as exc:
+        return report_error(exc, as_json)
+    return 0
