@@ -42,7 +42,16 @@ class DeviceEstimate(Document):
     fits: bool | None = None
     memory: MemoryBreakdown | None = None
     fixes: list[MemoryFix] = Field(default_factory=list)
-    basis: str | None = Field(None, description="measured here, or catalog peak x achieved fraction")
+    basis: str | None = Field(
+        None, description="measured here, or catalog peak x achieved fraction"
+    )
+    measured: bool = Field(
+        False, description="true when step_time_s was measured by running the model"
+    )
+    time_breakdown_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="seconds per step by part (gemm, conv, memory, optimizer, overhead, comm)",
+    )
     assumptions: list[str] = Field(default_factory=list)
 
 

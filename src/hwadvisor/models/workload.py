@@ -54,14 +54,43 @@ class ModelKind(str, Enum):
     OTHER = "other"
 
 
+class GemmBucket(Document):
+    """Forward FLOPs of the matrix products whose typical dimension is about ``size``."""
+
+    size: int = Field(description="cube root of M*N*K of the products in this bucket")
+    flops: float
+
+
+class OpProfile(Document):
+    """Per-operator structure of one forward pass of one sample (batch-independent parts apart).
+
+    The time model prices each class separately: products at the measured (or catalog)
+    matrix rate for their size, convolutions at the convolution rate, memory-bound
+    operators (normalisation, activations, element-wise) by their bytes over bandwidth.
+    """
+
+    gemm: list[GemmBucket] = Field(default_factory=list)
+    conv_flops: float = 0.0
+    other_flops: float = 0.0
+    memory_bytes: float = Field(
+        0.0, description="fp32 bytes read+written by memory-bound operators"
+    )
+    kernels: int = Field(0, description="operator launches per forward pass")
+    basis: str | None = None
+
+
 class Workload(Document):
     """A workload as understood, with defaults filled in; unknown stays null."""
 
-    model: str | None = Field(None, description="catalog id, module:callable, file.py:callable, or null")
+    model: str | None = Field(
+        None, description="catalog id, module:callable, file.py:callable, or null"
+    )
     kind: ModelKind = ModelKind.OTHER
     task: Task = Task.TRAIN
     params: int | None = None
-    flops_per_sample: float | None = Field(None, description="forward FLOPs per sample (real FLOPs, not MACs)")
+    flops_per_sample: float | None = Field(
+        None, description="forward FLOPs per sample (real FLOPs, not MACs)"
+    )
     input_shape: list[int] | None = None
     seq_len: int | None = None
     batch_size: int = 32
@@ -72,4 +101,17 @@ class Workload(Document):
     qps: float | None = None
     latency_ms: float | None = None
     deadline_hours: float = 24.0
-    source: str | None = Field(None, description="where the cost figures came from (catalog entry, counted, user)")
+    source: str | None = Field(
+        None, description="where the cost figures came from (catalog entry, counted, user)"
+    )
+    layers: int | None = Field(
+        None, description="transformer blocks (activation and KV-cache memory)"
+    )
+    hidden: int | None = None
+    heads: int | None = None
+    kv_heads: int | None = None
+    activation_bytes_per_sample: float | None = Field(
+        None, description="fp32 activation bytes saved for backward per sample (CNN/MLP, measured)"
+    )
+    profile: OpProfile | None = None
+    assumptions: list[str] = Field(default_factory=list)

@@ -1,0 +1,27 @@
+"""The reference catalogs: devices (peak rates, memory, interconnect) and models (cost).
+
+Both are YAML data files shipped inside the package (``catalog/data/``); users add or
+override entries with their own files of the same schema, merged by ``id``.
+"""
+
+from __future__ import annotations
+
+from hwadvisor.catalog.loader import (
+    did_you_mean,
+    find_device,
+    find_model,
+    load_devices,
+    load_models,
+)
+from hwadvisor.catalog.schema import DeviceEntry, DeviceKind, ModelEntry
+
+__all__ = [
+    "DeviceEntry",
+    "DeviceKind",
+    "ModelEntry",
+    "did_you_mean",
+    "find_device",
+    "find_model",
+    "load_devices",
+    "load_models",
+]

@@ -1,0 +1,129 @@
+"""Loading, validating and merging the catalog YAML files."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from hwadvisor.catalog.schema import DeviceEntry, ModelEntry
+from hwadvisor.errors import CatalogError
+
+E = TypeVar("E", bound=BaseModel)
+
+#: A user catalog larger than this is refused: the shipped files are a few tens of KiB.
+MAX_CATALOG_BYTES = 4 * 1024 * 1024
+
+
+def _shipped_text(name: str) -> str:
+    return (
+        resources.files("hwadvisor.catalog")
+        .joinpath("data")
+        .joinpath(name)
+        .read_text(encoding="utf-8")
+    )
+
+
+def _parse(text: str, where: str, section: str) -> list[dict[str, Any]]:
+    """The list under ``section`` (or a bare list) of one YAML document."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark is not None else ""
+        raise CatalogError(f"not valid YAML{line}", where=where) from exc
+    if isinstance(data, dict):
+        data = data.get(section, [])
+    if data is None:
+        return []
+    if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
+        raise CatalogError(f"expected a list of entries under '{section}:'", where=where)
+    return data
+
+
+def _validate(raw: list[dict[str, Any]], model: type[E], where: str) -> dict[str, E]:
+    out: dict[str, E] = {}
+    for i, item in enumerate(raw):
+        ident = item.get("id", f"#{i + 1}")
+        try:
+            entry = model.model_validate(item)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"]) or "(entry)"
+            raise CatalogError(f"entry {ident}: field {loc}: {first['msg']}", where=where) from exc
+        out[str(getattr(entry, "id"))] = entry  # noqa: B009 - E is generic over both entry models
+    return out
+
+
+def _read_user(path: Path) -> str:
+    try:
+        if path.stat().st_size > MAX_CATALOG_BYTES:
+            raise CatalogError("catalog file is too large", where=str(path))
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise CatalogError("catalog file not found", where=str(path)) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"cannot read catalog file: {exc}", where=str(path)) from exc
+
+
+def _load(name: str, section: str, model: type[E], extra: Iterable[Path]) -> dict[str, E]:
+    merged = dict(_shipped(name, section, model))
+    for path in extra:
+        p = Path(path)
+        text = _read_user(p)
+        # A user file may hold both sections; only this section's entries are read here.
+        merged.update(_validate(_parse(text, str(p), section), model, str(p)))
+    return merged
+
+
+@lru_cache(maxsize=4)
+def _shipped(name: str, section: str, model: type[E]) -> dict[str, E]:
+    where = f"hwadvisor/catalog/data/{name}"
+    return _validate(_parse(_shipped_text(name), where, section), model, where)
+
+
+def load_devices(extra: Iterable[Path] | None = None) -> dict[str, DeviceEntry]:
+    """All device entries by id: the shipped catalog, then each file of ``extra`` over it."""
+    return _load("devices.yaml", "devices", DeviceEntry, extra or [])
+
+
+def load_models(extra: Iterable[Path] | None = None) -> dict[str, ModelEntry]:
+    """All model entries by id: the shipped catalog, then each file of ``extra`` over it."""
+    return _load("models.yaml", "models", ModelEntry, extra or [])
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """A ' (did you mean X?)' suffix naming the closest choice, or ''."""
+    names = list(choices)
+    hits = difflib.get_close_matches(name.lower(), names, n=1, cutoff=0.5)
+    if not hits:
+        hits = [c for c in names if name.lower() in c or c in name.lower()][:1]
+    return f" (did you mean {hits[0]}?)" if hits else ""
+
+
+def find_device(ident: str, extra: Iterable[Path] | None = None) -> DeviceEntry:
+    """The device ``ident``; an unknown id is a CatalogError with a did-you-mean."""
+    devices = load_devices(extra)
+    entry = devices.get(ident.lower())
+    if entry is None:
+        raise CatalogError(
+            f"unknown device '{ident}'{did_you_mean(ident, devices)}; see `hwadvisor catalog devices`"
+        )
+    return entry
+
+
+def find_model(ident: str, extra: Iterable[Path] | None = None) -> ModelEntry:
+    """The model ``ident``; an unknown id is a CatalogError with a did-you-mean."""
+    models = load_models(extra)
+    entry = models.get(ident.lower())
+    if entry is None:
+        raise CatalogError(
+            f"unknown model '{ident}'{did_you_mean(ident, models)}; see `hwadvisor catalog models`"
+        )
+    return entry

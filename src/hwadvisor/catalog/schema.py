@@ -1,0 +1,120 @@
+"""The schema of catalog entries: devices (peaks, memory, interconnect) and models (cost)."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Entry(BaseModel):
+    """Catalog entries refuse unknown fields, so a typo in a user's file is an error."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DeviceKind(str, Enum):
+    """What sort of processor an entry describes."""
+
+    GPU = "gpu"
+    CPU = "cpu"
+    SOC = "soc"
+
+
+class Peaks(_Entry):
+    """Dense peak rate per data type, TFLOP/s (TOPS for int8); absent where unsupported."""
+
+    fp32: float | None = None
+    tf32: float | None = None
+    bf16: float | None = None
+    fp16: float | None = None
+    fp8: float | None = None
+    int8: float | None = None
+
+
+class Interconnect(_Entry):
+    """How devices of this kind talk to each other in a multi-device job."""
+
+    kind: str = Field(
+        description="nvlink2, nvlink3, nvlink4, pcie3, pcie4, pcie5, infinity-fabric, none"
+    )
+    gb_s_per_direction: float | None = None
+
+
+class Achieved(_Entry):
+    """Typical fraction of the matching peak reached per workload class, with its source."""
+
+    gemm: float = Field(gt=0, le=1)
+    cnn_train: float = Field(gt=0, le=1)
+    transformer_train: float = Field(gt=0, le=1)
+    inference: float = Field(gt=0, le=1)
+    memory: float = Field(gt=0, le=1, description="fraction of bandwidth reached by streaming")
+    fp32: float = Field(
+        0.55, gt=0, le=1, description="fraction of the fp32 peak reached by fp32 training"
+    )
+    tensor_gemm: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="fraction of the 16-bit/int8 matrix-unit peak, when it differs from gemm",
+    )
+    source: str
+
+
+class DeviceEntry(_Entry):
+    """One device of the catalog."""
+
+    id: str
+    name: str
+    kind: DeviceKind
+    vendor: str
+    peaks_tflops: Peaks
+    memory_bytes: int = Field(gt=0)
+    bandwidth_gb_s: float = Field(gt=0)
+    interconnect: Interconnect
+    tdp_watts: float | None = None
+    achieved: Achieved
+    notes: str | None = None
+    source: str = Field(min_length=3)
+    date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
+
+
+class ModelKindName(str, Enum):
+    """Family of a catalog model (same values as the workload's ``kind``)."""
+
+    CNN = "cnn"
+    ENCODER = "encoder"
+    DECODER = "decoder"
+    MLP = "mlp"
+    OTHER = "other"
+
+
+class ModelEntry(_Entry):
+    """One model of the catalog: its size and cost at a stated input size."""
+
+    id: str
+    name: str
+    kind: ModelKindName
+    params: int = Field(gt=0)
+    flops_per_sample: float = Field(gt=0, description="real forward FLOPs per sample (not MACs)")
+    input_shape: list[int] | None = None
+    seq_len: int | None = None
+    layers: int | None = None
+    hidden: int | None = None
+    heads: int | None = None
+    kv_heads: int | None = None
+    vocab: int | None = None
+    activation_bytes_per_sample: float | None = Field(
+        None,
+        description="fp32 bytes saved for backward per sample (CNNs; measured on meta tensors)",
+    )
+    memory_bytes_per_sample: float | None = Field(
+        None, description="fp32 bytes moved by memory-bound forward operators per sample"
+    )
+    conv_fraction: float = Field(
+        0.0, ge=0, le=1, description="share of forward FLOPs in convolutions"
+    )
+    kernels: int | None = Field(None, description="operator launches per forward pass")
+    activation_depends_on: str
+    source: str = Field(min_length=3)
+    date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")

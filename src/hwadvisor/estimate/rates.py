@@ -1,0 +1,259 @@
+"""What a device can do, as the time model needs it: rates by operator class and size.
+
+Three sources, each stated in the estimate's assumptions:
+
+- ``here`` with bench figures: the measured matmul rate interpolated at each product's
+  size, the measured conv2d rate, the measured triad (or copy) bandwidth;
+- ``here`` without them: the facts' theoretical fp32 peak times an assumed efficiency;
+- a catalog device: its dtype peak times the catalog's achieved fraction.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
+from hwadvisor.models.bench import BenchReport
+from hwadvisor.models.facts import Facts
+from hwadvisor.models.workload import Precision
+
+_DTYPE_ALIASES = {
+    "fp32": ("fp32", "float32"),
+    "bf16": ("bf16", "bfloat16"),
+    "fp16": ("fp16", "float16"),
+    "int8": ("int8",),
+    "tf32": ("tf32",),
+}
+#: Per-operator launch cost of eager PyTorch: CPU dispatch ~10 µs, a CUDA launch ~5 µs.
+CPU_OP_OVERHEAD_S = 10e-6
+GPU_OP_OVERHEAD_S = 5e-6
+#: Without bench figures, "here" assumes these fractions of the theoretical fp32 peak.
+ASSUMED_HERE_GEMM = 0.6
+ASSUMED_HERE_CONV = 0.35
+
+
+@dataclass
+class Rates:
+    """Rates of one device at one precision; FLOP/s and bytes/s."""
+
+    device: str
+    name: str | None
+    gemm_points: list[tuple[float, float]]  # (size, FLOP/s), ascending size
+    conv: float | None
+    bandwidth: float | None
+    op_overhead_s: float
+    class_rate: dict[str, float] = field(default_factory=dict)  # catalog: peak x class fraction
+    gpu: bool = False
+    memory_bytes: int | None = None
+    link_gb_s: float | None = None
+    link_kind: str | None = None
+    assumptions: list[str] = field(default_factory=list)
+    basis: str = ""
+
+    def gemm(self, size: float) -> float | None:
+        """Matmul FLOP/s at ``size`` (cube root of M·N·K), interpolated in log size.
+
+        Below the smallest measured size the rate falls in proportion to the size: small
+        products are limited by loads and per-call costs, not by the FMA units.
+        """
+        pts = self.gemm_points
+        if not pts:
+            return None
+        if size <= pts[0][0]:
+            return pts[0][1] * max(size / pts[0][0], 0.02)
+        if size >= pts[-1][0]:
+            return pts[-1][1]
+        for (s0, r0), (s1, r1) in itertools.pairwise(pts):
+            if s0 <= size <= s1:
+                t = (math.log(size) - math.log(s0)) / (math.log(s1) - math.log(s0))
+                return r0 + t * (r1 - r0)
+        return pts[-1][1]
+
+
+def _bench_dtype(precision: Precision) -> str:
+    return {
+        Precision.FP32: "fp32",
+        Precision.AMP: "bf16",
+        Precision.BF16: "bf16",
+        Precision.FP16: "fp16",
+        Precision.INT8: "int8",
+    }[precision]
+
+
+def _results(bench: BenchReport, kernel: str, dtype: str) -> list[tuple[float, float]]:
+    pts: dict[float, float] = {}
+    for r in bench.results:
+        if (
+            r.device != "cpu"
+            or r.kernel != kernel
+            or r.dtype.lower() not in _DTYPE_ALIASES.get(dtype, (dtype,))
+        ):
+            continue
+        size = float(math.prod(r.shape)) ** (1 / 3) if kernel == "matmul" and r.shape else 0.0
+        scale = 1e9  # GFLOP/s, GOP/s and GB/s all carry a 1e9
+        pts[size] = max(pts.get(size, 0.0), r.value * scale)
+    return sorted(pts.items())
+
+
+def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precision) -> Rates:
+    """Rates of this machine's CPU, from the bench figures or, failing that, the facts."""
+    name = facts.cpu.model if facts else None
+    notes: list[str] = []
+    dtype = _bench_dtype(precision)
+    mem = facts.memory.cgroup_limit_bytes or facts.memory.total_bytes if facts else None
+    if bench is not None:
+        gemm = _results(bench, "matmul", dtype)
+        if not gemm and dtype != "fp32":
+            notes.append(f"no {dtype} matmul figure measured: the fp32 rate is used")
+            dtype = "fp32"
+            gemm = _results(bench, "matmul", dtype)
+        conv_pts = _results(bench, "conv2d", dtype) or _results(bench, "conv2d", "fp32")
+        bw_pts = _results(bench, "triad", "fp32") or _results(bench, "copy", "fp32")
+        if gemm:
+            notes.append(
+                f"here: measured {dtype} matmul rate at {len(gemm)} sizes, interpolated per product size"
+            )
+        if conv_pts:
+            notes.append("here: measured conv2d rate for convolutions")
+        if bw_pts:
+            notes.append(
+                "here: measured memory bandwidth for memory-bound operators and the optimizer step"
+            )
+        conv = (
+            conv_pts[-1][1]
+            if conv_pts
+            else (gemm[-1][1] * ASSUMED_HERE_CONV / ASSUMED_HERE_GEMM if gemm else None)
+        )
+        if gemm and not conv_pts:
+            notes.append(
+                "no conv2d figure measured: convolutions assumed at 0.58 x the largest matmul rate"
+            )
+        bw = bw_pts[-1][1] if bw_pts else None
+        return Rates(
+            "here",
+            name,
+            gemm,
+            conv,
+            bw,
+            CPU_OP_OVERHEAD_S,
+            memory_bytes=mem,
+            assumptions=notes,
+            basis="measured here (microbenchmark figures)",
+        )
+    peak = facts.cpu.peak_gflops.fp32 if facts else None
+    if peak is None:
+        return Rates(
+            "here",
+            name,
+            [],
+            None,
+            None,
+            CPU_OP_OVERHEAD_S,
+            memory_bytes=mem,
+            assumptions=["no bench figures and no theoretical peak: time here is unknown"],
+            basis="unknown",
+        )
+    notes.append(
+        f"no bench figures: {ASSUMED_HERE_GEMM:.0%} of the theoretical fp32 peak "
+        f"({peak:.0f} GFLOP/s) assumed for products, {ASSUMED_HERE_CONV:.0%} for convolutions; "
+        "memory-bound operators not priced"
+    )
+    return Rates(
+        "here",
+        name,
+        [(1024.0, peak * 1e9 * ASSUMED_HERE_GEMM)],
+        peak * 1e9 * ASSUMED_HERE_CONV,
+        None,
+        CPU_OP_OVERHEAD_S,
+        memory_bytes=mem,
+        assumptions=notes,
+        basis="assumed efficiency x theoretical peak (no bench)",
+    )
+
+
+def _peak_for(
+    entry: DeviceEntry, precision: Precision, notes: list[str]
+) -> tuple[float | None, bool]:
+    """The peak TFLOP/s used at ``precision`` and whether it is a 16-bit/int8 matrix-unit peak."""
+    p = entry.peaks_tflops
+    if precision is Precision.FP32:
+        return p.fp32, False
+    if precision is Precision.INT8:
+        if p.int8 is None:
+            notes.append(f"{entry.id}: no int8 peak: the fp32 rate is used")
+            return p.fp32, False
+        return p.int8, True
+    want = "fp16" if precision is Precision.FP16 else "bf16"
+    value = getattr(p, want)
+    if value is None:
+        other = "fp16" if want == "bf16" else "bf16"
+        value = getattr(p, other)
+        if value is not None:
+            notes.append(f"{entry.id}: no {want}: {other} mixed precision assumed")
+        else:
+            notes.append(f"{entry.id}: no native 16-bit matrix rate: the fp32 rate is used")
+            return p.fp32, False
+    return value, True
+
+
+def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
+    """Rates of a catalog device: dtype peak × the achieved fraction of each class."""
+    notes: list[str] = []
+    peak, tensor = _peak_for(entry, precision, notes)
+    a = entry.achieved
+    gpu = entry.kind is not DeviceKind.CPU
+    if peak is None:
+        return Rates(
+            entry.id,
+            entry.name,
+            [],
+            None,
+            None,
+            GPU_OP_OVERHEAD_S,
+            gpu=gpu,
+            assumptions=[f"{entry.id}: no peak for {precision.value}: time unknown"],
+            basis="unknown",
+        )
+    flops = peak * 1e12
+    if gpu and not tensor:
+        # Without tensor cores every class runs on the FMA units at about the fp32 fraction.
+        fracs = dict.fromkeys(("gemm", "cnn_train", "transformer_train", "inference"), a.fp32)
+        notes.append(
+            f"{entry.id}: fp32 without tensor cores: {a.fp32:.0%} of the fp32 peak for products"
+        )
+        if precision is Precision.FP32 and entry.peaks_tflops.tf32 and gpu:
+            # PyTorch lets cuDNN use TF32 for convolutions by default (allow_tf32), not matmuls.
+            tf32 = entry.peaks_tflops.tf32 / peak
+            fracs["cnn_train"] = a.cnn_train * tf32
+            fracs["inference"] = max(a.inference * tf32, a.fp32)
+            notes.append(f"{entry.id}: fp32 convolutions run as TF32 (cuDNN default in PyTorch)")
+    else:
+        scale = (a.tensor_gemm / a.gemm) if (tensor and a.tensor_gemm and not gpu) else 1.0
+        fracs = {
+            k: getattr(a, k) * scale
+            for k in ("gemm", "cnn_train", "transformer_train", "inference")
+        }
+    class_rate = {k: flops * v for k, v in fracs.items()}
+    # Products below ~1k wide reach a smaller share of a big device's peak.
+    half = 256.0 if gpu else 64.0
+    pts = [
+        (s, class_rate["gemm"] * s * s / (s * s + half * half))
+        for s in (64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0)
+    ]
+    return Rates(
+        entry.id,
+        entry.name,
+        pts,
+        class_rate["cnn_train"],
+        entry.bandwidth_gb_s * 1e9 * a.memory,
+        GPU_OP_OVERHEAD_S if gpu else CPU_OP_OVERHEAD_S,
+        class_rate=class_rate,
+        gpu=gpu,
+        memory_bytes=entry.memory_bytes,
+        link_gb_s=entry.interconnect.gb_s_per_direction,
+        link_kind=entry.interconnect.kind,
+        assumptions=notes,
+        basis=f"catalog peak {peak:g} TFLOP/s x achieved fraction ({entry.source})",
+    )

@@ -1,0 +1,122 @@
+"""Estimating a workload on several devices: the :class:`EstimateReport` (SPEC §6)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from hwadvisor.catalog import find_device
+from hwadvisor.catalog.schema import DeviceKind
+from hwadvisor.estimate.fixes import memory_fixes
+from hwadvisor.estimate.memory import MemoryPlan, breakdown, fits
+from hwadvisor.estimate.rates import Rates, catalog_rates, here_rates
+from hwadvisor.estimate.scaling import efficiency
+from hwadvisor.estimate.timing import step_time
+from hwadvisor.models.bench import BenchReport
+from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
+from hwadvisor.models.facts import Facts
+from hwadvisor.models.workload import Task, Workload
+
+#: ``--on`` when none is given: this machine and a spread of GPUs, small to large.
+DEFAULT_DEVICES = ["here", "t4", "l4", "a10", "rtx-4090", "a100-80gb", "h100-sxm"]
+
+
+def estimate_workload(
+    workload: Workload,
+    *,
+    facts: Facts | None,
+    bench: BenchReport | None,
+    on: list[str] | None = None,
+    gpus: int = 1,
+    extra_catalogs: list[Path] | None = None,
+) -> EstimateReport:
+    """Time and memory of ``workload`` on each device of ``on`` ("here" or catalog ids).
+
+    ``None`` means "here" plus a spread of GPUs. Unknown ids raise CatalogError with a
+    did-you-mean; unknown figures stay null with the reason in ``assumptions``.
+    """
+    from hwadvisor.errors import UsageError
+
+    if gpus < 1:
+        raise UsageError(f"--gpus must be at least 1, got {gpus}")
+    ids = list(dict.fromkeys(d.lower() for d in (on or DEFAULT_DEVICES)))
+    # Resolve every id first, so a typo fails before any work is done.
+    entries = {d: find_device(d, extra_catalogs) for d in ids if d != "here"}
+    estimates = []
+    for dev in ids:
+        if dev == "here":
+            estimates.append(_here(workload, facts, bench))
+        else:
+            entry = entries[dev]
+            n = gpus if entry.kind is DeviceKind.GPU else 1
+            rates = catalog_rates(entry, workload.precision)
+            est = _estimate(workload, rates, gpus=n, gpu=entry.kind is not DeviceKind.CPU)
+            if n != gpus:
+                est = est.model_copy(
+                    update={
+                        "assumptions": [*est.assumptions, f"{dev} is not a GPU: --gpus ignored"]
+                    }
+                )
+            estimates.append(est)
+    return EstimateReport(workload=workload, estimates=estimates)
+
+
+def _here(wl: Workload, facts: Facts | None, bench: BenchReport | None) -> DeviceEstimate:
+    rates = here_rates(facts, bench, wl.precision)
+    est = _estimate(wl, rates, gpus=1, gpu=False)
+    extra = []
+    if facts is not None and facts.gpus:
+        extra.append(
+            "'here' is priced on this machine's CPU; name the GPU's catalog id with --on for its estimate"
+        )
+    if facts is None:
+        extra.append("machine facts unknown: memory fit here unknown")
+    return est.model_copy(update={"assumptions": [*est.assumptions, *extra]})
+
+
+def _estimate(wl: Workload, rates: Rates, *, gpus: int, gpu: bool) -> DeviceEstimate:
+    notes = list(wl.assumptions) + list(rates.assumptions)
+    st = step_time(wl, rates)
+    notes += st.notes
+    step = st.total
+    parts = dict(st.parts)
+    if step is not None and gpus > 1:
+        eff, text = efficiency(wl, rates, step, gpus)
+        notes.append(text)
+        parts["comm"] = step / eff - step
+        step = step / eff
+    throughput = wl.batch_size * gpus / step if step else None
+    total = None
+    if step is not None and wl.dataset_size is not None:
+        samples = wl.dataset_size * (wl.epochs if wl.task is Task.TRAIN else 1.0)
+        total = math.ceil(samples / (wl.batch_size * gpus)) * step
+    elif wl.dataset_size is None:
+        notes.append("dataset size unknown: total time unknown (give --dataset-size)")
+    plan = MemoryPlan(precision=wl.precision, batch=wl.batch_size)
+    mem = breakdown(wl, plan, gpu=gpu)
+    total_mem = mem.total_bytes if mem else None
+    if mem is None:
+        notes.append("parameter count unknown: memory unknown")
+    elif total_mem is None:
+        notes.append("activation memory unknown for this model: total memory unknown")
+    device_mem = rates.memory_bytes
+    fit = fits(total_mem, device_mem)
+    fixes = memory_fixes(wl, device_mem, gpu=gpu, gpus=gpus) if fit is False and device_mem else []
+    if fit is not None:
+        notes.append("fits with 10% headroom" if fit else "does not fit with 10% headroom")
+    return DeviceEstimate(
+        device=rates.device,
+        name=rates.name,
+        gpus=gpus,
+        step_time_s=step,
+        total_time_s=total,
+        throughput_samples_s=throughput,
+        memory_bytes=total_mem,
+        device_memory_bytes=device_mem,
+        fits=fit,
+        memory=mem,
+        fixes=fixes,
+        basis=rates.basis,
+        assumptions=notes,
+        time_breakdown_s=parts,
+    )

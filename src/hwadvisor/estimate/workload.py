@@ -1,0 +1,225 @@
+"""Building a :class:`Workload` from what the user said (SPEC §6 "Workload cost")."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from hwadvisor.catalog import find_model
+from hwadvisor.catalog.schema import ModelEntry
+from hwadvisor.errors import UsageError
+from hwadvisor.estimate.loading import load_callable, looks_like_user_model
+from hwadvisor.estimate.profile import analytic_profile, attention_flops, counted_profile
+from hwadvisor.models.workload import ModelKind, Optimizer, Precision, Task, Workload
+
+#: Batch when nobody says: a common default for training and for batched inference.
+DEFAULT_BATCH = {Task.TRAIN: 32, Task.INFER: 1}
+
+
+def _positive(name: str, value: float | None) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not math.isfinite(float(value)) or float(value) <= 0:
+        raise UsageError(f"--{name} must be a positive finite number, got {value!r}")
+
+
+def _choice(
+    name: str, value: str | None, enum: type[Task] | type[Precision] | type[Optimizer]
+) -> object:
+    if value is None:
+        return None
+    try:
+        return enum(value.lower())
+    except ValueError:
+        allowed = "|".join(m.value for m in enum)
+        raise UsageError(f"--{name} must be one of {allowed}, got {value!r}") from None
+
+
+def build_workload(
+    *,
+    model: str | None = None,
+    params: int | None = None,
+    flops_per_sample: float | None = None,
+    seq_len: int | None = None,
+    input_shape: list[int] | None = None,
+    batch_size: int | None = None,
+    dataset_size: int | None = None,
+    epochs: float | None = None,
+    precision: str | None = None,
+    optimizer: str | None = None,
+    task: str | None = None,
+    qps: float | None = None,
+    latency_ms: float | None = None,
+    deadline_hours: float | None = None,
+    extra_catalogs: list[Path] | None = None,
+) -> Workload:
+    """The workload as understood, defaults filled in and unknowns left null.
+
+    ``model`` is a catalog id, ``module:callable`` or ``file.py:callable``; without it,
+    ``params`` (with ``seq_len`` for transformer-like models: 2·N·s forward FLOPs per
+    sequence) or ``flops_per_sample`` describe the cost. Bad values raise UsageError,
+    unknown catalog names CatalogError, each with one clear line.
+    """
+    for name, value in (
+        ("params", params),
+        ("flops-per-sample", flops_per_sample),
+        ("seq-len", seq_len),
+        ("batch-size", batch_size),
+        ("dataset-size", dataset_size),
+        ("epochs", epochs),
+        ("qps", qps),
+        ("latency-ms", latency_ms),
+        ("deadline", deadline_hours),
+    ):
+        _positive(name, value)
+    if input_shape is not None and (
+        not input_shape or any(isinstance(d, bool) or int(d) != d or d <= 0 for d in input_shape)
+    ):
+        raise UsageError(
+            f"--input-shape must be positive integers such as 3,224,224, got {input_shape!r}"
+        )
+    the_task = _choice("task", task, Task) or Task.TRAIN
+    assert isinstance(the_task, Task)
+    batch = int(batch_size) if batch_size is not None else DEFAULT_BATCH[the_task]
+    common: dict[str, Any] = {
+        "task": the_task,
+        "batch_size": batch,
+        "dataset_size": int(dataset_size) if dataset_size is not None else None,
+        "epochs": float(epochs) if epochs is not None else 1.0,
+        "precision": _choice("precision", precision, Precision) or Precision.FP32,
+        "optimizer": _choice("optimizer", optimizer, Optimizer) or Optimizer.ADAMW,
+        "qps": qps,
+        "latency_ms": latency_ms,
+        "deadline_hours": float(deadline_hours) if deadline_hours is not None else 24.0,
+    }
+    if model is not None and looks_like_user_model(model):
+        return _from_user_model(model, input_shape, seq_len, common)
+    if model is not None:
+        entry = find_model(model, extra_catalogs)
+        return _from_catalog(entry, params, flops_per_sample, seq_len, input_shape, common)
+    return _from_sizes(params, flops_per_sample, seq_len, input_shape, common)
+
+
+def _from_catalog(
+    entry: ModelEntry,
+    params: int | None,
+    flops: float | None,
+    seq_len: int | None,
+    input_shape: list[int] | None,
+    common: dict[str, Any],
+) -> Workload:
+    notes = [f"cost from the catalog entry '{entry.id}' ({entry.source})"]
+    fps = flops if flops is not None else entry.flops_per_sample
+    seq = entry.seq_len
+    if seq_len is not None and entry.seq_len and seq_len != entry.seq_len and flops is None:
+        # 24·s·h²·L grows linearly with s, the 4·s²·h·L attention products quadratically.
+        h, layers = entry.hidden or 0, entry.layers or 0
+        linear = entry.flops_per_sample - attention_flops(entry.seq_len, h, layers)
+        fps = linear * seq_len / entry.seq_len + attention_flops(seq_len, h, layers)
+        notes.append(f"FLOPs rescaled from seq {entry.seq_len} to {seq_len}")
+        seq = seq_len
+    shape = input_shape or entry.input_shape
+    if (
+        input_shape
+        and entry.input_shape
+        and input_shape != entry.input_shape
+        and flops is None
+        and entry.kind.value == "cnn"
+    ):
+        ratio = math.prod(input_shape[1:]) / math.prod(entry.input_shape[1:])
+        fps = entry.flops_per_sample * ratio
+        notes.append(f"FLOPs scaled by input area from {entry.input_shape} to {input_shape}")
+    kind = ModelKind(entry.kind.value)
+    wl = Workload(
+        model=entry.id,
+        kind=kind,
+        params=params or entry.params,
+        flops_per_sample=fps,
+        input_shape=shape,
+        seq_len=seq,
+        layers=entry.layers,
+        hidden=entry.hidden,
+        heads=entry.heads,
+        kv_heads=entry.kv_heads or entry.heads,
+        activation_bytes_per_sample=entry.activation_bytes_per_sample,
+        source=f"catalog:{entry.id}",
+        assumptions=notes,
+        **common,
+    )
+    return wl.model_copy(update={"profile": analytic_profile(wl, entry)})
+
+
+def _from_sizes(
+    params: int | None,
+    flops: float | None,
+    seq_len: int | None,
+    input_shape: list[int] | None,
+    common: dict[str, Any],
+) -> Workload:
+    notes: list[str] = []
+    kind = ModelKind.OTHER
+    if flops is None and params is not None and seq_len is not None:
+        flops = 2.0 * params * seq_len
+        kind = ModelKind.DECODER
+        notes.append(
+            "forward FLOPs = 2·N·s per sequence (transformer-like); attention FLOPs left out"
+        )
+    elif flops is None and params is not None:
+        notes.append("FLOPs unknown: give --seq-len or --flops-per-sample for a time estimate")
+    elif flops is None:
+        notes.append("no model given: time and memory are unknown")
+    else:
+        notes.append("FLOPs per sample as given")
+    wl = Workload(
+        model=None,
+        kind=kind,
+        params=int(params) if params is not None else None,
+        flops_per_sample=flops,
+        seq_len=seq_len,
+        input_shape=input_shape,
+        source="user sizes",
+        assumptions=notes,
+        **common,
+    )
+    return wl.model_copy(update={"profile": analytic_profile(wl, None)})
+
+
+def _from_user_model(
+    spec: str, input_shape: list[int] | None, seq_len: int | None, common: dict[str, Any]
+) -> Workload:
+    from hwadvisor.estimate.counting import build_on_meta, count_model
+
+    if input_shape is None:
+        if seq_len is None:
+            raise UsageError(
+                f"model '{spec}' needs --input-shape (one sample, e.g. 3,224,224 or 128)"
+            )
+        input_shape = [seq_len]
+    fn = load_callable(spec)
+    module = build_on_meta(fn, spec)
+    batch = int(common["batch_size"])
+    counted = count_model(module, input_shape, batch, spec)
+    fwd = counted.forward
+    kind = ModelKind.CNN if fwd.conv_flops > 0.5 * max(fwd.total_flops, 1.0) else ModelKind.MLP
+    if counted.tokens_input:
+        kind = ModelKind.ENCODER
+    notes = [
+        f"counted on the meta device with FlopCounterMode at batch {batch}, input shape {input_shape}",
+        "backward = 2 x forward FLOPs with the same operator sizes; memory-bound traffic 2 x forward",
+    ]
+    if counted.tokens_input:
+        notes.append("first layer is an embedding: integer token inputs")
+    wl = Workload(
+        model=spec,
+        kind=kind,
+        params=counted.params,
+        flops_per_sample=fwd.total_flops / batch,
+        input_shape=input_shape,
+        seq_len=seq_len or (input_shape[0] if counted.tokens_input else None),
+        activation_bytes_per_sample=counted.activation_bytes_per_sample,
+        source="counted",
+        assumptions=notes,
+        **common,
+    )
+    return wl.model_copy(update={"profile": counted_profile(fwd, batch)})
