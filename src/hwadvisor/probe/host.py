@@ -28,6 +28,7 @@ _DMI_HYPERVISORS: tuple[tuple[str, str], ...] = (
     ("Parallels", "parallels"),
     ("Bochs", "bochs"),
 )
+_CLOCKSOURCE = "/sys/devices/system/clocksource/clocksource0"
 # (marker in /proc/1/cgroup, runtime), most specific first.
 _CGROUP_RUNTIMES = (
     ("kubepods", "kubernetes"),
@@ -52,8 +53,9 @@ def os_name(seams: Seams) -> str | None:
 def virtualization(seams: Seams) -> str | None:
     """The hypervisor's name, ``wsl``, ``vm`` for an unnamed one, or None on bare metal.
 
-    A guest's CPU sets the ``hypervisor`` flag; DMI names the hypervisor when the guest
-    exposes DMI (some lightweight VMs do not: then the answer is ``vm``).
+    A guest's CPU sets the ``hypervisor`` flag; the paravirtual ``kvm-clock`` clocksource
+    says KVM (also in micro-VMs without DMI tables); otherwise DMI names the hypervisor,
+    and without DMI the answer is ``vm``.
     """
     osrelease = (seams.fs.read_first_line("/proc/sys/kernel/osrelease") or "").lower()
     if "microsoft" in osrelease or "wsl" in osrelease:
@@ -71,6 +73,10 @@ def virtualization(seams: Seams) -> str | None:
     )
     if not in_guest:
         return None
+    # A KVM guest offers the paravirtual kvm-clock, with or without DMI tables.
+    clocks = seams.fs.read_first_line(f"{_CLOCKSOURCE}/available_clocksource") or ""
+    if "kvm-clock" in clocks.split():
+        return "kvm"
     for marker, name in _DMI_HYPERVISORS:
         if marker in dmi:
             return name
