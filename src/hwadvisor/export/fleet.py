@@ -60,6 +60,12 @@ class FleetEntry(Document):
     )
     memory_bytes: int | None = None
     device_memory_bytes: int | None = None
+    priced_as: str = Field(
+        description="what was priced: 'here' (the CPU) or a catalog GPU id, x GPUs"
+    )
+    basis: str | None = Field(
+        None, description="measured here, or catalog peak x achieved fraction"
+    )
     recommended_device: str | None = Field(
         None, description="the rule engine's verdict for this machine, if known"
     )
@@ -186,6 +192,8 @@ def rank_fleet(
                     "time_s": time_s,
                     "memory_bytes": est.memory_bytes,
                     "device_memory_bytes": est.device_memory_bytes,
+                    "priced_as": est.device if est.gpus == 1 else f"{est.device} x{est.gpus}",
+                    "basis": est.basis,
                     "recommended_device": cand.recommended_device,
                     "reason": reason,
                     "roles": node_roles(cand.report),

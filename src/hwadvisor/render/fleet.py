@@ -1,0 +1,68 @@
+"""Human view of ``hwadvisor fleet``: the ranking table and the skipped reports."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from hwadvisor.export.fleet import FleetReport, FleetStatus
+from hwadvisor.models.workload import Task
+from hwadvisor.render import human_bytes, stdout_console
+
+_STYLE = {
+    FleetStatus.FITS: "[bold green]fits[/]",
+    FleetStatus.UNKNOWN: "[yellow]unknown[/]",
+    FleetStatus.TOO_SLOW: "[red]too slow[/]",
+    FleetStatus.NO_FIT: "[bold red]does not fit[/]",
+}
+
+
+def human_time(seconds: float | None) -> str:
+    """Seconds as ms / s / min / h / days, or 'unknown'."""
+    if seconds is None:
+        return "unknown"
+    for limit, unit, div in (
+        (1, "ms", 1e-3),
+        (120, "s", 1),
+        (7200, "min", 60),
+        (172800, "h", 3600),
+    ):
+        if seconds < limit:
+            return f"{seconds / div:.1f} {unit}"
+    return f"{seconds / 86400:.1f} days"
+
+
+def render_fleet(report: FleetReport) -> None:
+    """Print the ranking as a table, then the reports that were skipped and why."""
+    from rich.table import Table
+
+    console = stdout_console()
+    wl = report.workload
+    what = wl.model or "custom workload"
+    timing = "time per batch" if wl.task is Task.INFER else "total time"
+    table = Table(
+        title=f"Fleet ranking for {report.scenario or wl.task.value}: {what} ({wl.precision.value}, batch {wl.batch_size})"
+    )
+    table.add_column("#", justify="right")
+    table.add_column("machine")
+    table.add_column("runs on")
+    table.add_column("verdict")
+    table.add_column(timing, justify="right")
+    table.add_column("memory need / has", justify="right")
+    table.add_column("why")
+    for m in report.machines:
+        name = m.hostname or Path(m.source).stem
+        if m.device == "cpu" or not m.gpus:
+            runs_on = f"CPU, {m.usable_cores or '?'} cores"
+        else:
+            have = ", ".join(f"{n} x {gpu}" for gpu, n in Counter(m.gpus).items())
+            runs_on = f"{have}\n[dim]priced as {m.priced_as}[/]"
+        memory = f"{human_bytes(m.memory_bytes)} / {human_bytes(m.device_memory_bytes)}"
+        table.add_row(
+            str(m.rank), name, runs_on, _STYLE[m.status], human_time(m.time_s), memory, m.reason
+        )
+    console.print(table)
+    if not report.machines:
+        console.print("[yellow]No report could be ranked.[/]")
+    for s in report.skipped:
+        console.print(f"[yellow]skipped[/] {s.source}: {s.reason}", markup=True, highlight=False)
