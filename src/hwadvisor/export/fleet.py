@@ -103,11 +103,11 @@ def _gib(n: int | None) -> str:
     return "?" if n is None else f"{n / 1024**3:.1f} GiB"
 
 
-def _device(report: Report, estimate: DeviceEstimate) -> str:
-    gpus = report.facts.gpus
-    if not gpus:
+def _device(estimate: DeviceEstimate) -> str:
+    # The estimator names this machine's CPU "here"; anything else is a catalog GPU.
+    if estimate.device == "here":
         return "cpu"
-    return "multi_gpu" if estimate.gpus > 1 and len(gpus) > 1 else "gpu"
+    return "multi_gpu" if estimate.gpus > 1 else "gpu"
 
 
 def _judge(workload: Workload, est: DeviceEstimate) -> tuple[FleetStatus, float | None, str]:
@@ -182,7 +182,7 @@ def rank_fleet(
                 {
                     "source": cand.report.source,
                     "hostname": facts.host.hostname,
-                    "device": _device(cand.report, est),
+                    "device": _device(est),
                     "gpus": [
                         f"{g.name or g.vendor} {_gib(g.memory_total_bytes)}" for g in facts.gpus
                     ],

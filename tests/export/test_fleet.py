@@ -1,0 +1,169 @@
+"""Fleet ranking: the pure ordering, the GPU catalog match, and the command over saved reports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from hwadvisor.cli import app
+from hwadvisor.estimate import build_workload
+from hwadvisor.export.fleet import Candidate, FleetStatus, rank_fleet
+from hwadvisor.export.gather import catalog_gpu, gather_fleet
+from hwadvisor.models.estimate import DeviceEstimate
+from hwadvisor.models.facts import Gpu
+from hwadvisor.models.workload import Task, Workload
+
+from .conftest import BAD_REPORTS, GOOD_REPORTS, REPORTS, report_named
+
+runner = CliRunner()
+GIB = 1024**3
+
+
+def _est(total: float | None, fits: bool | None, step: float | None = 1.0) -> DeviceEstimate:
+    return DeviceEstimate(
+        device="here",
+        step_time_s=step,
+        total_time_s=total,
+        fits=fits,
+        memory_bytes=GIB,
+        device_memory_bytes=2 * GIB,
+    )
+
+
+def test_ranking_puts_fitting_fast_machines_first() -> None:
+    wl = Workload(deadline_hours=1.0)
+    reps = [
+        report_named(n)
+        for n in (
+            "epyc-milan-2core",
+            "synthetic-spr-8480",
+            "synthetic-t4-inference",
+            "synthetic-rtx4090-workstation",
+            "synthetic-dgx-h100x8",
+        )
+    ]
+    cands = [
+        Candidate(reps[0], _est(10_000.0, True)),  # too slow for a 1 h deadline
+        Candidate(reps[1], _est(600.0, None)),  # fast, memory unknown
+        Candidate(reps[2], _est(1_200.0, True)),
+        Candidate(reps[3], _est(60.0, False)),  # fastest but does not fit
+        Candidate(reps[4], _est(300.0, True)),
+    ]
+    result = rank_fleet(cands, wl)
+    order = [m.hostname for m in result.machines]
+    assert order == [
+        "synthetic-dgx-h100x8",
+        "synthetic-t4-inference",
+        "synthetic-spr-8480",
+        "epyc-milan-2core",
+        "synthetic-rtx4090-workstation",
+    ]
+    assert [m.status for m in result.machines] == [
+        FleetStatus.FITS,
+        FleetStatus.FITS,
+        FleetStatus.UNKNOWN,
+        FleetStatus.TOO_SLOW,
+        FleetStatus.NO_FIT,
+    ]
+    assert [m.rank for m in result.machines] == [1, 2, 3, 4, 5]
+
+
+def test_inference_targets_decide_status() -> None:
+    wl = Workload(task=Task.INFER, latency_ms=50.0, batch_size=1)
+    slow = Candidate(report_named("epyc-milan-2core"), _est(None, True, step=1.4))
+    quick = Candidate(report_named("synthetic-t4-inference"), _est(None, True, step=0.006))
+    result = rank_fleet([slow, quick], wl)
+    assert [m.status for m in result.machines] == [FleetStatus.FITS, FleetStatus.TOO_SLOW]
+    assert "50 ms" in result.machines[1].reason
+
+
+def test_candidate_without_estimate_is_skipped() -> None:
+    result = rank_fleet(
+        [Candidate(report_named("epyc-milan-2core"), None, error="GPU not in the catalog: X")],
+        Workload(),
+    )
+    assert result.machines == []
+    assert result.skipped[0].reason == "GPU not in the catalog: X"
+
+
+@pytest.mark.parametrize(
+    ("name", "gib", "expected"),
+    [
+        ("NVIDIA H100 80GB HBM3", 79.6, "h100-sxm"),
+        ("NVIDIA H100 PCIe", 79.6, "h100-pcie"),
+        ("NVIDIA A10", 22.5, "a10"),
+        ("NVIDIA A100-SXM4-40GB", 39.4, "a100-40gb"),
+        ("NVIDIA A100-SXM4-80GB", 79.2, "a100-80gb"),
+        ("Tesla T4", 15.0, "t4"),
+        ("NVIDIA GeForce RTX 4090", 23.99, "rtx-4090"),
+        ("NVIDIA GeForce GTX 1080", 8.0, None),
+    ],
+)
+def test_catalog_gpu_match(name: str, gib: float, expected: str | None) -> None:
+    gpu = Gpu(index=0, vendor="nvidia", name=name, memory_total_bytes=int(gib * GIB))
+    assert catalog_gpu(gpu) == expected
+
+
+def test_saved_fleet_training_ranks_gpus_first_and_skips_bad_reports() -> None:
+    wl = build_workload(model="resnet50", dataset_size=1_281_167, epochs=10)
+    result = gather_fleet([*GOOD_REPORTS, *BAD_REPORTS], wl, scenario="training")
+    ranked = [m.hostname for m in result.machines]
+    assert ranked[:3] == [
+        "synthetic-dgx-h100x8",
+        "synthetic-rtx4090-workstation",
+        "synthetic-t4-inference",
+    ]
+    assert ranked[-1] == "epyc-milan-2core"
+    assert result.machines[-1].status is FleetStatus.TOO_SLOW
+    assert {s.source for s in result.skipped} == {str(p) for p in BAD_REPORTS}
+    times = [m.time_s for m in result.machines[:3]]
+    assert times == sorted(times)  # type: ignore[type-var]
+
+
+def test_saved_fleet_cpu_scenario_prices_cpus() -> None:
+    wl = build_workload(model="bert-base", task="infer", batch_size=1)
+    result = gather_fleet(GOOD_REPORTS, wl, scenario="edge")
+    assert {m.device for m in result.machines} == {"cpu"}
+    assert result.machines[0].hostname in {"synthetic-dgx-h100x8", "synthetic-spr-8480"}
+
+
+def test_fleet_cli_json() -> None:
+    args = [
+        "fleet",
+        *map(str, GOOD_REPORTS),
+        str(REPORTS / "bad-truncated.json"),
+        "--scenario",
+        "inference",
+        "--model",
+        "bert-base",
+        "--batch-size",
+        "1",
+        "--latency-ms",
+        "50",
+        "--json",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["schema_version"].startswith("1.")
+    assert doc["workload"]["task"] == "infer"
+    by_host = {m["hostname"]: m for m in doc["machines"]}
+    assert by_host["epyc-milan-2core"]["status"] == "too_slow"
+    assert by_host["synthetic-dgx-h100x8"]["rank"] == 1
+    assert doc["skipped"][0]["source"].endswith("bad-truncated.json")
+
+
+def test_fleet_cli_bad_workload_is_one_line() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "hwadvisor", "fleet", str(GOOD_REPORTS[0]), "--model", "resnet-5O"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 2
+    assert len(run.stderr.strip().splitlines()) == 1
