@@ -1,0 +1,138 @@
+"""The verdict: which fired rule decides the device class, and whether this machine fits.
+
+The device class and its sentence come from the data: among the first-pass rules that
+fired with a ``verdict`` implication, the highest ``priority`` wins (ties go to the lower
+id, so the outcome never depends on file order). ``fits_here`` is computed here from
+SPEC §3: this machine has that class of device, enough memory, and, where a time
+estimate exists, finishes within the deadline; ``None`` only when that cannot be told.
+"""
+
+from __future__ import annotations
+
+from hwadvisor.engine.context import Context
+from hwadvisor.engine.template import render
+from hwadvisor.models.advice import Confidence, DeviceClass, Verdict
+from hwadvisor.models.rules import Rule
+from hwadvisor.models.workload import Scenario
+
+#: The device class when no verdict rule fired (a rules folder that overrides them all).
+FALLBACK: dict[Scenario, DeviceClass] = {
+    Scenario.PROTOTYPING: DeviceClass.CPU,
+    Scenario.PREPROCESSING: DeviceClass.CPU,
+    Scenario.EDGE: DeviceClass.CPU,
+    Scenario.INFERENCE: DeviceClass.CPU,
+    Scenario.TRAINING: DeviceClass.GPU,
+    Scenario.DISTRIBUTED: DeviceClass.MULTI_GPU,
+}
+#: Scenarios where any machine with a CPU "fits" when the job's memory is unknown:
+#: prototyping and data pipelines run at whatever size the machine allows (S1, S8).
+_ANY_CPU_FITS = frozenset({Scenario.PROTOTYPING, Scenario.PREPROCESSING})
+
+
+def _and3(values: list[bool | None]) -> bool | None:
+    if any(v is False for v in values):
+        return False
+    if any(v is None for v in values):
+        return None
+    return True
+
+
+def _cpu_fits(ctx: Context, scenario: Scenario) -> tuple[bool | None, list[str]]:
+    reasons: list[str] = []
+    mem = ctx.get("estimate.here.fits")
+    if mem is None and scenario in _ANY_CPU_FITS:
+        mem = True
+        reasons.append("any CPU runs prototyping and data pipelines at a size it can hold")
+    elif mem is None:
+        reasons.append("the job's memory here is unknown")
+    else:
+        reasons.append(
+            "the job fits in this machine's memory"
+            if mem
+            else "the job does not fit in this machine's memory"
+        )
+    checks: list[bool | None] = [mem]
+    if scenario in (Scenario.TRAINING, Scenario.DISTRIBUTED):
+        within = ctx.get("estimate.here.within_deadline")
+        checks.append(within)
+        if within is not None:
+            reasons.append(
+                "it finishes here within the deadline"
+                if within
+                else "it does not finish here within the deadline"
+            )
+        else:
+            reasons.append("the training time here is unknown")
+    if ctx.get("workload.qps") is not None:
+        serves = ctx.get("estimate.here.serves_qps")
+        if serves is not None:
+            checks.append(serves)
+            reasons.append(
+                "this machine serves the requested QPS"
+                if serves
+                else "this machine cannot serve the requested QPS"
+            )
+    if ctx.get("workload.latency_ms") is not None:
+        meets = ctx.get("estimate.here.meets_latency")
+        if meets is not None:
+            checks.append(meets)
+            reasons.append(
+                "it meets the latency target" if meets else "it misses the latency target"
+            )
+    return _and3(checks), reasons
+
+
+def _gpu_fits(ctx: Context, need: int) -> tuple[bool | None, list[str]]:
+    count = ctx.get("gpu.count") or 0
+    if count < need:
+        have = "no GPU" if count == 0 else f"{count} GPU{'s' if count > 1 else ''}"
+        return False, [f"this machine has {have}; the job needs {'several' if need > 1 else 'one'}"]
+    job = ctx.get(
+        "estimate.best_multi_gpu.memory_bytes" if need > 1 else "estimate.best_gpu.memory_bytes"
+    )
+    if job is None:
+        job = ctx.get("estimate.here.memory_bytes")
+    biggest = ctx.get("gpu.max_memory_bytes")
+    if job is None or biggest is None:
+        return None, ["the job's GPU memory need or this GPU's memory is unknown"]
+    if need > 1:
+        # Sharded (FSDP/ZeRO-3) the job's state spreads over the GPUs it has here.
+        per_gpu = job / min(count, int(ctx.get("estimate.best_multi_gpu.gpus") or count))
+        fits = per_gpu <= biggest
+    else:
+        fits = job <= biggest
+    return fits, [f"the job {'fits' if fits else 'does not fit'} in this machine's GPU memory"]
+
+
+def fits_here(
+    device: DeviceClass, ctx: Context, scenario: Scenario
+) -> tuple[bool | None, list[str]]:
+    """Whether this machine runs the job on ``device``, and the reasons, per SPEC §3."""
+    if device is DeviceClass.CPU:
+        return _cpu_fits(ctx, scenario)
+    return _gpu_fits(ctx, 2 if device is DeviceClass.MULTI_GPU else 1)
+
+
+def decide(fired: list[Rule], ctx: Context, scenario: Scenario) -> Verdict:
+    """The verdict from the fired first-pass rules (or the scenario's fallback)."""
+    deciders = sorted(
+        (r for r in fired if r.verdict is not None),
+        key=lambda r: (-(r.verdict.priority if r.verdict else 0), r.id),
+    )
+    if deciders and deciders[0].verdict is not None:
+        rule = deciders[0]
+        assert rule.verdict is not None
+        device, confidence = rule.verdict.device, rule.verdict.confidence
+        summary, rule_id = render(rule.verdict.summary, ctx), rule.id
+    else:
+        device, confidence, rule_id = FALLBACK[scenario], Confidence.LOW, None
+        summary = f"{device.value.replace('_', '-').upper()} is the usual choice for {scenario.value}; no rule had the facts to decide more."
+    fits, reasons = fits_here(device, ctx, scenario)
+    return Verdict(
+        device=device,
+        fits_here=fits,
+        confidence=confidence,
+        summary=summary,
+        rule=rule_id,
+        fits_reasons=reasons,
+    )

@@ -1,0 +1,149 @@
+"""The advice document (``hwadvisor recommend --json``): verdict, findings, checklist (SPEC §3)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import Field
+
+from hwadvisor.models.bench import BenchReport
+from hwadvisor.models.common import Document, Versioned
+from hwadvisor.models.estimate import DeviceEstimate
+from hwadvisor.models.workload import Scenario, Workload
+
+
+class DeviceClass(str, Enum):
+    """The class of hardware a verdict recommends."""
+
+    CPU = "cpu"
+    GPU = "gpu"
+    MULTI_GPU = "multi_gpu"
+
+
+class Confidence(str, Enum):
+    """How far the verdict rests on measurements and estimates rather than defaults."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+class Severity(str, Enum):
+    """How much a finding matters; ``critical`` means the job will fail as set up."""
+
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+
+class Budget(str, Enum):
+    """The user's budget (``--budget``)."""
+
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+
+
+class Team(str, Enum):
+    """The team's operations experience (``--team``)."""
+
+    NEW = "new"
+    EXPERIENCED = "experienced"
+    CLUSTER = "cluster"
+
+
+class Verdict(Document):
+    """The recommendation in one place: the device class, whether this machine fits, why."""
+
+    device: DeviceClass
+    fits_here: bool | None = Field(
+        None, description="this machine runs the job as recommended; null when it cannot be told"
+    )
+    confidence: Confidence
+    summary: str = Field(description="one sentence")
+    rule: str | None = Field(
+        None, description="the rule that decided the device class, or null for the fallback"
+    )
+    fits_reasons: list[str] = Field(default_factory=list, description="why fits_here has its value")
+
+
+class Finding(Document):
+    """One rule that fired: its advice filled in with this machine's values."""
+
+    rule: str
+    severity: Severity
+    title: str
+    message: str
+    source: list[str] = Field(description="GUIDANCE.md ids the advice rests on")
+    evidence: dict[str, Any] = Field(
+        default_factory=dict, description="fact or measurement path: value"
+    )
+
+
+class MigrationStep(Document):
+    """One item of the CPU-to-GPU checklist, personalised to this machine."""
+
+    rule: str
+    title: str
+    step: str
+    source: list[str]
+
+
+class MachineSummary(Document):
+    """The facts the advice was drawn from, in brief."""
+
+    hostname: str | None = None
+    cpu_model: str | None = None
+    usable_cores: int | None = None
+    memory_total_bytes: int | None = None
+    gpu_count: int = 0
+    gpus: list[str] = Field(default_factory=list, description="GPU names with memory")
+    torch: str | None = None
+    from_file: str | None = Field(
+        None, description="the --facts file, when advising for another machine"
+    )
+
+
+class Alternative(Document):
+    """The workload on another device (catalog GPU, several GPUs)."""
+
+    device: str
+    name: str | None = None
+    gpus: int = 1
+    time_s: float | None = None
+    memory_bytes: int | None = None
+    memory_fit: bool | None = None
+    basis: str | None = None
+
+
+class AdviceEstimates(Document):
+    """Time and memory of the workload here and on alternatives."""
+
+    here: DeviceEstimate | None = None
+    alternatives: list[Alternative] = Field(default_factory=list)
+
+
+class AdviceOptions(Document):
+    """The options that shaped the advice."""
+
+    budget: Budget = Budget.NORMAL
+    team: Team | None = None
+    rules_paths: list[str] = Field(
+        default_factory=list, description="extra rule folders, in override order"
+    )
+
+
+class Advice(Versioned):
+    """What ``hwadvisor recommend`` concluded, with the evidence and the reasons."""
+
+    scenario: Scenario
+    options: AdviceOptions = Field(default_factory=AdviceOptions)
+    workload: Workload
+    machine: MachineSummary = Field(default_factory=MachineSummary)
+    verdict: Verdict
+    estimates: AdviceEstimates = Field(default_factory=AdviceEstimates)
+    findings: list[Finding] = Field(default_factory=list)
+    migration: list[MigrationStep] = Field(default_factory=list)
+    bench: BenchReport | None = None
+    rules_evaluated: int = 0

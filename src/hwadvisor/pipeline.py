@@ -1,0 +1,179 @@
+"""The orchestration behind ``hwadvisor recommend``: plain functions the CLI calls.
+
+:func:`advise` is pure: facts, bench figures, the workload and its estimates in, an
+:class:`~hwadvisor.models.advice.Advice` out, so any recommendation can be replayed from
+saved documents and tested without hardware. :func:`estimate_for_advice` asks the
+estimator for the figures ``advise`` needs (this machine, single catalog GPUs, and a
+multi-GPU configuration) and returns None, rather than failing the advice, when the
+workload cannot be estimated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from hwadvisor.engine import RuleSet, apply_rules, build_context, load_rules
+from hwadvisor.errors import HwadvisorError
+from hwadvisor.models.advice import (
+    Advice,
+    AdviceEstimates,
+    AdviceOptions,
+    Alternative,
+    Budget,
+    MachineSummary,
+    Team,
+)
+from hwadvisor.models.bench import BenchReport
+from hwadvisor.models.estimate import EstimateReport
+from hwadvisor.models.facts import Facts
+from hwadvisor.models.workload import Scenario, Workload
+
+#: Catalog GPUs every recommendation compares against: a budget part, mid-range data
+#: centre parts and the current flagship; the multi-GPU set is an 8-GPU NVLink node.
+SINGLE_GPUS = ("t4", "l4", "a10", "a100-80gb", "h100-sxm")
+MULTI_GPUS = ("a100-80gb", "h100-sxm")
+MULTI_GPU_COUNT = 8
+
+
+def _gpu_ids() -> frozenset[str] | None:
+    """Catalog ids of kind ``gpu``, so a catalog CPU is never the "best GPU"."""
+    try:
+        from hwadvisor.catalog import load_devices
+
+        return frozenset(d.id for d in load_devices().values() if d.kind.value == "gpu")
+    except (ImportError, HwadvisorError):
+        return None
+
+
+def _machine(facts: Facts, from_file: str | None) -> MachineSummary:
+    gpus = [
+        f"{g.name or g.vendor}"
+        + (f" ({g.memory_total_bytes / 2**30:.0f} GiB)" if g.memory_total_bytes else "")
+        for g in facts.gpus
+    ]
+    torch = facts.software.torch
+    torch_text = None
+    if torch is not None:
+        torch_text = torch.version + (
+            f" (CUDA {torch.cuda})"
+            if torch.cuda
+            else " (CPU build)"
+            if not torch.hip
+            else f" (ROCm {torch.hip})"
+        )
+    return MachineSummary(
+        hostname=facts.host.hostname,
+        cpu_model=facts.cpu.model,
+        usable_cores=facts.cpu.usable_cores,
+        memory_total_bytes=facts.memory.total_bytes,
+        gpu_count=len(facts.gpus),
+        gpus=gpus,
+        torch=torch_text,
+        from_file=from_file,
+    )
+
+
+def _estimates(report: EstimateReport | None) -> AdviceEstimates:
+    if report is None:
+        return AdviceEstimates()
+    here = next((e for e in report.estimates if e.device == "here"), None)
+    alts = [
+        Alternative(
+            device=e.device,
+            name=e.name,
+            gpus=e.gpus,
+            time_s=e.total_time_s,
+            memory_bytes=e.memory_bytes,
+            memory_fit=e.fits,
+            basis=e.basis,
+        )
+        for e in report.estimates
+        if e.device != "here"
+    ]
+    return AdviceEstimates(here=here, alternatives=alts)
+
+
+def advise(
+    *,
+    facts: Facts,
+    scenario: Scenario,
+    workload: Workload,
+    estimates: EstimateReport | None = None,
+    bench: BenchReport | None = None,
+    rules: RuleSet | None = None,
+    budget: Budget = Budget.NORMAL,
+    team: Team | None = None,
+    facts_file: str | None = None,
+) -> Advice:
+    """Apply the rules to one machine and workload; pure apart from reading rule files.
+
+    ``bench`` defaults to the report the facts carry (``check --bench``); ``rules`` to the
+    shipped rules plus ``HWADVISOR_RULES_PATH``.
+    """
+    bench = bench if bench is not None else facts.bench
+    ruleset = rules if rules is not None else load_rules()
+    ctx = build_context(
+        facts=facts,
+        workload=workload,
+        scenario=scenario,
+        bench=bench,
+        estimates=estimates,
+        budget=budget,
+        team=team,
+        gpu_ids=_gpu_ids(),
+    )
+    outcome = apply_rules(ruleset, ctx, scenario)
+    return Advice(
+        scenario=scenario,
+        options=AdviceOptions(budget=budget, team=team, rules_paths=ruleset.folders[1:]),
+        workload=workload,
+        machine=_machine(facts, facts_file),
+        verdict=outcome.verdict,
+        estimates=_estimates(estimates),
+        findings=outcome.findings,
+        migration=outcome.migration,
+        bench=bench,
+        rules_evaluated=outcome.evaluated,
+    )
+
+
+def estimate_for_advice(
+    workload: Workload,
+    *,
+    facts: Facts,
+    bench: BenchReport | None,
+    single: Iterable[str] = SINGLE_GPUS,
+    multi: Iterable[str] = MULTI_GPUS,
+    gpus: int = MULTI_GPU_COUNT,
+    extra_catalogs: list[Path] | None = None,
+) -> EstimateReport | None:
+    """Estimates here, on single catalog GPUs and on a multi-GPU node, merged in one report.
+
+    Returns None when the estimator is not installed or the workload has too little
+    information to estimate (the rules then fall back to the documents' rules of thumb).
+    """
+    try:
+        from hwadvisor.estimate import estimate_workload
+    except ImportError:
+        return None
+    try:
+        one = estimate_workload(
+            workload,
+            facts=facts,
+            bench=bench,
+            on=["here", *single],
+            gpus=1,
+            extra_catalogs=extra_catalogs,
+        )
+        many = estimate_workload(
+            workload,
+            facts=facts,
+            bench=bench,
+            on=list(multi),
+            gpus=gpus,
+            extra_catalogs=extra_catalogs,
+        )
+    except HwadvisorError:
+        return None
+    return one.model_copy(update={"estimates": [*one.estimates, *many.estimates]})
