@@ -177,3 +177,27 @@ def probe_nvidia(seams: Seams, log: ProbeLog, *, timeout: float) -> list[Gpu]:
         gpus = gpus_from_records(result.gpus, notes)
         st.status, st.error = _outcome(result, timeout, result.gpus, notes)
     return gpus
+
+
+def probe_in_process(nvml: Any, log: ProbeLog) -> list[Gpu]:
+    """The same probe over an NVML-like object in this process, without a child or deadline.
+
+    For tests and recordings (``FakeNvml``): statuses and notes are exactly those of
+    :func:`probe_nvidia`. Never call it with the real ``pynvml``: a hung driver would hang
+    the caller.
+    """
+    from hwadvisor.probe.nvml_process import ChildResult
+    from hwadvisor.probe.nvml_query import NvmlUnavailable, query_gpus
+
+    gpus: list[Gpu] = []
+    with log.step(PROBE, source="nvml (in process)") as st:
+        result = ChildResult()
+        try:
+            result.gpus, result.notes = query_gpus(nvml)
+            result.done = True
+        except NvmlUnavailable as exc:
+            result.fatal, result.fatal_message = exc.name, exc.message
+        notes = list(result.notes)
+        gpus = gpus_from_records(result.gpus, notes)
+        st.status, st.error = _outcome(result, 0.0, result.gpus, notes)
+    return gpus

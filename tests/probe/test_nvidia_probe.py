@@ -1,0 +1,204 @@
+"""The NVIDIA probe's fast path, switches, child-output parsing and NVML query details."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hwadvisor.models.common import ProbeStatus
+from hwadvisor.probe import nvidia, nvml_process
+from hwadvisor.probe.nvml_fake import FakeNvml
+from hwadvisor.probe.nvml_process import ChildResult, parse_output
+from hwadvisor.probe.nvml_query import cuda_version_text, normalise_bus_id, query_gpus
+from hwadvisor.probe.runner import ProbeLog
+from hwadvisor.probe.seams import HostFS, Seams, SystemInfo
+
+NVML_DIR = Path(__file__).parents[1] / "data" / "nvml"
+
+
+def _seams(root: Path, env: dict[str, str] | None = None, *, real: bool = True) -> Seams:
+    return Seams(fs=HostFS(root), system=SystemInfo(env=env or {}, is_real=real))
+
+
+def _touch(root: Path, path: str) -> None:
+    target = root / path.lstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("")
+
+
+def _no_child(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the NVML child must not start here")
+
+
+def test_no_device_is_absent_without_starting_a_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(nvml_process, "run_child", _no_child)
+    log = ProbeLog()
+    assert nvidia.probe_nvidia(_seams(tmp_path), log, timeout=5) == []
+    rec = log.records[0]
+    assert (rec.status, rec.error) == (ProbeStatus.ABSENT, "no NVIDIA driver or device found")
+
+
+@pytest.mark.parametrize(
+    ("files", "found"),
+    [
+        (["/dev/nvidiactl"], "/dev/nvidiactl"),
+        (["/dev/nvidia0"], "/dev/nvidia0"),
+        (["/proc/driver/nvidia/version"], "/proc/driver/nvidia/version"),
+        (["/dev/dxg", "/usr/lib/wsl/lib/libnvidia-ml.so.1"], "/usr/lib/wsl/lib/libnvidia-ml.so.1"),
+        (["/dev/dxg"], None),  # WSL without NVIDIA's library: some other vendor's GPU
+        (["/dev/nvidia-uvm"], None),
+    ],
+)
+def test_markers_of_an_nvidia_stack(tmp_path: Path, files: list[str], found: str | None) -> None:
+    for f in files:
+        _touch(tmp_path, f)
+    assert nvidia.nvidia_visible(_seams(tmp_path)) == found
+
+
+def test_recorded_host_with_a_device_but_no_answers_is_unsupported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(nvml_process, "run_child", _no_child)
+    _touch(tmp_path, "/dev/nvidia0")
+    log = ProbeLog()
+    nvidia.probe_nvidia(_seams(tmp_path, real=False), log, timeout=5)
+    assert log.records[0].status is ProbeStatus.UNSUPPORTED
+
+
+def test_off_switch_skips_even_with_a_device(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(nvml_process, "run_child", _no_child)
+    _touch(tmp_path, "/dev/nvidia0")
+    log = ProbeLog()
+    nvidia.probe_nvidia(_seams(tmp_path, {"HWADVISOR_NVML": "off"}), log, timeout=5)
+    assert log.records[0].status is ProbeStatus.ABSENT
+    assert "HWADVISOR_NVML=off" in (log.records[0].error or "")
+
+
+def test_force_runs_the_child_without_any_device(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[float] = []
+
+    def fake_run(timeout: float, env: dict[str, str]) -> ChildResult:
+        calls.append(timeout)
+        return ChildResult(fatal="LibraryNotFound", fatal_message="nvmlInit failed")
+
+    monkeypatch.setattr(nvml_process, "run_child", fake_run)
+    log = ProbeLog()
+    nvidia.probe_nvidia(_seams(tmp_path, {"HWADVISOR_NVML": "force"}), log, timeout=2.5)
+    assert calls == [2.5]
+    assert log.records[0].status is ProbeStatus.ABSENT
+
+
+def test_fast_path_imports_neither_pynvml_nor_subprocess_machinery(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from hwadvisor.probe.seams import HostFS, Seams, SystemInfo\n"
+        "from hwadvisor.probe import nvidia, software\n"
+        "from hwadvisor.probe.runner import ProbeLog\n"
+        f"s = Seams(fs=HostFS({str(tmp_path)!r}), system=SystemInfo(env={{}}))\n"
+        "log = ProbeLog(); g = nvidia.probe_nvidia(s, log, timeout=5)\n"
+        "software.probe_software(Seams(), log, g)\n"
+        "print(sorted(m for m in ('pynvml', 'torch', 'hwadvisor.probe.nvml_process') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_child_output_cut_short_keeps_complete_lines() -> None:
+    gpu = {"index": 0, "name": "NVIDIA A10"}
+    raw = (json.dumps({"gpu": gpu}) + "\n" + '{"gpu": {"index": 1, "na').encode()
+    result = ChildResult()
+    parse_output(raw, result)
+    assert result.gpus == [gpu]
+    assert result.bad_lines == 1
+    assert not result.done
+
+
+@pytest.mark.parametrize(
+    ("result", "status", "text"),
+    [
+        (
+            ChildResult(returncode=3, stderr_tail="Traceback...\nImportError: boom"),
+            ProbeStatus.ERROR,
+            "ImportError: boom",
+        ),
+        (ChildResult(returncode=0), ProbeStatus.ERROR, "no result"),
+        (ChildResult(fatal="NoPermission", fatal_message="x"), ProbeStatus.DENIED, "NoPermission"),
+        (
+            ChildResult(fatal="Unknown", fatal_message="nvmlInit failed: Unknown"),
+            ProbeStatus.ERROR,
+            "Unknown",
+        ),
+        (ChildResult(timed_out=True, abandoned=True), ProbeStatus.TIMEOUT, "abandoned"),
+    ],
+)
+def test_outcome_of_a_failed_child(result: ChildResult, status: ProbeStatus, text: str) -> None:
+    got_status, reason = nvidia._outcome(result, 5.0, [], [])
+    assert got_status is status
+    assert reason is not None and text in reason
+
+
+def test_malformed_record_keeps_the_gpu_and_says_so() -> None:
+    notes: list[str] = []
+    gpus = nvidia.gpus_from_records([{"index": 2, "memory_total_bytes": "lots"}], notes)
+    assert [(g.index, g.vendor, g.memory_total_bytes) for g in gpus] == [(2, "nvidia", None)]
+    assert notes and "GPU 2" in notes[0]
+
+
+def test_nvlink_counts_only_enabled_links() -> None:
+    rec = json.loads((NVML_DIR / "h200.json").read_text())
+    rec["devices"][0]["nvlink_states"] = [1, 0, 1, 1]
+    gpus, _ = query_gpus(FakeNvml(rec))
+    assert gpus[0]["nvlink_active_links"] == 3
+
+
+def test_pcie_falls_back_to_max_when_current_fails() -> None:
+    rec = json.loads((NVML_DIR / "h200.json").read_text())
+    rec["devices"][0].update(
+        pcie_gen_current={"error": "Unknown"}, pcie_width_current={"error": "Unknown"}
+    )
+    gpus, _ = query_gpus(FakeNvml(rec))
+    assert (gpus[0]["pcie_generation"], gpus[0]["pcie_width"]) == (5, 16)
+    assert "pcie_generation" not in gpus[0]["errors"]
+
+
+def test_handle_refused_keeps_the_gpu_with_unknown_facts() -> None:
+    rec = json.loads((NVML_DIR / "h200.json").read_text())
+    rec["devices"].append({"handle": {"error": "NoPermission"}})
+    gpus, notes = query_gpus(FakeNvml(rec))
+    assert [g["index"] for g in gpus] == [0, 1]
+    assert "name" not in gpus[1]
+    assert any("GPU 1: no handle (NoPermission)" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(12040, "12.4"), (11020, "11.2"), (13000, "13.0"), (0, None), (None, None)]
+)
+def test_cuda_version_text(value: int | None, text: str | None) -> None:
+    assert cuda_version_text(value) == text
+
+
+@given(st.integers(0, 0xFFFF), st.integers(0, 0xFF), st.integers(0, 0x1F), st.integers(0, 7))
+def test_bus_id_normalises_to_sysfs_form(domain: int, bus: int, dev: int, fn: int) -> None:
+    nvml_form = f"{domain:08X}:{bus:02X}:{dev:02X}.{fn}"
+    assert normalise_bus_id(nvml_form.encode()) == f"{domain:04x}:{bus:02x}:{dev:02x}.{fn}"
+
+
+@given(st.text())
+def test_bus_id_never_raises(text: str) -> None:
+    out = normalise_bus_id(text)
+    assert out is None or isinstance(out, str)
