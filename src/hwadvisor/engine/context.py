@@ -172,21 +172,31 @@ def _bench_part(bench: BenchReport | None) -> Context:
     return out
 
 
+def _is_sharding(fix: str) -> bool:
+    """A fix that spreads the job over several GPUs does not make one GPU enough."""
+    return "shard" in fix.lower() or "zero-3" in fix.lower()
+
+
+def _fix_that_fits(est: DeviceEstimate) -> str | None:
+    return next((f.fix for f in est.fixes if f.fits and not _is_sharding(f.fix)), None)
+
+
 def _pick(
     estimates: list[DeviceEstimate], *, multi: bool, gpu_ids: frozenset[str] | None
 ) -> DeviceEstimate | None:
+    """The best catalog GPU (or multi-GPU) estimate: fits first, then fastest, then largest."""
     pool = [
         e
         for e in estimates
         if e.device != "here" and (gpu_ids is None or e.device in gpu_ids) and (e.gpus > 1) == multi
     ]
-    if not pool:
-        return None
-    fitting = [e for e in pool if e.fits] or pool
-    timed = [e for e in fitting if e.total_time_s is not None]
-    if timed:
-        return min(timed, key=lambda e: (e.total_time_s, e.device))
-    return sorted(fitting, key=lambda e: e.device)[0]
+
+    def rank(e: DeviceEstimate) -> tuple[int, float, int, str]:
+        fit = 0 if e.fits else 1 if _fix_that_fits(e) else 2 if e.fits is None else 3
+        time = e.total_time_s if e.total_time_s is not None else float("inf")
+        return fit, time, -(e.device_memory_bytes or 0), e.device
+
+    return min(pool, key=rank, default=None)
 
 
 def _estimate_slot(est: DeviceEstimate, slot: str, workload: Workload) -> Context:
@@ -206,10 +216,19 @@ def _estimate_slot(est: DeviceEstimate, slot: str, workload: Workload) -> Contex
             out[f"{p}.meets_latency"] = latency <= workload.latency_ms
     if est.throughput_samples_s is not None and workload.qps is not None:
         out[f"{p}.serves_qps"] = est.throughput_samples_s >= workload.qps * QPS_HEADROOM
-    first_fix = next((f.fix for f in est.fixes if f.fits), None)
+    first_fix = _fix_that_fits(est)
     if est.fits is not None:
         out[f"{p}.fits_after_fixes"] = bool(est.fits or first_fix)
     out[f"{p}.first_fitting_fix"] = first_fix
+    if est.fits:
+        out[f"{p}.memory_after_fixes_bytes"] = est.memory_bytes
+    elif first_fix is not None:
+        out[f"{p}.memory_after_fixes_bytes"] = next(
+            f.memory_bytes for f in est.fixes if f.fix == first_fix
+        )
+    if est.fits is False:
+        shard = next((f.fix for f in est.fixes if f.fits and _is_sharding(f.fix)), None)
+        out[f"{p}.needs_sharding"] = first_fix is None and shard is not None
     return out
 
 

@@ -146,8 +146,22 @@ _ESTIMATE_DERIVED: list[tuple[str, FactType, str]] = [
     ),
     ("serves_qps", FactType.BOOL, "throughput_samples_s >= workload.qps x 1.3 headroom"),
     ("meets_latency", FactType.BOOL, "latency_ms <= workload.latency_ms"),
-    ("fits_after_fixes", FactType.BOOL, "fits, or one of the memory fixes makes it fit"),
-    ("first_fitting_fix", FactType.STRING, "the first memory fix (in order) that makes it fit"),
+    ("fits_after_fixes", FactType.BOOL, "fits, or a memory fix other than sharding makes it fit"),
+    (
+        "first_fitting_fix",
+        FactType.STRING,
+        "the first memory fix (in order, sharding apart) that makes it fit",
+    ),
+    (
+        "memory_after_fixes_bytes",
+        FactType.NUMBER,
+        "memory_bytes, or that of the first fix that fits",
+    ),
+    (
+        "needs_sharding",
+        FactType.BOOL,
+        "does not fit on one device; only sharding over several GPUs makes it fit",
+    ),
 ]
 
 _CHOICES: dict[str, tuple[str, ...]] = {

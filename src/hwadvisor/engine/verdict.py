@@ -87,20 +87,17 @@ def _gpu_fits(ctx: Context, need: int) -> tuple[bool | None, list[str]]:
     if count < need:
         have = "no GPU" if count == 0 else f"{count} GPU{'s' if count > 1 else ''}"
         return False, [f"this machine has {have}; the job needs {'several' if need > 1 else 'one'}"]
-    job = ctx.get(
-        "estimate.best_multi_gpu.memory_bytes" if need > 1 else "estimate.best_gpu.memory_bytes"
-    )
-    if job is None:
-        job = ctx.get("estimate.here.memory_bytes")
+    slot = "estimate.best_multi_gpu" if need > 1 else "estimate.best_gpu"
+    # The memory after the first fix that fits (mixed precision, accumulation, ...): the
+    # job as it would be run, not as first written.
+    job = ctx.get(f"{slot}.memory_after_fixes_bytes") or ctx.get(f"{slot}.memory_bytes")
     biggest = ctx.get("gpu.max_memory_bytes")
     if job is None or biggest is None:
         return None, ["the job's GPU memory need or this GPU's memory is unknown"]
-    if need > 1:
-        # Sharded (FSDP/ZeRO-3) the job's state spreads over the GPUs it has here.
-        per_gpu = job / min(count, int(ctx.get("estimate.best_multi_gpu.gpus") or count))
-        fits = per_gpu <= biggest
-    else:
-        fits = job <= biggest
+    fits = job <= biggest
+    if not fits and need > 1 and ctx.get(f"{slot}.needs_sharding"):
+        # Sharded (FSDP/ZeRO-3) the job's state spreads over the GPUs this machine has.
+        fits = job / count <= biggest
     return fits, [f"the job {'fits' if fits else 'does not fit'} in this machine's GPU memory"]
 
 
