@@ -36,7 +36,7 @@ def test_fact_prints_the_cache_or_an_error(tmp_path: Path, cache_name: str) -> N
         subprocess.run([str(fact)], capture_output=True, text=True, check=True, timeout=10).stdout
     )
     assert str(cache) in missing["error"]
-    shutil.copy(REPORTS / "epyc-milan-2core.json", cache)
+    shutil.copy(REPORTS / "recorded-epyc-milan-kvm.json", cache)
     printed = json.loads(
         subprocess.run([str(fact)], capture_output=True, text=True, check=True, timeout=10).stdout
     )

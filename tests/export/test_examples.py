@@ -23,7 +23,7 @@ from .conftest import REPORTS, parse_features
 
 EXAMPLES = Path(__file__).parents[2] / "docs" / "examples"
 FEATURES_D = "/etc/kubernetes/node-feature-discovery/features.d"
-EPYC = str(REPORTS / "epyc-milan-2core.json")
+EPYC = str(REPORTS / "recorded-epyc-milan-kvm.json")
 runner = CliRunner()
 
 

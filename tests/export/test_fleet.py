@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -39,8 +40,8 @@ def test_ranking_puts_fitting_fast_machines_first() -> None:
     reps = [
         report_named(n)
         for n in (
-            "epyc-milan-2core",
-            "synthetic-spr-8480",
+            "recorded-epyc-milan-kvm",
+            "recorded-spr-amx-kvm",
             "synthetic-t4-inference",
             "synthetic-rtx4090-workstation",
             "synthetic-dgx-h100x8",
@@ -54,12 +55,12 @@ def test_ranking_puts_fitting_fast_machines_first() -> None:
         Candidate(reps[4], _est(300.0, True)),
     ]
     result = rank_fleet(cands, wl)
-    order = [m.hostname for m in result.machines]
+    order = [Path(m.source).stem for m in result.machines]
     assert order == [
         "synthetic-dgx-h100x8",
         "synthetic-t4-inference",
-        "synthetic-spr-8480",
-        "epyc-milan-2core",
+        "recorded-spr-amx-kvm",
+        "recorded-epyc-milan-kvm",
         "synthetic-rtx4090-workstation",
     ]
     assert [m.status for m in result.machines] == [
@@ -74,7 +75,7 @@ def test_ranking_puts_fitting_fast_machines_first() -> None:
 
 def test_inference_targets_decide_status() -> None:
     wl = Workload(task=Task.INFER, latency_ms=50.0, batch_size=1)
-    slow = Candidate(report_named("epyc-milan-2core"), _est(None, True, step=1.4))
+    slow = Candidate(report_named("recorded-epyc-milan-kvm"), _est(None, True, step=1.4))
     quick = Candidate(report_named("synthetic-t4-inference"), _est(None, True, step=0.006))
     result = rank_fleet([slow, quick], wl)
     assert [m.status for m in result.machines] == [FleetStatus.FITS, FleetStatus.TOO_SLOW]
@@ -83,7 +84,7 @@ def test_inference_targets_decide_status() -> None:
 
 def test_candidate_without_estimate_is_skipped() -> None:
     result = rank_fleet(
-        [Candidate(report_named("epyc-milan-2core"), None, error="GPU not in the catalog: X")],
+        [Candidate(report_named("recorded-epyc-milan-kvm"), None, error="GPU not in the catalog: X")],
         Workload(),
     )
     assert result.machines == []
@@ -111,13 +112,13 @@ def test_catalog_gpu_match(name: str, gib: float, expected: str | None) -> None:
 def test_saved_fleet_training_ranks_gpus_first_and_skips_bad_reports() -> None:
     wl = build_workload(model="resnet50", dataset_size=1_281_167, epochs=10)
     result = gather_fleet([*GOOD_REPORTS, *BAD_REPORTS], wl, scenario="training")
-    ranked = [m.hostname for m in result.machines]
+    ranked = [Path(m.source).stem for m in result.machines]
     assert ranked[:3] == [
         "synthetic-dgx-h100x8",
         "synthetic-rtx4090-workstation",
         "synthetic-t4-inference",
     ]
-    assert ranked[-1] == "epyc-milan-2core"
+    assert ranked[-1] == "recorded-epyc-milan-kvm"
     assert result.machines[-1].status is FleetStatus.TOO_SLOW
     assert {s.source for s in result.skipped} == {str(p) for p in BAD_REPORTS}
     times = [m.time_s for m in result.machines[:3]]
@@ -128,7 +129,7 @@ def test_saved_fleet_cpu_scenario_prices_cpus() -> None:
     wl = build_workload(model="bert-base", task="infer", batch_size=1)
     result = gather_fleet(GOOD_REPORTS, wl, scenario="edge")
     assert {m.device for m in result.machines} == {"cpu"}
-    assert result.machines[0].hostname in {"synthetic-dgx-h100x8", "synthetic-spr-8480"}
+    assert Path(result.machines[0].source).stem in {"synthetic-dgx-h100x8", "recorded-spr-amx-kvm"}
 
 
 def test_fleet_cli_json() -> None:
@@ -151,8 +152,8 @@ def test_fleet_cli_json() -> None:
     doc = json.loads(result.stdout)
     assert doc["schema_version"].startswith("1.")
     assert doc["workload"]["task"] == "infer"
-    by_host = {m["hostname"]: m for m in doc["machines"]}
-    assert by_host["epyc-milan-2core"]["status"] == "too_slow"
+    by_host = {Path(m["source"]).stem: m for m in doc["machines"]}
+    assert by_host["recorded-epyc-milan-kvm"]["status"] == "too_slow"
     assert by_host["synthetic-dgx-h100x8"]["rank"] == 1
     assert doc["skipped"][0]["source"].endswith("bad-truncated.json")
 

@@ -38,7 +38,7 @@ def test_dgx_labels_say_multi_gpu_training_and_amx() -> None:
 
 def test_small_cpu_box_labels_are_honest() -> None:
     # The 2-core EPYC container measured 35.8 GFLOP/s fp32: below every CPU role threshold.
-    labels, _ = parse_features(render_features(report_named("epyc-milan-2core"), now=NOW))
+    labels, _ = parse_features(render_features(report_named("recorded-epyc-milan-kvm"), now=NOW))
     assert labels["hwadvisor.io/role"] == "prototyping-cpu"
     assert labels["hwadvisor.io/cpu.avx512"] == "false"
     assert labels["hwadvisor.io/cpu.amx"] == "false"
@@ -47,7 +47,7 @@ def test_small_cpu_box_labels_are_honest() -> None:
 
 
 def test_saved_recommendation_sets_the_roles() -> None:
-    data = report_named("epyc-milan-2core").facts.model_dump(mode="json")
+    data = report_named("recorded-epyc-milan-kvm").facts.model_dump(mode="json")
     data["advice"] = [
         {"scenario": "inference", "verdict": {"device": "cpu", "fits_here": True}},
         {"scenario": "training", "verdict": {"device": "gpu", "fits_here": False}},
@@ -86,7 +86,7 @@ def test_reserved_or_invalid_prefixes_are_refused(prefix: str) -> None:
 
 
 def test_hostile_microarchitecture_is_sanitised() -> None:
-    facts = report_named("epyc-milan-2core").facts
+    facts = report_named("recorded-epyc-milan-kvm").facts
     cpu = facts.cpu.model_copy(
         update={"microarchitecture": '--zen 3 ("guest")\n' + "x" * 100 + "__"}
     )

@@ -34,7 +34,7 @@ def test_every_saved_report_parses(good_report: Report) -> None:
 
 
 def test_measured_figures_in_base_units() -> None:
-    report = report_named("epyc-milan-2core")
+    report = report_named("recorded-epyc-milan-kvm")
     samples = _samples(render_metrics(report))
     flops = {
         (lab["device"], lab["kernel"], lab["dtype"]): v
@@ -61,5 +61,5 @@ def test_gpu_memory_is_keyed_by_uuid() -> None:
 def test_missing_prometheus_client_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "prometheus_client", None)
     with pytest.raises(MissingDependencyError, match="pip install prometheus-client") as info:
-        render_metrics(report_named("epyc-milan-2core"))
+        render_metrics(report_named("recorded-epyc-milan-kvm"))
     assert info.value.exit_code == 3

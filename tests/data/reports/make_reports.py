@@ -3,14 +3,17 @@
 Run: ``.venv/bin/python tests/data/reports/make_reports.py``. Each report is built from
 the pydantic models, so it is a valid facts document of the current schema.
 
-- ``epyc-milan-2core.json`` describes the development container these tests were written
-  in (AMD EPYC Zen 3 KVM guest, docker, 2 cores, 24 GiB, AVX2/FMA, no AVX-512, no AMX,
-  no GPU), with figures measured there with torch 2.13 (``torch.utils.benchmark``, 2
-  threads, 2026-11-30): fp32 1024^3 matmul 35.8 GFLOP/s, bf16 0.55 GFLOP/s (no native
-  bf16), 32 MiB copy 5.6 GB/s. The machine was shared and busy: figures are low and noisy.
-- The other machines are synthetic, marked as such in ``comment`` and in the hostname:
-  GPU memory and peaks come from the vendor figures in ``shared/REFERENCE.md``; CPU peaks
-  from its formula (cores x GHz x FLOPs/cycle). They carry no invented measurements.
+- ``recorded-*.json`` are the recorded hosts of ``tests/data/hosts/`` (all CPU-only) put
+  through the real probe. ``recorded-epyc-milan-kvm.json`` is the development container
+  these tests were written in (AMD EPYC Zen 3 KVM guest, docker, 2 cores, 24 GiB,
+  AVX2/FMA, no AVX-512, no AMX, no GPU) and carries figures measured there with torch 2.13
+  (``torch.utils.benchmark``, 2 threads, 2026-11-30): fp32 1024^3 matmul 35.8 GFLOP/s,
+  bf16 0.55 GFLOP/s (no native bf16), 32 MiB copy 5.6 GB/s. The machine was shared and
+  busy: the figures are low and noisy. The other recorded hosts carry no measurements.
+- ``synthetic-*.json`` are GPU machines (none is recorded yet), marked as such in
+  ``comment`` and in the hostname: GPU memory comes from the vendor figures in
+  ``shared/REFERENCE.md``, CPU peaks from its formula (cores x GHz x FLOPs/cycle). They
+  carry no invented measurements.
 - The ``bad-*`` files are broken on purpose (skipped by ``fleet`` with a reason).
 """
 
@@ -35,6 +38,7 @@ from hwadvisor.models.facts import (
 )
 
 HERE = Path(__file__).parent
+HOSTS = HERE.parent / "hosts"
 GIB = 1024**3
 STAMP = "2026-11-30T02:45:00+00:00"
 SYNTHETIC = "synthetic: built from the REFERENCE.md figures, not probed or measured"
@@ -89,9 +93,16 @@ def _nvidia(i: int, name: str, gib: float, cc: str, arch: str, bf16: bool, nvlin
     )
 
 
+def recorded(name: str) -> Facts:
+    """Facts of a recorded host (``tests/data/hosts/<name>``) through the real probe."""
+    from hwadvisor.probe import probe_machine
+    from hwadvisor.probe.seams import Seams
+
+    return probe_machine(Seams.recorded(HOSTS / name)).model_copy(update={"generated_at": STAMP})
+
+
 def epyc() -> Facts:
-    """This development container, with figures measured here."""
-    feats = CpuFeatures(avx2=True, fma=True)
+    """This development container (recorded as epyc-milan-kvm), with figures measured here."""
     results = [
         BenchResult(
             device="cpu",
@@ -138,51 +149,7 @@ def epyc() -> Facts:
         devices=[BenchDevice(device="cpu", name="AMD EPYC", threads=2)],
         results=results,
     )
-    return Facts(
-        generated_at=STAMP,
-        host=Host(
-            hostname="epyc-milan-2core",
-            os="Linux",
-            virtualization="kvm",
-            container="docker",
-            python="3.11",
-        ),
-        cpu=_cpu("AMD EPYC", "AuthenticAMD", "zen3", 2, 2450.0, feats, fp32=156.8, bf16=None),
-        memory=Memory(total_bytes=25276063744, available_bytes=24707108864),
-        software=Software(python="3.11", torch=TorchInfo(version="2.13.0+cpu")),
-        bench=bench,
-    )
-
-
-def spr() -> Facts:
-    """A synthetic Sapphire Rapids server: 56 cores x 2.0 GHz x 64 fp32 / 1024 bf16 (AMX)."""
-    feats = CpuFeatures(
-        avx2=True,
-        fma=True,
-        avx512f=True,
-        avx512_vnni=True,
-        avx512_bf16=True,
-        avx512_fp16=True,
-        amx_tile=True,
-        amx_bf16=True,
-        amx_int8=True,
-    )
-    return Facts(
-        generated_at=STAMP,
-        host=Host(hostname="synthetic-spr-8480", os="Linux"),
-        cpu=_cpu(
-            "Intel(R) Xeon(R) Platinum 8480+",
-            "GenuineIntel",
-            "sapphirerapids",
-            56,
-            2000.0,
-            feats,
-            fp32=7168.0,
-            bf16=114688.0,
-        ),
-        memory=Memory(total_bytes=512 * GIB, available_bytes=500 * GIB),
-        software=Software(python="3.11", torch=TorchInfo(version="2.13.0+cpu")),
-    )
+    return recorded("epyc-milan-kvm").model_copy(update={"bench": bench})
 
 
 def _zen4(cores: int) -> Cpu:
@@ -276,9 +243,10 @@ def _write(name: str, data: dict[str, Any] | str) -> None:
 
 def main() -> None:
     """Write every report into this folder."""
-    _write("epyc-milan-2core.json", json.loads(epyc().model_dump_json()))
+    _write("recorded-epyc-milan-kvm.json", json.loads(epyc().model_dump_json()))
+    for host in ("spr-amx-kvm", "laptop-avx2", "arm-sve-server", "container-cgv2-1.5cpu"):
+        _write(f"recorded-{host}.json", json.loads(recorded(host).model_dump_json()))
     for name, facts in [
-        ("synthetic-spr-8480.json", spr()),
         ("synthetic-rtx4090-workstation.json", workstation()),
         ("synthetic-t4-inference.json", t4()),
         ("synthetic-dgx-h100x8.json", dgx()),
