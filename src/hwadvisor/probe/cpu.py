@@ -86,7 +86,8 @@ def _affinity(seams: Seams, online: frozenset[int] | None) -> int | None:
     if allowed is None:
         return None
     # The mask may name possible-but-absent CPUs; only online ones can run the process.
-    return len(allowed & online) if online else len(allowed) or None
+    count = len(allowed & online) if online else len(allowed)
+    return count or None
 
 
 def _usable(affinity: int | None, logical: int | None, quota: float | None) -> int | None:
