@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -202,3 +204,19 @@ def test_bus_id_normalises_to_sysfs_form(domain: int, bus: int, dev: int, fn: in
 def test_bus_id_never_raises(text: str) -> None:
     out = normalise_bus_id(text)
     assert out is None or isinstance(out, str)
+
+
+def test_child_that_will_not_end_after_the_kill_is_abandoned_with_a_bound() -> None:
+    # Stands for a child stuck in the kernel: a grandchild in its own session keeps the
+    # output pipe open, so the reap after SIGKILL can never see the end of the output.
+    code = (
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(4)'], start_new_session=True)\n"
+        'print(\'{"gpu": {"index": 0}}\', flush=True)\n'
+        "time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    result = nvml_process.run_child(1.0, dict(os.environ), argv=[sys.executable, "-c", code])
+    assert time.monotonic() - started < 1.0 + nvml_process.REAP_TIMEOUT_S + 2
+    assert result.timed_out and result.abandoned
+    assert result.gpus == [{"index": 0}]

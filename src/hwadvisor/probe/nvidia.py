@@ -121,7 +121,7 @@ def _outcome(
     n = len(records)
     if result.timed_out:
         how = (
-            "killed, but it is stuck in the kernel and was abandoned"
+            "killed, but it would not end (stuck in the kernel?) and was abandoned"
             if result.abandoned
             else "killed"
         )

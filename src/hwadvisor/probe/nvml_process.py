@@ -94,6 +94,7 @@ def run_child(timeout: float, env: dict[str, str], argv: list[str] | None = None
     import subprocess  # only on machines with an NVIDIA device; keeps the common path lean
 
     cmd = argv or [sys.executable, "-m", "hwadvisor.probe.nvml_child"]
+    _ABANDONED[:] = [p for p in _ABANDONED if p.poll() is None]  # reap those that woke up
     result = ChildResult()
     proc = subprocess.Popen(
         cmd,
