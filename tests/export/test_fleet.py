@@ -84,7 +84,11 @@ def test_inference_targets_decide_status() -> None:
 
 def test_candidate_without_estimate_is_skipped() -> None:
     result = rank_fleet(
-        [Candidate(report_named("recorded-epyc-milan-kvm"), None, error="GPU not in the catalog: X")],
+        [
+            Candidate(
+                report_named("recorded-epyc-milan-kvm"), None, error="GPU not in the catalog: X"
+            )
+        ],
         Workload(),
     )
     assert result.machines == []

@@ -96,7 +96,8 @@ def export(
         text = render_fact(cache)
         mode = FACT_MODE
         if seed_cache:
-            atomic_write_text(cache, report().facts.model_dump_json(indent=2) + "\n")
+            # Readable by all, so a play that gathers facts without become can read it.
+            atomic_write_text(cache, report().facts.model_dump_json(indent=2) + "\n", mode=0o644)
             cache_written = cache
     elif fmt is ExportFormat.NFD:
         from hwadvisor.export.labels import check_prefix
