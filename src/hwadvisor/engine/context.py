@@ -44,7 +44,7 @@ def _facts_part(facts: Facts) -> Context:
     known = bool(cpu.flags) or any(cpu.features.model_dump().values())
     out["cpu.features_known"] = known
     if not known:
-        for name in cpu.features.model_fields:
+        for name in type(cpu.features).model_fields:
             out[f"cpu.features.{name}"] = None
     text = " ".join(x for x in (cpu.vendor, cpu.model) if x)
     cores = cpu.physical_cores or cpu.logical_cores
