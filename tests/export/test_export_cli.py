@@ -92,8 +92,9 @@ def test_ansible_fact_and_seeded_cache(tmp_path: Path) -> None:
     )
     saved = json.loads(Path(EPYC).read_text())
     assert (printed["host"], printed["cpu"]) == (saved["host"], saved["cpu"])
-    assert [r["value"] for r in printed["bench"]["results"]] == [r["value"] for r in saved["bench"]["results"]]
-    )
+    assert [r["value"] for r in printed["bench"]["results"]] == [
+        r["value"] for r in saved["bench"]["results"]
+    ]
 
 
 def test_fresh_probe_when_no_report_is_given() -> None:
