@@ -19,6 +19,7 @@ from hwadvisor.probe.software import (
     compatibility_issues,
     find_torch,
     parse_version_py,
+    present_names,
     probe_software,
 )
 
@@ -128,3 +129,21 @@ def test_version_py_is_parsed_never_run() -> None:
 @given(st.text())
 def test_version_py_parser_never_raises(text: str) -> None:
     assert isinstance(parse_version_py(text), dict)
+
+
+def test_present_names_reads_metadata_folder_names(tmp_path: Path) -> None:
+    for entry in (
+        "zope.interface-6.0.dist-info",
+        "Tensorflow_CPU-2.16.1.dist-info",
+        "oldpkg-1.0-py3.11.egg-info",
+        "torch",
+    ):
+        (tmp_path / entry).mkdir()
+    assert present_names([str(tmp_path), str(tmp_path / "missing")]) == {
+        "zope_interface",
+        "tensorflow_cpu",
+        "oldpkg",
+    }
+    site = tmp_path / "site"
+    _dist(site, "tensorflow-cpu", "2.16.1")
+    assert probe_software(_seams(site), ProbeLog(), []).tensorflow == "2.16.1"
