@@ -22,8 +22,13 @@ class BenchResult(Document):
     iqr_s: float
     runs: int
     threads: int | None = None
-    efficiency: float | None = Field(None, description="value / theoretical peak, 0..1, where the peak is known")
+    efficiency: float | None = Field(
+        None, description="value / theoretical peak, 0..1, where the peak is known"
+    )
     peak: float | None = Field(None, description="the peak used for efficiency, in `unit`")
+    note: str | None = Field(
+        None, description="how the size was reached, e.g. an out-of-memory back-off"
+    )
 
 
 class BenchSkip(Document):
@@ -61,6 +66,10 @@ class BenchReport(Versioned):
 
     generated_at: str = Field(default_factory=_now)
     torch_version: str | None = None
+    load_avg_1m: float | None = Field(
+        None,
+        description="1-minute load average when the run started: above the usable cores, other programs competed",
+    )
     budget_s: float
     elapsed_s: float
     interrupted: bool = False
@@ -71,5 +80,9 @@ class BenchReport(Versioned):
 
     def best(self, device: str, kernel: str, dtype: str) -> BenchResult | None:
         """The highest figure measured for ``kernel`` at ``dtype`` on ``device``."""
-        hits = [r for r in self.results if r.device == device and r.kernel == kernel and r.dtype == dtype]
+        hits = [
+            r
+            for r in self.results
+            if r.device == device and r.kernel == kernel and r.dtype == dtype
+        ]
         return max(hits, key=lambda r: r.value, default=None)

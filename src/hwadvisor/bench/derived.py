@@ -1,0 +1,154 @@
+"""Evidence drawn from the figures: speed-ups between dtypes and between devices.
+
+A cause (AMX, AVX-512 BF16, VNNI) is named only when the probed CPU features say the CPU
+has it; a slow-down is said as plainly as a speed-up, with the reason the features give.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hwadvisor.models.bench import BenchResult, Derived
+
+if TYPE_CHECKING:
+    from hwadvisor.models.facts import CpuFeatures, Facts
+
+
+def _best(results: list[BenchResult], device: str, kernel: str, dtype: str) -> BenchResult | None:
+    hits = [r for r in results if r.device == device and r.kernel == kernel and r.dtype == dtype]
+    return max(hits, key=lambda r: r.value, default=None)
+
+
+def _cpu_cause(dtype: str, f: CpuFeatures | None) -> tuple[str | None, str | None]:
+    """(what makes this dtype fast, what it lacks) from the probed features."""
+    if f is None:
+        return None, "its CPU features were not probed"
+    if dtype == "bf16":
+        if f.amx_bf16:
+            return "AMX", None
+        if f.avx512_bf16:
+            return "AVX-512 BF16", None
+        if f.bf16:
+            return "Arm BF16 instructions", None
+        return None, "no native bf16 matrix instructions (no AMX, no AVX-512 BF16)"
+    if dtype == "int8":
+        if f.amx_int8:
+            return "AMX", None
+        if f.avx512_vnni or f.avx_vnni:
+            return "VNNI", None
+        if f.i8mm:
+            return "Arm I8MM", None
+        return None, "no int8 dot-product instructions (no AMX, no VNNI)"
+    if dtype == "fp16":
+        if f.amx_fp16 or f.avx512_fp16:
+            return "native fp16 math", None
+        return None, "no native fp16 matrix instructions (no AMX-FP16, no AVX-512 FP16)"
+    return None, None
+
+
+def _how(ratio: float) -> str:
+    if ratio >= 1.1:
+        return f"runs {ratio:.1f}x faster than"
+    if ratio <= 1 / 1.1:
+        return f"runs {1 / ratio:.1f}x slower than"
+    return "runs about as fast as"
+
+
+def _dtype_ratio(
+    results: list[BenchResult], device: str, kernel: str, dtype: str, facts: Facts | None
+) -> Derived | None:
+    base = _best(results, device, kernel, "fp32")
+    fast = _best(results, device, kernel, dtype)
+    if base is None or fast is None or base.value <= 0:
+        return None
+    ratio = fast.value / base.value
+    where = "this CPU" if device == "cpu" else device
+    text = f"{dtype} {kernel} {_how(ratio)} fp32 on {where}"
+    if device == "cpu":
+        has, lacks = _cpu_cause(dtype, facts.cpu.features if facts is not None else None)
+        if has and ratio >= 1.1:
+            text += f" ({has})"
+        elif facts is None and ratio < 1.1:
+            text += f" ({lacks})"
+        elif lacks and ratio < 1.1:
+            text += f": it has {lacks}"
+        if ratio < 1 / 1.1:
+            text += "; prefer fp32 here"
+    return Derived(
+        id=f"{device}.{dtype}_over_fp32"
+        if kernel == "matmul"
+        else f"{device}.{kernel}_{dtype}_over_fp32",
+        ratio=round(ratio, 3),
+        text=text,
+    )
+
+
+def _efficiency(results: list[BenchResult], device: str) -> Derived | None:
+    r = _best(results, device, "matmul", "fp32")
+    if r is None or r.efficiency is None or r.peak is None:
+        return None
+    where = "this CPU's" if device == "cpu" else f"{device}'s"
+    return Derived(
+        id=f"{device}.fp32_matmul_of_peak",
+        ratio=round(r.efficiency, 3),
+        text=f"fp32 matmul reaches {r.efficiency:.{0 if r.efficiency >= 0.1 else 1}%} of {where} theoretical peak ({r.peak:,.0f} {r.unit})",
+    )
+
+
+def _over_cpu(results: list[BenchResult], device: str) -> list[Derived]:
+    out: list[Derived] = []
+    cpu = _best(results, "cpu", "matmul", "fp32")
+    if cpu is not None and cpu.value > 0:
+        for dtype in ("fp32", "tf32", "bf16", "fp16"):
+            r = _best(results, device, "matmul", dtype)
+            if r is not None:
+                ratio = r.value / cpu.value
+                text = f"{device}'s {dtype} matmul throughput is {ratio:,.0f}x this CPU's fp32"
+                out.append(
+                    Derived(id=f"{device}.{dtype}_over_cpu_fp32", ratio=round(ratio, 3), text=text)
+                )
+    copy_cpu, copy_dev = (
+        _best(results, "cpu", "copy", "fp32"),
+        _best(results, device, "copy", "fp32"),
+    )
+    if copy_cpu is not None and copy_dev is not None and copy_cpu.value > 0:
+        ratio = copy_dev.value / copy_cpu.value
+        text = f"{device}'s memory copy bandwidth is {ratio:,.0f}x this CPU's ({copy_dev.value:,.0f} vs {copy_cpu.value:,.1f} GB/s)"
+        out.append(Derived(id=f"{device}.copy_over_cpu_copy", ratio=round(ratio, 3), text=text))
+    return out
+
+
+def _busy(results: list[BenchResult], load_1m: float | None) -> Derived | None:
+    threads = next((r.threads for r in results if r.device == "cpu" and r.threads), None)
+    if load_1m is None or not threads or load_1m <= threads:
+        return None
+    return Derived(
+        id="cpu.load_over_threads",
+        ratio=round(load_1m / threads, 3),
+        text=f"the machine was busy (load average {load_1m:.1f} on {threads} threads used): other programs competed, so the CPU figures are lower than an idle machine gives",
+    )
+
+
+def derive(
+    results: list[BenchResult], facts: Facts | None, *, load_1m: float | None = None
+) -> list[Derived]:
+    """All comparisons the figures support, per device, then each accelerator against the CPU."""
+    out: list[Derived] = []
+    busy = _busy(results, load_1m)
+    if busy is not None:
+        out.append(busy)
+    devices = list(dict.fromkeys(r.device for r in results))
+    for device in devices:
+        for dtype in ("tf32", "bf16", "fp16", "int8"):
+            d = _dtype_ratio(results, device, "matmul", dtype, facts)
+            if d is not None:
+                out.append(d)
+        conv = _dtype_ratio(results, device, "conv2d", "bf16", facts)
+        if conv is not None:
+            out.append(conv)
+        eff = _efficiency(results, device)
+        if eff is not None:
+            out.append(eff)
+        if device != "cpu":
+            out += _over_cpu(results, device)
+    return out

@@ -1,0 +1,265 @@
+"""The kernels measured on each device, their size ladders, and the work each call does.
+
+Work is counted honestly: a matmul of (M,K)x(K,N) is 2·M·N·K FLOPs (ops for int8); a
+3×3 convolution is 2·N·C_out·H·W·C_in·9; a copy moves 2× the buffer (read + write) and
+a triad ``a = b + s·c`` moves 3× (two reads, one write); write-allocate traffic is not
+counted, so the figures are what a program gets, not what the wires carry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hwadvisor.bench.devices import Target
+from hwadvisor.bench.sizing import Shape
+
+if TYPE_CHECKING:
+    from hwadvisor.models.facts import Facts
+
+MIB = 1024 * 1024
+#: Square matmul sizes, smallest first; the CPU stops lower (a 4096³ fp32 call is ~1 s).
+CPU_MATMUL = (128, 256, 512, 1024, 2048, 4096)
+GPU_MATMUL = (256, 512, 1024, 2048, 4096, 8192, 16384)
+#: ResNet-like 3×3 layer at 56×56, channels-last: (batch, channels) grow together.
+CONV_STEPS = (
+    (1, 64),
+    (2, 64),
+    (4, 64),
+    (8, 64),
+    (8, 128),
+    (16, 128),
+    (16, 256),
+    (32, 256),
+    (64, 256),
+)
+CONV_HW = 56
+#: GPU last-level caches are at most ~100 MiB today; 1 GiB buffers stream from HBM.
+GPU_STREAM_BYTES = 1024 * MIB
+HOST_COPY_BYTES = 256 * MIB
+
+
+@dataclass(frozen=True)
+class KernelCase:
+    """One kernel at one dtype on one device, ready for :func:`~hwadvisor.bench.sizing.adapt`."""
+
+    target: Target
+    kernel: str
+    dtype: str
+    unit: str
+    ladder: tuple[Shape, ...]
+    work: Callable[[Shape], float]
+    build: Callable[[Shape], Callable[[], object]]
+    start: int = 0
+    weight: float = 1.0
+    flags: Callable[[], AbstractContextManager[object]] | None = None
+    after: Callable[[], None] | None = None
+
+
+def torch_dtype(torch: Any, name: str) -> Any:
+    """The torch dtype behind a report dtype name (tf32 is fp32 with TF32 math allowed)."""
+    return {
+        "fp32": torch.float32,
+        "tf32": torch.float32,
+        "bf16": torch.bfloat16,
+        "fp16": torch.float16,
+        "int8": torch.int8,
+    }[name]
+
+
+def matmul_work(shape: Shape) -> float:
+    """2·M·N·K for a (M,K)x(K,N) product."""
+    m, n, k = shape
+    return 2.0 * m * n * k
+
+
+def conv_work(shape: Shape) -> float:
+    """2·N·C_out·H·W·C_in·9 for a 3×3, stride-1, padded convolution with C_in = C_out."""
+    n, c, h, w = shape
+    return 2.0 * n * c * h * w * c * 9
+
+
+def _matmul_builder(torch: Any, dev: Any, dtype: str) -> Callable[[Shape], Callable[[], object]]:
+    def build(shape: Shape) -> Callable[[], object]:
+        m, n, k = shape
+        if dtype == "int8":
+            # torch._int_mm is torch's real int8 GEMM (int32 accumulate): CPU, CUDA sm75+.
+            a = torch.randint(-8, 8, (m, k), dtype=torch.int8, device=dev)
+            b = torch.randint(-8, 8, (k, n), dtype=torch.int8, device=dev)
+            return lambda: torch._int_mm(a, b)
+        dt = torch_dtype(torch, dtype)
+        a = torch.randn(m, k, dtype=dt, device=dev)
+        b = torch.randn(k, n, dtype=dt, device=dev)
+        return lambda: torch.mm(a, b)
+
+    return build
+
+
+def _conv_builder(torch: Any, dev: Any, dtype: str) -> Callable[[Shape], Callable[[], object]]:
+    def build(shape: Shape) -> Callable[[], object]:
+        n, c, h, w = shape
+        dt = torch_dtype(torch, dtype)
+        cl = torch.channels_last
+        x = torch.randn(n, c, h, w, dtype=dt, device=dev).contiguous(memory_format=cl)
+        wt = torch.randn(c, c, 3, 3, dtype=dt, device=dev).contiguous(memory_format=cl)
+        conv = torch.nn.functional.conv2d
+        return lambda: conv(x, wt, padding=1)
+
+    return build
+
+
+class StreamPool:
+    """The three bandwidth buffers of one device, shared by copy and triad.
+
+    Filling fresh memory costs more than the measurement (the first touch of each page
+    faults), so the buffers are made once per size and dropped with :meth:`clear`.
+    """
+
+    def __init__(self, torch: Any, dev: Any) -> None:
+        self._torch, self._dev = torch, dev
+        self._bufs: list[Any] = []
+
+    def get(self, n: int) -> list[Any]:
+        """Three filled fp32 buffers of ``n`` elements."""
+        if not self._bufs or self._bufs[0].numel() != n:
+            self.clear()
+            self._bufs = [
+                self._torch.ones(n, dtype=self._torch.float32, device=self._dev) for _ in range(3)
+            ]
+        return self._bufs
+
+    def clear(self) -> None:
+        """Drop the buffers."""
+        self._bufs = []
+
+
+def _stream_builder(
+    torch: Any, pool: StreamPool, kernel: str
+) -> Callable[[Shape], Callable[[], object]]:
+    def build(shape: Shape) -> Callable[[], object]:
+        a, b, c = pool.get(shape[0])
+        if kernel == "copy":
+            return lambda: a.copy_(b)
+        return lambda: torch.add(b, c, alpha=3.0, out=a)
+
+    return build
+
+
+def _host_builder(torch: Any, dev: Any, kernel: str) -> Callable[[Shape], Callable[[], object]]:
+    def build(shape: Shape) -> Callable[[], object]:
+        (n,) = shape
+        host = torch.empty(n, dtype=torch.uint8, pin_memory=True)
+        on_dev = torch.empty(n, dtype=torch.uint8, device=dev)
+        if kernel == "h2d":
+            return lambda: on_dev.copy_(host, non_blocking=True)
+        return lambda: host.copy_(on_dev, non_blocking=True)
+
+    return build
+
+
+@contextmanager
+def _tf32(torch: Any, enabled: bool) -> Iterator[None]:
+    """Allow (tf32) or forbid (fp32) TF32 tensor-core math for the duration, then restore."""
+    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    saved = (matmul.allow_tf32, cudnn.allow_tf32)
+    matmul.allow_tf32 = cudnn.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        matmul.allow_tf32, cudnn.allow_tf32 = saved
+
+
+def stream_elements(target: Target, facts: Facts | None, free_bytes: int | None) -> int:
+    """fp32 elements per buffer: ≥ 4× the last-level cache, ≤ a quarter of free memory / 3."""
+    if target.kind == "cpu":
+        l3 = facts.cpu.l3_bytes if facts is not None and facts.cpu.l3_bytes else 32 * MIB
+        want = max(4 * l3, 64 * MIB)
+    else:
+        want = GPU_STREAM_BYTES
+    if free_bytes:
+        want = min(want, max(free_bytes // 12, 8 * MIB))
+    return int(want // 4)
+
+
+def plan(
+    torch: Any, target: Target, facts: Facts | None, free_bytes: int | None
+) -> list[KernelCase]:
+    """Every kernel for ``target``, most useful first (a short budget still gets those)."""
+    dev = torch.device(target.device)
+    gpu = target.accelerator
+    sizes = GPU_MATMUL if gpu else CPU_MATMUL
+    mm_ladder = tuple((n, n, n) for n in sizes)
+    conv_ladder = tuple((n, c, CONV_HW, CONV_HW) for n, c in CONV_STEPS)
+    n = stream_elements(target, facts, free_bytes)
+    stream_ladder = ((n // 2,), (n,))
+    pool = StreamPool(torch, dev)
+
+    def mm(dtype: str, weight: float = 1.0) -> KernelCase:
+        unit = "GOP/s" if dtype == "int8" else "GFLOP/s"
+        flags = None
+        if target.kind == "cuda" and dtype in ("fp32", "tf32"):
+            enabled = dtype == "tf32"
+            flags = lambda: _tf32(torch, enabled)  # noqa: E731 - a small factory
+        return KernelCase(
+            target,
+            "matmul",
+            dtype,
+            unit,
+            mm_ladder,
+            matmul_work,
+            _matmul_builder(torch, dev, dtype),
+            weight=weight,
+            flags=flags,
+        )
+
+    def conv(dtype: str) -> KernelCase:
+        flags = (lambda: _tf32(torch, False)) if target.kind == "cuda" and dtype == "fp32" else None
+        return KernelCase(
+            target,
+            "conv2d",
+            dtype,
+            "GFLOP/s",
+            conv_ladder,
+            conv_work,
+            _conv_builder(torch, dev, dtype),
+            flags=flags,
+        )
+
+    def stream(kernel: str) -> KernelCase:
+        moved = 2.0 if kernel == "copy" else 3.0
+        return KernelCase(
+            target,
+            kernel,
+            "fp32",
+            "GB/s",
+            stream_ladder,
+            lambda s: moved * 4 * s[0],
+            _stream_builder(torch, pool, kernel),
+            start=1,
+            weight=0.7,
+            after=pool.clear if kernel == "triad" else None,  # triad runs last of the two
+        )
+
+    cases = [mm("fp32", 1.5), mm("bf16"), stream("copy"), stream("triad"), conv("fp32")]
+    if target.kind == "cuda":
+        cases.insert(1, mm("tf32"))
+    cases += [mm("fp16"), mm("int8"), conv("bf16")]
+    if target.kind == "cuda":
+        host_ladder = ((HOST_COPY_BYTES // 4,), (HOST_COPY_BYTES // 2,), (HOST_COPY_BYTES,))
+        for kernel in ("h2d", "d2h"):
+            cases.append(
+                KernelCase(
+                    target,
+                    kernel,
+                    "uint8",
+                    "GB/s",
+                    host_ladder,
+                    lambda s: float(s[0]),
+                    _host_builder(torch, dev, kernel),
+                    start=2,
+                    weight=0.5,
+                )
+            )
+    return cases

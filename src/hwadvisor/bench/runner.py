@@ -1,0 +1,220 @@
+"""``run_bench``: measure every kernel on the chosen devices within one time budget."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import time
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hwadvisor.bench import devices as devmod
+from hwadvisor.bench.derived import derive
+from hwadvisor.bench.kernels import KernelCase, plan
+from hwadvisor.bench.peaks import peak_for
+from hwadvisor.bench.sizing import Budget, Outcome, OutOfMemory, Unsupported, adapt
+from hwadvisor.bench.timing import make_measure, release_memory
+from hwadvisor.errors import MissingDependencyError, UsageError
+from hwadvisor.models.bench import BenchDevice, BenchReport, BenchResult, BenchSkip
+
+if TYPE_CHECKING:
+    from hwadvisor.models.facts import Facts
+
+#: Default budgets in seconds, torch's import included (it takes 2-5 s on a small VM):
+#: the whole ``hwadvisor bench`` then finishes in about 10 s on a CPU-only machine.
+CPU_BUDGET_S = 8.5
+QUICK_BUDGET_S = 3.0
+PER_ACCELERATOR_S = 6.0
+QUICK_PER_ACCELERATOR_S = 2.0
+#: Every kernel gets at least this long, so a tiny budget still yields real figures
+#: (and overruns by at most this much per kernel).
+MIN_ALLOT_S = 0.15
+#: Under --quick only the figures the advice uses most are measured.
+QUICK_KERNELS = {
+    ("matmul", "fp32"),
+    ("matmul", "tf32"),
+    ("matmul", "bf16"),
+    ("matmul", "fp16"),
+    ("copy", "fp32"),
+    ("h2d", "uint8"),
+}
+
+Progress = Callable[[str, float], None]
+
+
+MISSING_TORCH = "torch is not installed: pip install 'hwadvisor[bench]'"
+
+
+def require_torch() -> None:
+    """Fail fast, without importing torch (2-5 s), when it is not installed at all."""
+    try:
+        found = importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise MissingDependencyError(MISSING_TORCH)
+
+
+def import_torch() -> Any:
+    """Import torch, or raise MissingDependencyError with the reason it failed."""
+    try:
+        with warnings.catch_warnings():
+            # A torch wheel without numpy warns on import; that is not the user's problem here.
+            warnings.simplefilter("ignore")
+            import torch
+    except Exception as exc:
+        detail = "" if isinstance(exc, ModuleNotFoundError) else f" ({type(exc).__name__}: {exc})"
+        raise MissingDependencyError(f"{MISSING_TORCH}{detail}") from exc
+    return torch
+
+
+def load_average() -> float | None:
+    """The 1-minute load average (``uptime``), or None where the OS has none."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
+def default_budget(accelerators: int, quick: bool) -> float:
+    """Seconds for the whole run: more for each GPU-like device."""
+    if quick:
+        return QUICK_BUDGET_S + QUICK_PER_ACCELERATOR_S * accelerators
+    return CPU_BUDGET_S + PER_ACCELERATOR_S * accelerators
+
+
+def check_budget(budget_s: float | None) -> None:
+    """Refuse a zero, negative, infinite or NaN budget."""
+    if budget_s is not None and (not math.isfinite(budget_s) or budget_s <= 0):
+        raise UsageError(f"--budget must be a positive number of seconds, not {budget_s}")
+
+
+def _free_bytes(torch: Any, target: devmod.Target, facts: Facts | None) -> int | None:
+    if target.kind == "cuda":
+        free, _total = torch.cuda.mem_get_info(target.index)
+        return int(free)
+    if target.kind == "cpu" and facts is not None:
+        return facts.memory.available_bytes
+    return None
+
+
+def to_result(case: KernelCase, outcome: Outcome, facts: Facts | None) -> BenchResult:
+    """The report entry for one measured kernel, with its efficiency where the peak is known."""
+    t = outcome.timing
+    value = case.work(outcome.shape) / t.median_s / 1e9
+    peak = peak_for(case.target, case.kernel, case.dtype, facts)
+    return BenchResult(
+        device=case.target.device,
+        kernel=case.kernel,
+        dtype=case.dtype,
+        shape=list(outcome.shape),
+        value=round(value, 3),
+        unit=case.unit,
+        median_s=t.median_s,
+        iqr_s=t.iqr_s,
+        runs=t.runs,
+        threads=case.target.threads,
+        efficiency=round(value / peak, 4) if peak else None,
+        peak=peak,
+        note="; ".join(outcome.notes) or None,
+    )
+
+
+def _measure_case(
+    torch: Any, case: KernelCase, budget: Budget, weights_left: float, clock: Callable[[], float]
+) -> Outcome:
+    measure = make_measure(
+        torch,
+        case.build,
+        device_kind=case.target.kind,
+        threads=case.target.threads,
+        sync=devmod.synchronizer(torch, case.target),
+        flags=case.flags,
+    )
+    allot = max(MIN_ALLOT_S, budget.share(case.weight, weights_left))
+    min_run = min(0.1, max(0.01, allot * 0.04))
+    return adapt(
+        case.ladder,
+        work=case.work,
+        measure=measure,
+        clock=clock,
+        allot_s=allot,
+        start=case.start,
+        min_run_s=min_run,
+    )
+
+
+def run_bench(
+    *,
+    facts: Facts | None,
+    device: str = "cpu",
+    budget_s: float | None = None,
+    quick: bool = False,
+    progress: Progress | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> BenchReport:
+    """Measure ``device`` ("cpu", "cuda", "cuda:N", "mps", "xpu", "all") within the budget.
+
+    Raises MissingDependencyError without torch and UsageError for an unknown or absent
+    device. Ctrl-C returns the figures measured so far with ``interrupted=True``.
+    """
+    started = clock()
+    load_1m = load_average()
+    check_budget(budget_s)
+    devmod.parse_device(device)  # a typo is a usage error even where torch is missing
+    torch = import_torch()
+    targets = devmod.resolve(torch, device, facts)
+    accelerators = sum(1 for t in targets if t.accelerator)
+    total = budget_s if budget_s is not None else default_budget(accelerators, quick)
+    budget = Budget(total, clock, started)
+
+    results: list[BenchResult] = []
+    skipped: list[BenchSkip] = []
+    interrupted = False
+    try:
+        cases = [c for t in targets for c in plan(torch, t, facts, _free_bytes(torch, t, facts))]
+        if quick:
+            cases = [c for c in cases if (c.kernel, c.dtype) in QUICK_KERNELS]
+        weights_left = sum(c.weight for c in cases)
+        for done, case in enumerate(cases):
+            if progress is not None:
+                progress(f"{case.target.device} {case.kernel} {case.dtype}", done / len(cases))
+            try:
+                outcome = _measure_case(torch, case, budget, weights_left, clock)
+                results.append(to_result(case, outcome, facts))
+            except (Unsupported, OutOfMemory) as exc:
+                reason = exc.reason if isinstance(exc, Unsupported) else str(exc)
+                skipped.append(
+                    BenchSkip(
+                        device=case.target.device,
+                        kernel=case.kernel,
+                        dtype=case.dtype,
+                        reason=reason,
+                    )
+                )
+            finally:
+                if case.after is not None:
+                    case.after()
+                release_memory(torch, case.target.kind)
+            weights_left -= case.weight
+        if progress is not None:
+            progress("done", 1.0)
+    except KeyboardInterrupt:
+        interrupted = True
+
+    return BenchReport(
+        torch_version=str(torch.__version__),
+        load_avg_1m=load_1m,
+        budget_s=total,
+        elapsed_s=round(clock() - started, 3),
+        interrupted=interrupted,
+        devices=[
+            BenchDevice(device=t.device, name=t.name, uuid=t.uuid, threads=t.threads)
+            for t in targets
+        ],
+        results=results,
+        skipped=skipped,
+        derived=derive(results, facts, load_1m=load_1m),
+    )

@@ -1,0 +1,119 @@
+"""Human view of a bench report: a table of figures, a bar chart by dtype, the evidence."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hwadvisor.render import stdout_console
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from hwadvisor.models.bench import BenchReport, BenchResult
+
+BAR_WIDTH = 40
+
+
+def _number(r: BenchResult) -> str:
+    return f"{r.value:,.1f}" if r.value >= 10 else f"{r.value:,.3g}"
+
+
+def _value(r: BenchResult) -> str:
+    return f"{_number(r)} {r.unit}"
+
+
+def _spread(r: BenchResult) -> str:
+    return f"±{r.iqr_s / r.median_s:.0%}" if r.median_s > 0 and r.runs > 1 else "-"
+
+
+def _efficiency(r: BenchResult) -> str:
+    if r.efficiency is None:
+        return "[dim]?[/]"
+    pct = r.efficiency * 100
+    return f"{pct:.0f}%" if pct >= 10 else f"{pct:.1f}%"
+
+
+def _shape(r: BenchResult) -> str:
+    if r.kernel in ("copy", "triad", "h2d", "d2h"):
+        per_elem = 1 if r.dtype == "uint8" else 4
+        return f"{r.shape[0] * per_elem / 2**20:,.0f} MiB"
+    if r.kernel == "matmul" and len(set(r.shape)) == 1:
+        return f"{r.shape[0]}³"
+    return "x".join(str(d) for d in r.shape)
+
+
+def results_table(report: BenchReport) -> object:
+    """A rich Table with one row per figure."""
+    from rich.table import Table
+
+    table = Table(title="Measured throughput", title_justify="left")
+    for col, justify in (
+        ("device", "left"),
+        ("kernel", "left"),
+        ("dtype", "left"),
+        ("size", "right"),
+        ("rate", "right"),
+        ("unit", "left"),
+        ("IQR", "right"),
+        ("runs", "right"),
+        ("thr", "right"),
+        ("peak", "right"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for r in report.results:
+        table.add_row(
+            r.device,
+            r.kernel,
+            r.dtype,
+            _shape(r),
+            _number(r),
+            r.unit,
+            _spread(r),
+            str(r.runs),
+            str(r.threads) if r.threads is not None else "-",
+            _efficiency(r),
+        )
+    return table
+
+
+def bar_lines(report: BenchReport, *, width: int = BAR_WIDTH) -> list[str]:
+    """Horizontal bars of compute throughput by device and dtype (matmul and conv2d).
+
+    Bars share one linear scale per unit so the dtypes compare at a glance; a figure too
+    small for one cell still gets a sliver, so a 100x slow-down stays visible.
+    """
+    rows = [r for r in report.results if r.kernel in ("matmul", "conv2d")]
+    if not rows:
+        return []
+    top = max(r.value for r in rows)
+    label_w = max(len(f"{r.device} {r.kernel} {r.dtype}") for r in rows)
+    lines = []
+    for r in rows:
+        cells = r.value / top * width if top > 0 else 0.0
+        bar = "█" * int(cells) or "▏"
+        label = f"{r.device} {r.kernel} {r.dtype}".ljust(label_w)
+        lines.append(f"{label} {bar} {_value(r)}")
+    return lines
+
+
+def render_bench(report: BenchReport, console: Console | None = None) -> None:
+    """Print the report: table, bar chart, derived evidence, skips, and the budget used."""
+    con = console or stdout_console()
+    con.print(results_table(report))
+    bars = bar_lines(report)
+    if bars:
+        con.print("\n[bold]Compute throughput by dtype[/]")
+        for line in bars:
+            con.print(line, markup=False)
+    if report.derived:
+        con.print("\n[bold]Evidence[/]")
+        for d in report.derived:
+            con.print(f"  • {d.text}", markup=False)
+    if report.skipped:
+        con.print("\n[bold]Not measured[/]")
+        for s in report.skipped:
+            con.print(f"  • {s.device} {s.kernel} {s.dtype}: {s.reason}", markup=False)
+    footer = f"\n{report.elapsed_s:.1f} s of a {report.budget_s:.1f} s budget, torch {report.torch_version}"
+    if report.interrupted:
+        footer += " [bold yellow](interrupted: partial figures)[/]"
+    con.print(footer)
