@@ -18,7 +18,7 @@ import yaml
 
 from hwadvisor.engine import RuleSet, load_rules
 from hwadvisor.models.advice import Advice, Budget, Team
-from hwadvisor.models.bench import BenchReport, BenchResult
+from hwadvisor.models.bench import BenchReport, BenchResult, Derived
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
 from hwadvisor.models.facts import Facts
 from hwadvisor.models.workload import Scenario, Workload
@@ -85,12 +85,15 @@ def case_facts(case: dict[str, Any]) -> Facts:
 
 
 def case_bench(case: dict[str, Any]) -> BenchReport | None:
-    """Bench figures written as ``{"cpu.matmul.fp32": 300.0}`` turned into a report."""
+    """Bench figures ``{"cpu.matmul.fp32": 300.0}`` and ratios ``{"cpu.load_over_threads": 3.0}`` as a report."""
     figures = case.get("bench")
     if not figures:
         return None
-    results = []
+    results, derived = [], []
     for key, value in figures.items():
+        if key.count(".") == 1:
+            derived.append(Derived(id=key, ratio=value, text=key))
+            continue
         device, kernel, dtype = key.split(".")
         results.append(
             BenchResult(
@@ -105,7 +108,7 @@ def case_bench(case: dict[str, Any]) -> BenchReport | None:
                 runs=5,
             )
         )
-    return BenchReport(budget_s=1.0, elapsed_s=1.0, results=results)
+    return BenchReport(budget_s=1.0, elapsed_s=1.0, results=results, derived=derived)
 
 
 def run_case(case: dict[str, Any], rules: RuleSet) -> Advice:

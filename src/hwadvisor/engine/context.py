@@ -26,6 +26,8 @@ _SERVER_CPU = re.compile(
 )
 #: Throughput headroom over the requested QPS before a device "serves" it (bursts, jitter).
 QPS_HEADROOM = 1.3
+#: Derived bench figures (``BenchReport.derived`` ids past the device) rules may read.
+_BENCH_DERIVED = frozenset({"load_over_threads", "fp32_matmul_of_peak"})
 
 
 def _flatten(data: Any, prefix: str, out: Context) -> None:
@@ -167,7 +169,7 @@ def _bench_part(bench: BenchReport | None) -> Context:
     # Ratios the benchmark derived itself (measured in one run, so less noisy) win.
     for d in bench.derived:
         cls, _, name = d.id.partition(".")
-        if cls in BENCH_DEVICES and name.endswith("_over_fp32"):
+        if cls in BENCH_DEVICES and (name.endswith("_over_fp32") or name in _BENCH_DERIVED):
             out[f"bench.{cls}.{name}"] = d.ratio
     return out
 

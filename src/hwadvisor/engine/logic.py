@@ -9,6 +9,7 @@ that is never unknown. Nothing is executed: every operator is a fixed Python fun
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -118,7 +119,7 @@ def _leaf(cond: Condition, ctx: Context) -> Trace:
         seen = {cond.fact: actual, cond.ref: expected}
     else:
         expected = cond.value
-        label += f" {expected!r}" if not isinstance(expected, list) else f" {list(expected)!r}"
+        label += f" {json.dumps(expected)}"
         seen = {cond.fact: actual}
     if actual is None or expected is None:
         return Trace(label, Truth.UNKNOWN, seen)

@@ -255,6 +255,16 @@ def registry() -> dict[str, FactSpec]:
                 f"measured matmul {dtype} / fp32 speed-up on {dev}",
                 derived=True,
             )
+        for name, doc in (
+            (
+                "load_over_threads",
+                "load average / benchmark threads while measuring (>1: the machine was busy)",
+            ),
+            ("fp32_matmul_of_peak", "measured fp32 matmul / theoretical fp32 peak"),
+        ):
+            out[f"bench.{dev}.{name}"] = FactSpec(
+                f"bench.{dev}.{name}", FactType.NUMBER, doc, derived=True
+            )
         out[f"bench.{dev}.threads"] = FactSpec(
             f"bench.{dev}.threads", FactType.NUMBER, "threads the benchmark used", derived=True
         )

@@ -8,8 +8,14 @@ _NUMBERS = re.compile(r"^\s*v?(\d+(?:\.\d+){0,3})")
 
 #: CUDA builds torch publishes wheels for (``--index-url .../whl/cuNNN``), oldest first.
 #: A driver runs every CUDA up to the version it reports, so the newest tag not above it
-#: is the build to install.
+#: is the build to install. Tags before cu118 exist only for torch 1.x releases: a driver
+#: that old is better upgraded, which the rules say beside the tag.
 TORCH_CUDA_TAGS: tuple[tuple[tuple[int, ...], str], ...] = (
+    ((10, 2), "cu102"),
+    ((11, 1), "cu111"),
+    ((11, 3), "cu113"),
+    ((11, 6), "cu116"),
+    ((11, 7), "cu117"),
     ((11, 8), "cu118"),
     ((12, 1), "cu121"),
     ((12, 4), "cu124"),
