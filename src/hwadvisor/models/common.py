@@ -71,7 +71,7 @@ def check_schema_version(data: dict[str, Any], *, where: str, what: str) -> None
             f"{what} has no schema_version string; is it hwadvisor output?", where=where
         )
     major, _, _ = raw.partition(".")
-    if not major.isdigit():
+    if not (major.isascii() and major.isdigit()):
         raise FactsError(f"{what} schema_version {raw!r} is not MAJOR.MINOR", where=where)
     if int(major) != SCHEMA_MAJOR:
         raise FactsError(

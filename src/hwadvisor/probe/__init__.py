@@ -7,9 +7,14 @@ real machine, and every source records a status in ``Facts.probes``.
 
 from __future__ import annotations
 
-from hwadvisor.models.facts import Facts, Gpu
-from hwadvisor.probe.runner import ProbeLog
+from typing import TYPE_CHECKING
+
 from hwadvisor.probe.seams import Seams
+
+if TYPE_CHECKING:
+    # Imported lazily: the NVML child process imports this package and must not pay
+    # for building the pydantic models.
+    from hwadvisor.models.facts import Facts, Gpu
 
 #: Default deadline for the whole GPU probe (NVML runs in a child process under it).
 DEFAULT_TIMEOUT_S = 10.0
@@ -17,7 +22,9 @@ DEFAULT_TIMEOUT_S = 10.0
 
 def probe_machine(seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOUT_S) -> Facts:
     """Probe everything; never raises for a machine's quirks, records them instead."""
+    from hwadvisor.models.facts import Facts, Gpu
     from hwadvisor.probe import amd, apple, cpu, host, memory, nvidia, software
+    from hwadvisor.probe.runner import ProbeLog
 
     seams = seams or Seams()
     log = ProbeLog()

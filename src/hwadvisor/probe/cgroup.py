@@ -119,7 +119,7 @@ def parse_limit_bytes(text: str | None) -> int | None:
     if text is None:
         return None
     value = text.strip()
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()):
         return None
     limit = int(value)
     return limit if 0 < limit < UNLIMITED_BYTES else None
@@ -135,7 +135,7 @@ def stat_value(text: str | None, *keys: str) -> int | None:
         values.setdefault(key, value.strip())
     for key in keys:
         raw = values.get(key, "")
-        if raw.isdigit():
+        if raw.isascii() and raw.isdigit():
             return int(raw)
     return None
 
@@ -179,7 +179,7 @@ def memory_limit(fs: HostFS) -> tuple[CgroupPlace | None, MemoryLimit | None]:
         inactive = stat_value(fs.read(f"{d}/memory.stat"), "total_inactive_file", "inactive_file")
         best = MemoryLimit(
             limit_bytes=limit,
-            usage_bytes=int(usage) if usage and usage.isdigit() else None,
+            usage_bytes=int(usage) if usage and (usage.isascii() and usage.isdigit()) else None,
             inactive_file_bytes=inactive,
             source=f"{d}/{limit_file}",
         )

@@ -112,7 +112,9 @@ def parse_cpulist(text: str | None) -> frozenset[int] | None:
     cpus: set[int] = set()
     for part in text.split(","):
         lo_s, dash, hi_s = part.strip().partition("-")
-        if not lo_s.isdigit() or (dash and not hi_s.isdigit()):
+        if not (lo_s.isascii() and lo_s.isdigit()) or (
+            dash and not (hi_s.isascii() and hi_s.isdigit())
+        ):
             return None
         lo = int(lo_s)
         hi = int(hi_s) if dash else lo

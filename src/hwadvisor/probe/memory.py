@@ -24,7 +24,7 @@ def parse_meminfo(text: str) -> dict[str, int]:
         if not sep:
             continue
         fields = rest.split()
-        if not fields or not fields[0].isdigit():
+        if not fields or not (fields[0].isascii() and fields[0].isdigit()):
             continue
         unit = _UNITS.get(fields[1].lower() if len(fields) > 1 else "")
         if unit is not None:

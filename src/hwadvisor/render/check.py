@@ -151,13 +151,15 @@ def memory_software_panel(facts: Facts) -> Panel:
 
 
 def probes_line(facts: Facts) -> str:
-    """A one-line summary of the probes that did not succeed, with their reasons."""
-    bad = [p for p in facts.probes if p.status is not ProbeStatus.OK]
-    if not bad:
-        return f"[dim]{len(facts.probes)} probes ok[/]"
-    return "  ".join(
-        f"[yellow]{p.name}[/]: {p.status.value} ({p.error or 'no detail'})" for p in bad
-    )
+    """A summary of the probes: failures in yellow, absent sources dimmed, with reasons."""
+    parts = []
+    for p in facts.probes:
+        if p.status is ProbeStatus.ABSENT:
+            parts.append(f"[dim]{p.name}: absent ({p.error or 'not found'})[/]")
+        elif p.status is not ProbeStatus.OK:
+            parts.append(f"[yellow]{p.name}: {p.status.value} ({p.error or 'no detail'})[/]")
+    ok = sum(1 for p in facts.probes if p.status is ProbeStatus.OK)
+    return "\n".join([f"[dim]{ok} of {len(facts.probes)} probes ok[/]", *parts])
 
 
 def render_facts(facts: Facts) -> None:
