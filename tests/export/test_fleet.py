@@ -122,8 +122,13 @@ def test_saved_fleet_training_ranks_gpus_first_and_skips_bad_reports() -> None:
         "synthetic-rtx4090-workstation",
         "synthetic-t4-inference",
     ]
-    assert ranked[-1] == "recorded-epyc-milan-kvm"
-    assert result.machines[-1].status is FleetStatus.TOO_SLOW
+    # No CPU-only machine runs ten ImageNet epochs within the 24 h default (too slow, or
+    # the 4 GiB container is too small), and all rank below the GPU machines.
+    rest = result.machines[3:]
+    assert all(
+        m.device == "cpu" and m.status in (FleetStatus.TOO_SLOW, FleetStatus.NO_FIT) for m in rest
+    )
+    assert len(result.machines) == len(GOOD_REPORTS)
     assert {s.source for s in result.skipped} == {str(p) for p in BAD_REPORTS}
     times = [m.time_s for m in result.machines[:3]]
     assert times == sorted(times)  # type: ignore[type-var]

@@ -142,7 +142,7 @@ def _judge(workload: Workload, est: DeviceEstimate) -> tuple[FleetStatus, float 
     if total is None:
         return FleetStatus.UNKNOWN, None, "no time estimate"
     deadline_s = workload.deadline_hours * 3600
-    hours = f"{total / 3600:.2f} h"
+    hours = f"{total / 3600:.2f} h" if total < 48 * 3600 else f"{total / 86400:.1f} days"
     if total > deadline_s:
         return FleetStatus.TOO_SLOW, total, f"{hours} > {workload.deadline_hours:g} h deadline"
     status = FleetStatus.FITS if est.fits else FleetStatus.UNKNOWN

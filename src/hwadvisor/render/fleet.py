@@ -51,7 +51,8 @@ def render_fleet(report: FleetReport) -> None:
     table.add_column("memory need / has", justify="right")
     table.add_column("why")
     for m in report.machines:
-        name = m.hostname or Path(m.source).stem
+        stem = Path(m.source).stem
+        name = stem if m.hostname in (None, stem) else f"{m.hostname}\n[dim]{stem}[/]"
         if m.device == "cpu" or not m.gpus:
             runs_on = f"CPU, {m.usable_cores or '?'} cores"
         else:
