@@ -133,11 +133,14 @@ def _judge(workload: Workload, est: DeviceEstimate) -> tuple[FleetStatus, float 
         if workload.qps is not None and tput is not None and tput < workload.qps:
             return FleetStatus.TOO_SLOW, step, f"{tput:.1f} samples/s < {workload.qps:g} QPS target"
         status = FleetStatus.FITS if est.fits else FleetStatus.UNKNOWN
-        return (
-            status,
-            step,
-            f"{latency_ms:.1f} ms per batch" + ("" if est.fits else ", memory fit unknown"),
-        )
+        met = [f"{latency_ms:.1f} ms per batch"]
+        if workload.latency_ms is not None:
+            met[0] += f" <= {workload.latency_ms:g} ms target"
+        if workload.qps is not None and tput is not None:
+            met.append(f"{tput:.0f} samples/s >= {workload.qps:g} QPS")
+        if not est.fits:
+            met.append("memory fit unknown")
+        return status, step, ", ".join(met)
     total = est.total_time_s
     if total is None:
         return FleetStatus.UNKNOWN, None, "no time estimate"

@@ -56,7 +56,10 @@ def render_fleet(report: FleetReport) -> None:
         if m.device == "cpu" or not m.gpus:
             runs_on = f"CPU, {m.usable_cores or '?'} cores"
         else:
-            have = ", ".join(f"{n} x {gpu}" for gpu, n in Counter(m.gpus).items())
+            # "NVIDIA " says nothing in a column of GPU names.
+            have = ", ".join(
+                f"{n} x {gpu.removeprefix('NVIDIA ')}" for gpu, n in Counter(m.gpus).items()
+            )
             runs_on = f"{have}\n[dim]priced as {m.priced_as}[/]"
         memory = f"{human_bytes(m.memory_bytes)} / {human_bytes(m.device_memory_bytes)}"
         table.add_row(
