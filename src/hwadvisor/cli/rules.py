@@ -198,7 +198,8 @@ def explain_rule(
     colours = {"true": "green", "false": "red", "unknown": "yellow"}
     for ln in exp.lines:
         values = ", ".join(
-            f"{k} = {v!r}" if v is not None else f"{k} = unknown" for k, v in ln.actual.items()
+            f"{k} = {json.dumps(v, default=str)}" if v is not None else f"{k} = unknown"
+            for k, v in ln.actual.items()
         )
         con.print(
             f"  {'  ' * ln.depth}[{colours[ln.truth.value]}]{ln.truth.value.upper():7}[/] {ln.label}"

@@ -17,7 +17,7 @@ from typing import Any
 from hwadvisor.engine.context import Context
 
 _PLACEHOLDER = re.compile(
-    r"\{(?P<path>[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){0,7})(?:\|(?P<filter>[a-z_]+))?(?::(?P<spec>[<>^]?[+]?[0-9]{0,3}(?:\.[0-9]{1,2})?[fegd%]?))?\}"
+    r"\{(?P<path>[a-z][a-z0-9_]*(?:\.[a-z0-9][a-z0-9_]*){0,7})(?:\|(?P<filter>[a-z_]+))?(?::(?P<spec>[<>^]?[+]?[0-9]{0,3}(?:\.[0-9]{1,2})?[fegd%]?))?\}"
 )
 _SPEC_RE = re.compile(r"^[<>^]?[+]?[0-9]{0,3}(?:\.[0-9]{1,2})?[fegd%]?$")
 

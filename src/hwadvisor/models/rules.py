@@ -30,7 +30,7 @@ MAX_CHILDREN = 32
 MAX_VALUE_CHARS = 200
 MAX_TEXT_CHARS = 2000
 MAX_RULES_PER_FILE = 500
-FACT_PATH_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+){0,7}$"
+FACT_PATH_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z0-9][a-z0-9_]*){0,7}$"
 
 ShortStr = Annotated[str, Field(max_length=MAX_VALUE_CHARS)]
 Scalar = StrictBool | StrictInt | StrictFloat | ShortStr

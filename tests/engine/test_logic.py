@@ -1,0 +1,98 @@
+"""Three-valued evaluation, operators, versions and message templates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hwadvisor.engine import Truth, evaluate
+from hwadvisor.engine.template import placeholders, render
+from hwadvisor.engine.versions import newest_wheel_tag, parse_version
+from hwadvisor.models.rules import Condition
+
+T, F, U = Truth.TRUE, Truth.FALSE, Truth.UNKNOWN
+
+
+def leaf(fact: str, op: str, value: Any = None, **extra: Any) -> dict[str, Any]:
+    node: dict[str, Any] = {"fact": fact, "op": op, **extra}
+    if value is not None:
+        node["value"] = value
+    return node
+
+
+def ev(cond: dict[str, Any], ctx: dict[str, Any]) -> Truth:
+    return evaluate(Condition.model_validate(cond), ctx)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "all_", "any_"),
+    [(T, T, T, T), (T, F, F, T), (T, U, U, T), (F, U, F, U), (U, U, U, U), (F, F, F, F)],
+)
+def test_kleene_tables(a: Truth, b: Truth, all_: Truth, any_: Truth) -> None:
+    ctx = {"x.a": {T: 1, F: 0, U: None}[a], "x.b": {T: 1, F: 0, U: None}[b]}
+    kids = [leaf("x.a", "==", 1), leaf("x.b", "==", 1)]
+    assert ev({"all": kids}, ctx) is all_
+    assert ev({"any": kids}, ctx) is any_
+
+
+def test_not_keeps_unknown() -> None:
+    assert ev({"not": leaf("x.a", "==", 1)}, {}) is U
+    assert ev({"not": leaf("x.a", "==", 1)}, {"x.a": 2}) is T
+
+
+def test_exists_is_never_unknown() -> None:
+    assert ev(leaf("x.a", "exists"), {}) is F
+    assert ev(leaf("x.a", "exists", False), {}) is T
+    assert ev(leaf("x.a", "exists"), {"x.a": 0}) is T
+
+
+@pytest.mark.parametrize(
+    ("op", "value", "actual", "expected"),
+    [
+        ("==", "CPU", "cpu", T),
+        ("!=", 3, 3.0, F),
+        ("<", 10, 3, T),
+        (">=", 10, 10, T),
+        ("in", ["gpu", "multi_gpu"], "gpu", T),
+        ("not_in", ["gpu"], "cpu", T),
+        ("contains", "avx2", ["fma", "avx2"], T),
+        ("version_gt", "12.2", "12.10", T),
+        ("version_lt", "12.2", "12.1", T),
+        ("version_ge", "8.0", "8.0", T),
+        ("==", True, 1, F),
+        ("<", 5, "x", U),
+        ("version_lt", "12.2", "not-a-version", U),
+    ],
+)
+def test_operators(op: str, value: Any, actual: Any, expected: Truth) -> None:
+    assert ev(leaf("x.a", op, value), {"x.a": actual}) is expected
+
+
+def test_ref_compares_two_facts_and_unknown_ref_is_unknown() -> None:
+    cond = {"fact": "x.a", "op": "version_gt", "ref": "x.b"}
+    assert ev(cond, {"x.a": "12.4", "x.b": "12.2"}) is T
+    assert ev(cond, {"x.a": "12.4"}) is U
+
+
+def test_versions() -> None:
+    assert parse_version("535.104.05") == (535, 104, 5)
+    assert parse_version("gfx90a") is None
+    assert newest_wheel_tag("12.2") == "cu121"
+    assert newest_wheel_tag("12.6") == "cu126"
+    assert newest_wheel_tag("13.1") == "cu130"
+    assert newest_wheel_tag("9.0") is None
+
+
+def test_template_fills_formats_and_filters() -> None:
+    ctx = {"a.b": 2.345, "a.bytes": 3 * 2**30, "a.secs": 7200, "a.list": ["x", "y"], "a.flag": True}
+    text = "{a.b:.1f} {a.bytes|gib} {a.secs|duration} {a.list|list} {a.flag} {a.none} {{x}}"
+    assert render(text, ctx) == "2.3 3.0 GiB 2.0 h x, y yes unknown {x}"
+
+
+@pytest.mark.parametrize(
+    "bad", ["{a.b!r}", "{a.b.__class__}", "{__import__('os')}", "{a.b|evil}", "a } b", "{a.b"]
+)
+def test_template_refuses_anything_but_paths(bad: str) -> None:
+    with pytest.raises(ValueError):
+        placeholders(bad)
