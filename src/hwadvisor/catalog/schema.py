@@ -114,6 +114,10 @@ class ModelEntry(_Entry):
     conv_fraction: float = Field(
         0.0, ge=0, le=1, description="share of forward FLOPs in convolutions"
     )
+    conv_sizes: list[tuple[int, float]] | None = Field(
+        None,
+        description="[effective product size, share of convolution FLOPs] pairs, counted at batch 32",
+    )
     kernels: int | None = Field(None, description="operator launches per forward pass")
     activation_depends_on: str
     source: str = Field(min_length=3)

@@ -72,6 +72,7 @@ class Count:
 
     total_flops: float = 0.0
     gemm: dict[int, float] = field(default_factory=dict)
+    conv: dict[int, float] = field(default_factory=dict)
     conv_flops: float = 0.0
     other_flops: float = 0.0
     memory_bytes: float = 0.0
@@ -86,14 +87,34 @@ def _tensors(obj: Any) -> list[Any]:
     return [t for t in tree_flatten(obj)[0] if isinstance(t, torch.Tensor)]
 
 
-def _gemm_size(flops: float, out: Any) -> int:
-    """Typical dimension of a product: cube root of M*N*K, from its FLOPs and output."""
+def effective_size(m: float, n: float, k: float) -> int:
+    """Effective size of an (m x k) @ (k x n) product: the harmonic mean of m, n and k.
+
+    A skinny product runs at the speed its smallest side allows, so the harmonic mean
+    (dominated by the smallest side) predicts its rate better than the cube root.
+    """
+    dims = [max(float(d), 1.0) for d in (m, n, k)]
+    return max(1, round(3.0 / sum(1.0 / d for d in dims)))
+
+
+def _product_dims(name: str, args: Any, out: Any) -> tuple[float, float, float] | None:
+    """M, N, K of a product or of a convolution's implicit product."""
+    ts = _tensors(args)
     outs = _tensors(out)
-    batch = 1
-    if outs and outs[0].dim() >= 3:
-        batch = math.prod(outs[0].shape[:-2])
-    mnk = flops / 2.0 / max(batch, 1)
-    return max(1, round(mnk ** (1 / 3)))
+    try:
+        if name in ("mm", "addmm", "bmm", "baddbmm"):
+            a, b = (ts[1], ts[2]) if name in ("addmm", "baddbmm") else (ts[0], ts[1])
+            return float(a.shape[-2]), float(b.shape[-1]), float(a.shape[-1])
+        if name in _CONV_OPS and len(ts) >= 2 and outs:
+            w, o = ts[1], outs[0]
+            m = o.shape[0] * math.prod(o.shape[2:])
+            return float(m), float(w.shape[0]), float(math.prod(w.shape[1:]))
+        if "attention" in name and len(ts) >= 2:
+            q, k = ts[0], ts[1]
+            return float(q.shape[-2]), float(k.shape[-2]), float(q.shape[-1])
+    except (IndexError, AttributeError):
+        return None
+    return None
 
 
 def _make_mode(count: Count) -> Any:
@@ -116,10 +137,12 @@ def _make_mode(count: Count) -> Any:
             if counter is not None:
                 flops = float(counter(*args, **kwargs, out_val=out))
                 count.total_flops += flops
+                dims = _product_dims(name, args, out)
+                size = effective_size(*dims) if dims else 256
                 if name in _CONV_OPS:
                     count.conv_flops += flops
+                    count.conv[size] = count.conv.get(size, 0.0) + flops
                 elif name in _GEMM_OPS:
-                    size = _gemm_size(flops, out)
                     count.gemm[size] = count.gemm.get(size, 0.0) + flops
                 else:
                     count.other_flops += flops

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hwadvisor.estimate.counting import effective_size
 from hwadvisor.models.workload import GemmBucket, ModelKind, OpProfile, Workload
 
 if TYPE_CHECKING:
@@ -21,7 +22,9 @@ UNKNOWN_GEMM_SIZE = 1024
 def counted_profile(fwd: Count, batch: int) -> OpProfile:
     """A profile from a meta-device count at ``batch``, per sample."""
     gemm = [GemmBucket(size=s, flops=f / batch) for s, f in sorted(fwd.gemm.items())]
+    conv = [GemmBucket(size=s, flops=f / batch) for s, f in sorted(fwd.conv.items())]
     return OpProfile(
+        conv=conv,
         gemm=gemm,
         conv_flops=fwd.conv_flops / batch,
         other_flops=fwd.other_flops / batch,
@@ -42,26 +45,29 @@ def _transformer(wl: Workload, entry: ModelEntry | None) -> OpProfile:
     fps = wl.flops_per_sample or 0.0
     attn = attention_flops(s, h, layers)
     tokens = wl.batch_size * s
-    # The projections and MLP are (tokens x h) @ (h x h..4h): cube root of M·N·K.
     proj = max(fps - attn, 0.0)
-    proj_size = round((tokens * h * 2 * h) ** (1 / 3)) if h else UNKNOWN_GEMM_SIZE
+    # Per layer: QKV (h -> 3h, 6h² per token), output (2h²), MLP up (h -> 4h, 8h²) and
+    # down (4h -> h, 8h²); the rest of the projection FLOPs (embeddings, LM head) go
+    # with the MLP-sized products.
+    shapes = [(3 * h, h, 6 / 24), (h, h, 2 / 24), (4 * h, h, 8 / 24), (h, 4 * h, 8 / 24)]
+    gemm = [
+        GemmBucket(size=effective_size(tokens, n, k), flops=proj * share) for n, k, share in shapes
+    ]
     head_dim = max(1, h // heads)
-    attn_size = round((s * s * head_dim) ** (1 / 3))
+    if attn:
+        gemm.append(GemmBucket(size=effective_size(s, s, head_dim), flops=attn))
     # fp32 bytes per token per layer of the memory-bound operators: two layer norms (2h
     # each, read + write), GELU on 4h, bias adds and residual adds (~9h read + write),
     # softmax, scaling and masking of the a·s scores.
     per_token_layer = 4.0 * (36 * h + 4 * heads * s)
     mem = per_token_layer * s * layers
     kernels = (entry.kernels if entry and entry.kernels else 0) or 22 * max(layers, 1) + 10
-    gemm = [GemmBucket(size=proj_size, flops=proj)]
-    if attn:
-        gemm.append(GemmBucket(size=attn_size, flops=attn))
     return OpProfile(
         gemm=gemm,
         memory_bytes=mem,
         kernels=kernels,
-        basis="analytic transformer profile (24·s·h²·L projections, 4·s²·h·L attention, "
-        "layer norm / GELU / softmax / residual traffic per token)",
+        basis="analytic transformer profile (QKV, output and MLP products per layer, 4·s²·h·L "
+        "attention, layer norm / GELU / softmax / residual traffic per token)",
     )
 
 
@@ -72,25 +78,39 @@ def analytic_profile(wl: Workload, entry: ModelEntry | None) -> OpProfile | None
         return None
     if wl.kind in (ModelKind.ENCODER, ModelKind.DECODER) and wl.hidden and wl.layers:
         return _transformer(wl, entry)
-    conv_fraction = entry.conv_fraction if entry else 0.0
-    conv = fps * conv_fraction
-    rest = fps - conv
-    # A dense layer with M = batch has M·N·K = batch × (its forward FLOPs per sample) / 2.
-    size = round((wl.batch_size * rest / 2) ** (1 / 3)) if rest > 0 and entry else UNKNOWN_GEMM_SIZE
-    if wl.kind is ModelKind.DECODER and wl.seq_len:
-        size = (
-            round((wl.batch_size * wl.seq_len * (wl.params or 0) / 12) ** (1 / 3))
-            or UNKNOWN_GEMM_SIZE
+    b = wl.batch_size
+    if wl.kind is ModelKind.DECODER and wl.seq_len and wl.params:
+        # Only N and s known: a GPT-like shape with L ≈ h/128, so N ≈ 12·h³/128.
+        h = (wl.params * 128 / 12) ** (1 / 3)
+        size = effective_size(b * wl.seq_len, 2 * h, 1.5 * h)
+        return OpProfile(
+            gemm=[GemmBucket(size=size, flops=fps)],
+            kernels=0,
+            basis=f"2·N·s products, GPT-like width ~{h:.0f} assumed from N; memory-bound operators not counted",
         )
+    conv_fraction = entry.conv_fraction if entry else 0.0
+    conv_total = fps * conv_fraction
+    rest = fps - conv_total
+    conv: list[GemmBucket] = []
+    if entry and entry.conv_sizes:
+        conv = [
+            GemmBucket(size=int(sz), flops=conv_total * share) for sz, share in entry.conv_sizes
+        ]
+    elif conv_total:
+        conv = [GemmBucket(size=UNKNOWN_GEMM_SIZE // 4, flops=conv_total)]
+    # A dense layer of f FLOPs per sample taken as square: N = K = sqrt(f / 2), M = batch.
+    side = (rest / 2) ** 0.5 if rest > 0 else 0.0
+    size = effective_size(b, side, side) if entry else UNKNOWN_GEMM_SIZE
     mem = entry.memory_bytes_per_sample if entry and entry.memory_bytes_per_sample else 0.0
     basis = (
-        "catalog conv share and measured memory-bound bytes"
+        "catalog conv sizes and memory-bound bytes (counted on a plain-torch definition)"
         if entry
-        else (f"bare FLOPs: products assumed ~{size} wide, memory-bound operators not counted")
+        else f"bare FLOPs: products assumed ~{size} wide, memory-bound operators not counted"
     )
     return OpProfile(
         gemm=[GemmBucket(size=max(size, 1), flops=rest)] if rest else [],
-        conv_flops=conv,
+        conv=conv,
+        conv_flops=conv_total,
         memory_bytes=mem,
         kernels=(entry.kernels if entry and entry.kernels else 0),
         basis=basis,

@@ -52,6 +52,18 @@ class Rates:
     assumptions: list[str] = field(default_factory=list)
     basis: str = ""
 
+    conv_size: float | None = None  # effective size of the measured convolution
+
+    def conv_at(self, size: float) -> float | None:
+        """Convolution FLOP/s at ``size``: the matmul curve scaled to the measured conv rate."""
+        if self.conv is None:
+            return None
+        ref = self.gemm(self.conv_size) if self.conv_size else None
+        at = self.gemm(size)
+        if ref is None or at is None or ref <= 0:
+            return self.conv
+        return self.conv * at / ref
+
     def gemm(self, size: float) -> float | None:
         """Matmul FLOP/s at ``size`` (cube root of M·N·K), interpolated in log size.
 
@@ -83,6 +95,9 @@ def _bench_dtype(precision: Precision) -> str:
 
 
 def _results(bench: BenchReport, kernel: str, dtype: str) -> list[tuple[float, float]]:
+    """(size, rate) points of one kernel on the CPU, best rate per size, ascending."""
+    from hwadvisor.estimate.counting import effective_size
+
     pts: dict[float, float] = {}
     for r in bench.results:
         if (
@@ -91,10 +106,33 @@ def _results(bench: BenchReport, kernel: str, dtype: str) -> list[tuple[float, f
             or r.dtype.lower() not in _DTYPE_ALIASES.get(dtype, (dtype,))
         ):
             continue
-        size = float(math.prod(r.shape)) ** (1 / 3) if kernel == "matmul" and r.shape else 0.0
+        size = 0.0
+        if kernel == "matmul" and len(r.shape) == 3:
+            size = float(effective_size(*r.shape))
         scale = 1e9  # GFLOP/s, GOP/s and GB/s all carry a 1e9
         pts[size] = max(pts.get(size, 0.0), r.value * scale)
     return sorted(pts.items())
+
+
+def _conv_size(bench: BenchReport) -> float | None:
+    """Effective product size of the measured conv2d, from its shape when it is readable.
+
+    Shapes are [N, C, H, W] (3x3, C in = C out, as ``hwadvisor bench`` runs it) or
+    [N, C, H, W, Cout, kh, kw] (stride 1, same padding); anything else is
+    taken as unknown and convolutions are then priced at the measured rate as is.
+    """
+    from hwadvisor.estimate.counting import effective_size
+
+    for r in bench.results:
+        if r.device != "cpu" or r.kernel != "conv2d":
+            continue
+        if len(r.shape) == 7:
+            n, c, h, w, cout, kh, kw = r.shape
+            return float(effective_size(n * h * w, cout, c * kh * kw))
+        if len(r.shape) == 4:  # hwadvisor bench: [N, C, H, W], 3x3, C in = C out
+            n, c, h, w = r.shape
+            return float(effective_size(n * h * w, c, c * 9))
+    return None
 
 
 def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precision) -> Rates:
@@ -121,6 +159,7 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
             notes.append(
                 "here: measured memory bandwidth for memory-bound operators and the optimizer step"
             )
+        conv_size = _conv_size(bench)
         conv = (
             conv_pts[-1][1]
             if conv_pts
@@ -141,6 +180,7 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
             memory_bytes=mem,
             assumptions=notes,
             basis="measured here (microbenchmark figures)",
+            conv_size=conv_size,
         )
     peak = facts.cpu.peak_gflops.fp32 if facts else None
     if peak is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hwadvisor.estimate.rates import Rates
-from hwadvisor.models.workload import ModelKind, Optimizer, Precision, Task, Workload
+from hwadvisor.models.workload import GemmBucket, ModelKind, Optimizer, Precision, Task, Workload
 
 #: Bytes read and written per parameter by one optimizer step of torch's foreach
 #: implementations (several passes over param, grad and state): AdamW ~ 16 fp32 touches,
@@ -93,7 +93,12 @@ def step_time(wl: Workload, rates: Rates) -> StepTime:
         if prof.conv_flops:
             if rates.conv is None:
                 return StepTime(None, notes=["convolution rate unknown: time unknown"])
-            parts["conv"] = prof.conv_flops * b * mult / rates.conv
+            buckets = prof.conv or [GemmBucket(size=0, flops=prof.conv_flops)]
+            conv_t = 0.0
+            for bucket in buckets:
+                rate = rates.conv_at(bucket.size) if bucket.size else rates.conv
+                conv_t += bucket.flops * b * mult / (rate or rates.conv)
+            parts["conv"] = conv_t
         if prof.other_flops:
             rate = rates.gemm(256.0)
             parts["other"] = prof.other_flops * b * mult / rate if rate else 0.0

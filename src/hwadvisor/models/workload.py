@@ -57,7 +57,7 @@ class ModelKind(str, Enum):
 class GemmBucket(Document):
     """Forward FLOPs of the matrix products whose typical dimension is about ``size``."""
 
-    size: int = Field(description="cube root of M*N*K of the products in this bucket")
+    size: int = Field(description="effective size of the products: harmonic mean of M, N and K")
     flops: float
 
 
@@ -70,6 +70,9 @@ class OpProfile(Document):
     """
 
     gemm: list[GemmBucket] = Field(default_factory=list)
+    conv: list[GemmBucket] = Field(
+        default_factory=list, description="convolution FLOPs by the size of their implicit product"
+    )
     conv_flops: float = 0.0
     other_flops: float = 0.0
     memory_bytes: float = Field(

@@ -1,0 +1,265 @@
+"""Accuracy of the analytic time estimate "here": estimated vs measured training steps.
+
+For each model (an MLP, a small CNN with batch norm, a transformer encoder, and the
+catalog's ResNet-50 written in plain torch) it
+
+1. builds the workload the way ``hwadvisor estimate`` does (user models counted on the
+   meta device; ResNet-50 from its catalog entry), and estimates one AdamW training step
+   "here" from microbenchmark figures only (the model is not run for the estimate);
+2. then trains the real model a few steps on this CPU and takes the median step time.
+
+It prints the error per model, the median and the maximum. Goal: median <= 15%, none
+over 40%. It also prints the estimated ratios between catalog CPUs and GPUs that
+GUIDANCE R1, R3-R5 report, to compare by eye.
+
+    python benchmarks/estimate_accuracy.py [--steps 6] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "tests" / "data" / "models"
+
+# name, model spec for the estimate, file:callable run for the measurement, input shape, batch
+CASES: list[tuple[str, str, str, list[int], int]] = [
+    ("mlp", f"{MODELS}/mlp.py:build", f"{MODELS}/mlp.py:build", [784], 64),
+    ("cnn-bn", f"{MODELS}/cnn.py:build", f"{MODELS}/cnn.py:build", [3, 32, 32], 32),
+    ("encoder", f"{MODELS}/encoder.py:build", f"{MODELS}/encoder.py:build", [128], 16),
+    ("resnet50 (catalog)", "resnet50", f"{MODELS}/resnet.py:build", [3, 224, 224], 4),
+]
+
+
+def threads() -> int:
+    """Cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def micro_bench(min_run_time: float = 0.2) -> Any:
+    """Microbenchmark figures measured here: matmul at six sizes, one conv2d, triad.
+
+    The same kernels and shape conventions as ``hwadvisor bench`` (matmul [n, n, n];
+    conv2d [N, C, H, W, Cout, kh, kw]; triad GB/s), kept short so that it can run right
+    before each model's measurement: the machine is shared and its speed drifts.
+    """
+    import torch
+    from torch.utils.benchmark import Timer
+
+    from hwadvisor.models.bench import BenchReport, BenchResult
+
+    nt = threads()
+
+    def timed(stmt: str, env: dict[str, Any]) -> Any:
+        env = {**env, "torch": torch}
+        return Timer(stmt, globals=env, num_threads=nt).blocked_autorange(min_run_time=min_run_time)
+
+    def result(kernel: str, shape: list[int], work: float, unit: str, m: Any) -> BenchResult:
+        return BenchResult(
+            device="cpu",
+            kernel=kernel,
+            dtype="fp32",
+            shape=shape,
+            value=work / min(m.times) / 1e9,  # best run: interference only adds time
+            unit=unit,
+            median_s=m.median,
+            iqr_s=m.iqr,
+            runs=len(m.times),
+            threads=nt,
+        )
+
+    results = []
+    for n in (32, 64, 128, 256, 512, 1024):
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        results.append(
+            result("matmul", [n, n, n], 2 * n**3, "GFLOP/s", timed("a @ b", {"a": a, "b": b}))
+        )
+    x = torch.randn(8, 64, 56, 56).to(memory_format=torch.channels_last)
+    w = torch.randn(64, 64, 3, 3).to(memory_format=torch.channels_last)
+    m = timed("torch.nn.functional.conv2d(x, w, padding=1)", {"x": x, "w": w})
+    results.append(
+        result("conv2d", [8, 64, 56, 56, 64, 3, 3], 2 * 8 * 64 * 56 * 56 * 64 * 9, "GFLOP/s", m)
+    )
+    n = 1 << 23
+    a, b, c = torch.randn(n), torch.randn(n), torch.randn(n)
+    m = timed("torch.add(b, c, alpha=2.0, out=a)", {"a": a, "b": b, "c": c})
+    results.append(result("triad", [n], 3 * 4 * n, "GB/s", m))
+    return BenchReport(budget_s=10.0, elapsed_s=0.0, results=results)
+
+
+def measure(spec: str, shape: list[int], batch: int, steps: int) -> float:
+    """Seconds of the fastest of ``steps`` AdamW training steps of the real model here."""
+    import torch
+
+    from hwadvisor.estimate.loading import load_callable
+
+    model = load_callable(spec)()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    tokens = isinstance(
+        next(m for m in model.modules() if len(list(m.children())) == 0), torch.nn.Embedding
+    )
+    x = torch.randint(0, 1000, (batch, *shape)) if tokens else torch.randn(batch, *shape)
+    times = []
+    for i in range(steps + 2):
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        out = model(x)
+        loss = torch.nn.functional.cross_entropy(out, torch.zeros(batch, dtype=torch.long))
+        loss.backward()
+        opt.step()
+        if i >= 2:  # the first steps allocate optimizer state and warm caches
+            times.append(time.perf_counter() - start)
+    # The fastest step: the machine is shared, and interference only ever adds time.
+    return min(times)
+
+
+def ratios() -> list[tuple[str, str, float | None]]:
+    """Estimated CPU-over-GPU time ratios for the GUIDANCE R1, R3-R5 situations."""
+    from hwadvisor.estimate import build_workload, estimate_workload
+
+    out: list[tuple[str, str, float | None]] = []
+    checks = [
+        (
+            "R1 ResNet-50 train fp32 b64: 24-core CPU vs 16 GB GPU (doc ~10x)",
+            "resnet50",
+            "train",
+            64,
+            "xeon-6248",
+            "v100-16gb",
+            "fp32",
+        ),
+        (
+            "R3 ResNet-50 train AMP b256: server CPU vs A100 (doc 10-100x+)",
+            "resnet50",
+            "train",
+            256,
+            "epyc-9654",
+            "a100-80gb",
+            "amp",
+        ),
+        (
+            "R4 BERT-base infer b1 fp32: server CPU vs T4 (doc 5-20x)",
+            "bert-base",
+            "infer",
+            1,
+            "xeon-6248",
+            "t4",
+            "fp32",
+        ),
+        (
+            "R5 YOLOv5n infer b1 fp32: laptop CPU vs T4 (doc 2-5x)",
+            "yolov5n",
+            "infer",
+            1,
+            "laptop-i7-1165g7",
+            "t4",
+            "fp32",
+        ),
+    ]
+    for label, model, task, batch, cpu, gpu, prec in checks:
+        wl = build_workload(model=model, task=task, batch_size=batch, precision=prec)
+        rep = estimate_workload(wl, facts=None, bench=None, on=[cpu, gpu])
+        t_cpu, t_gpu = rep.estimates[0].step_time_s, rep.estimates[1].step_time_s
+        out.append(
+            (
+                label,
+                f"{cpu} {t_cpu * 1e3:.1f} ms / {gpu} {t_gpu * 1e3:.2f} ms"
+                if t_cpu and t_gpu
+                else "unknown",
+                t_cpu / t_gpu if t_cpu and t_gpu else None,
+            )
+        )
+    return out
+
+
+def main() -> int:
+    """Run every case, print the table; exit 1 when the goal is missed."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    import torch
+
+    from hwadvisor.estimate import build_workload, estimate_workload
+
+    torch.set_num_threads(threads())
+    rows = []
+    print(
+        f"threads: {threads()}, torch {torch.__version__}, {args.rounds} rounds of (bench, steps)"
+    )
+    print(
+        f"{'model':20s} {'batch':>5s} {'estimated':>10s} {'naive':>9s} {'measured':>9s} {'error':>7s}"
+    )
+    for name, spec, run_spec, shape, batch in CASES:
+        kw: dict[str, Any] = {"model": spec, "batch_size": batch}
+        if ":" in spec:
+            kw["input_shape"] = shape
+        wl = build_workload(**kw)
+        ests, naives, meas, parts = [], [], [], []
+        for _ in range(args.rounds):
+            # Bench right before the steps, so both see the same load on the shared machine.
+            bench = micro_bench()
+            est = estimate_workload(wl, facts=None, bench=bench, on=["here"]).estimates[0]
+            best = max(r.value for r in bench.results if r.kernel == "matmul") * 1e9
+            naives.append(3 * (wl.flops_per_sample or 0) * batch / best)
+            ests.append(est.step_time_s or float("nan"))
+            parts.append(est.time_breakdown_s)
+            meas.append(measure(run_spec, shape, batch, args.steps))
+        # Fastest bench and fastest steps over the rounds: both as free of interference
+        # from other jobs as this shared machine allows.
+        estimated, measured = min(ests), min(meas)
+        naive = min(naives)
+        err = (estimated - measured) / measured
+        rows.append(
+            {
+                "model": name,
+                "batch": batch,
+                "estimated_s": estimated,
+                "naive_s": naive,
+                "measured_s": measured,
+                "error": err,
+                "estimates_s": ests,
+                "measured_all_s": meas,
+                "breakdown_s": parts[len(parts) // 2],
+            }
+        )
+        print(
+            f"{name:20s} {batch:5d} {estimated * 1e3:8.1f}ms {naive * 1e3:7.1f}ms "
+            f"{measured * 1e3:7.1f}ms {err:+7.1%}",
+            flush=True,
+        )
+    errs = [abs(r["error"]) for r in rows]
+    med, worst = statistics.median(errs), max(errs)
+    print(f"median |error| {med:.1%}, max {worst:.1%} (goal: median <= 15%, none over 40%)")
+    print("\nestimated CPU/GPU step-time ratios (catalog devices, no measurement):")
+    rat = ratios()
+    for label, detail, ratio in rat:
+        print(f"  {label}: {ratio:.1f}x  ({detail})" if ratio else f"  {label}: unknown")
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "rows": rows,
+                    "median": med,
+                    "max": worst,
+                    "ratios": [{"check": a, "detail": b, "ratio": c} for a, b, c in rat],
+                },
+                indent=2,
+            )
+        )
+    return 0 if med <= 0.15 and worst <= 0.40 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

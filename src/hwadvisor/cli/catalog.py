@@ -1,0 +1,51 @@
+"""`hwadvisor catalog devices|models`: the reference data, with sources."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from hwadvisor.cli._app import app
+from hwadvisor.errors import UsageError
+
+KINDS = ("devices", "models")
+
+
+@app.command()
+def catalog(
+    kind: str = typer.Argument(..., help="devices or models."),
+    json_out: bool = typer.Option(False, "--json", help="Print the entries as JSON on stdout."),
+    extra: list[Path] | None = typer.Option(
+        None, "--catalog", help="Extra catalog YAML file (merged by id)."
+    ),
+) -> None:
+    """List the device or model catalog (peaks, memory, FLOPs) with each entry's source."""
+    from hwadvisor.catalog import load_devices, load_models
+    from hwadvisor.models.common import SCHEMA_VERSION
+
+    if kind not in KINDS:
+        from hwadvisor.catalog import did_you_mean
+
+        raise UsageError(
+            f"catalog kind must be devices or models, got {kind!r}{did_you_mean(kind, KINDS)}"
+        )
+    entries = load_devices(extra) if kind == "devices" else load_models(extra)
+    if json_out:
+        from hwadvisor import __version__
+
+        doc = {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "hwadvisor", "version": __version__},
+            kind: [e.model_dump(mode="json") for e in entries.values()],
+        }
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    from hwadvisor.render.estimate import render_devices, render_models
+
+    if kind == "devices":
+        render_devices(load_devices(extra))
+    else:
+        render_models(load_models(extra))

@@ -1,0 +1,107 @@
+"""`hwadvisor estimate`: time and memory of a workload here and on catalog devices (SPEC §6)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from hwadvisor.cli._app import app
+
+
+@app.command()
+def estimate(
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Catalog id (see `hwadvisor catalog models`), module:callable or file.py:callable.",
+    ),
+    task: str | None = typer.Option(None, "--task", help="train or infer (default train)."),
+    batch_size: int | None = typer.Option(
+        None, "--batch-size", "-b", help="Samples per step and device."
+    ),
+    precision: str | None = typer.Option(
+        None, "--precision", help="fp32, amp, bf16, fp16 or int8."
+    ),
+    optimizer: str | None = typer.Option(None, "--optimizer", help="adamw or sgd."),
+    dataset_size: int | None = typer.Option(
+        None, "--dataset-size", help="Samples per epoch, for the total time."
+    ),
+    epochs: float | None = typer.Option(None, "--epochs", help="Epochs (default 1)."),
+    seq_len: int | None = typer.Option(
+        None, "--seq-len", help="Sequence length for transformer-like models."
+    ),
+    input_shape: str | None = typer.Option(
+        None, "--input-shape", help="Shape of one sample, e.g. 3,224,224 or 128 (token ids)."
+    ),
+    params: int | None = typer.Option(
+        None, "--params", help="Parameter count, when there is no model."
+    ),
+    flops_per_sample: float | None = typer.Option(
+        None, "--flops-per-sample", help="Forward FLOPs per sample (real FLOPs, not MACs)."
+    ),
+    on: list[str] | None = typer.Option(
+        None,
+        "--on",
+        help="'here' or a catalog device id; repeat for several (default: here and a spread of GPUs).",
+    ),
+    gpus: int = typer.Option(1, "--gpus", help="GPUs per catalog GPU device (data parallel)."),
+    bench_file: Path | None = typer.Option(
+        None, "--bench-file", help="Use a saved `hwadvisor bench --json`."
+    ),
+    no_bench: bool = typer.Option(False, "--no-bench", help="Do not run the quick microbenchmark."),
+    catalog: list[Path] | None = typer.Option(
+        None, "--catalog", help="Extra catalog YAML file (merged by id)."
+    ),
+    measure: bool = typer.Option(
+        False, "--measure", help="Also run a few real steps of your model here."
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print the estimate document as JSON on stdout."
+    ),
+    output: str | None = typer.Option(
+        None, "--output", "-o", help="Also write the JSON document to FILE."
+    ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Repeat every assumption for every device."
+    ),
+) -> None:
+    """Estimate time per step, total time and memory fit here and on catalog devices."""
+    from hwadvisor.cli._common import emit
+    from hwadvisor.estimate.pipeline import parse_shape, run_estimate
+    from hwadvisor.models.estimate import EstimateReport
+    from hwadvisor.render.progress import progress_callback
+
+    args = {
+        "model": model,
+        "task": task,
+        "batch_size": batch_size,
+        "precision": precision,
+        "optimizer": optimizer,
+        "dataset_size": dataset_size,
+        "epochs": epochs,
+        "seq_len": seq_len,
+        "input_shape": parse_shape(input_shape),
+        "params": params,
+        "flops_per_sample": flops_per_sample,
+    }
+    with progress_callback(enabled=sys.stderr.isatty() and not json_out) as progress:
+        report = run_estimate(
+            workload_args=args,
+            on=on or None,
+            gpus=gpus,
+            bench_file=bench_file,
+            no_bench=no_bench,
+            catalogs=catalog or None,
+            measure=measure,
+            progress=progress,
+        )
+
+    def render(doc: EstimateReport) -> None:
+        from hwadvisor.render.estimate import render_estimate
+
+        render_estimate(doc, verbose=verbose)
+
+    emit(report, as_json=json_out, output=output, render=render)

@@ -1,0 +1,191 @@
+"""Human view of estimates and catalogs: tables and a bar chart of time per device."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from hwadvisor.render import human_bytes, stdout_console
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from hwadvisor.catalog.schema import DeviceEntry, ModelEntry
+    from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
+
+BAR_WIDTH = 40
+
+
+def human_time(seconds: float | None) -> str:
+    """Seconds as ms / s / min / h / days with three significant figures, or 'unknown'."""
+    if seconds is None:
+        return "unknown"
+    for limit, unit, div in (
+        (1.0, "ms", 1e-3),
+        (120.0, "s", 1.0),
+        (7200.0, "min", 60.0),
+        (172800.0, "h", 3600.0),
+    ):
+        if seconds < limit:
+            return f"{seconds / div:.3g} {unit}"
+    return f"{seconds / 86400.0:.3g} days"
+
+
+def _fit(est: DeviceEstimate) -> str:
+    if est.fits is None:
+        return "[yellow]? unknown[/]"
+    return "[bold green]✓ fits[/]" if est.fits else "[bold red]✗ does not fit[/]"
+
+
+def _label(est: DeviceEstimate) -> str:
+    label = est.device + (f" x{est.gpus}" if est.gpus > 1 else "")
+    return label + (" (measured)" if est.measured else "")
+
+
+def _table(report: EstimateReport) -> object:
+    from rich.table import Table
+
+    wl = report.workload
+    title = (
+        f"{wl.model or 'workload'}: {wl.task.value}, batch {wl.batch_size}, {wl.precision.value}"
+        + (f", {wl.optimizer.value}" if wl.task.value == "train" else "")
+    )
+    table = Table(title=title, title_justify="left")
+    for col in ("device", "step", "total", "samples/s", "memory", "device memory", "fit"):
+        table.add_column(col, justify="right" if col not in ("device", "fit") else "left")
+    for est in report.estimates:
+        table.add_row(
+            _label(est),
+            human_time(est.step_time_s),
+            human_time(est.total_time_s),
+            f"{est.throughput_samples_s:,.1f}" if est.throughput_samples_s else "unknown",
+            human_bytes(est.memory_bytes),
+            human_bytes(est.device_memory_bytes),
+            _fit(est),
+        )
+    return table
+
+
+def _chart(console: Console, report: EstimateReport) -> None:
+    use_total = all(
+        e.total_time_s is not None for e in report.estimates if e.step_time_s is not None
+    )
+    pairs = [(e, e.total_time_s if use_total else e.step_time_s) for e in report.estimates]
+    known = [(e, t) for e, t in pairs if t]
+    if not known:
+        return
+    lo, hi = min(t for _, t in known), max(t for _, t in known)
+    # Log scale: a CPU and a large GPU are often 100x apart, a linear bar would hide one.
+    span = math.log10(hi / lo) if hi > lo else 0.0
+    what = "total time" if use_total else "time per step"
+    console.print(f"\n[bold]{what}[/] (log scale, shorter is faster; colour = memory fit)")
+    width = max(len(_label(e)) for e, _ in pairs)
+    for est, t in pairs:
+        if not t:
+            console.print(f"  {_label(est):<{width}}  [yellow]unknown[/]")
+            continue
+        frac = (math.log10(t / lo) / span) if span else 1.0
+        n = max(1, round(4 + frac * (BAR_WIDTH - 4)))
+        colour = "green" if est.fits else ("red" if est.fits is False else "yellow")
+        console.print(f"  {_label(est):<{width}}  [{colour}]{'█' * n}[/] {human_time(t)}")
+
+
+def render_estimate(
+    report: EstimateReport, *, verbose: bool = False, console: Console | None = None
+) -> None:
+    """Print the table, the chart, fixes for what does not fit, and the assumptions."""
+    con = console or stdout_console()
+    con.print(_table(report))
+    _chart(con, report)
+    for est in report.estimates:
+        if est.fixes:
+            steps = "; ".join(
+                f"{f.fix}: {human_bytes(f.memory_bytes)}{' (fits)' if f.fits else ''}"
+                for f in est.fixes
+            )
+            con.print(
+                f"\n[bold]{_label(est)}[/] does not fit ({human_bytes(est.memory_bytes)}). Fixes in order: {steps}"
+            )
+    con.print("\n[bold]assumptions[/]")
+    seen: set[str] = set()
+    for est in report.estimates:
+        notes = [a for a in est.assumptions if verbose or a not in seen]
+        seen.update(est.assumptions)
+        if notes:
+            con.print(
+                f"  [bold]{_label(est)}[/]: " + est.basis
+                if est.basis
+                else f"  [bold]{_label(est)}[/]"
+            )
+            for note in notes:
+                con.print(f"    - {note}")
+
+
+def render_devices(devices: dict[str, DeviceEntry], *, console: Console | None = None) -> None:
+    """The device catalog as a table."""
+    from rich.table import Table
+
+    con = console or stdout_console()
+    table = Table(title="devices (dense peaks, TFLOP/s; int8 TOPS)", title_justify="left")
+    for col in (
+        "id",
+        "kind",
+        "fp32",
+        "tf32",
+        "bf16",
+        "fp16",
+        "fp8",
+        "int8",
+        "memory",
+        "GB/s",
+        "link",
+        "TDP",
+    ):
+        table.add_column(col, justify="left" if col in ("id", "kind", "link") else "right")
+    for d in devices.values():
+        p = d.peaks_tflops
+        cells = [
+            f"{v:g}" if v is not None else "–"
+            for v in (p.fp32, p.tf32, p.bf16, p.fp16, p.fp8, p.int8)
+        ]
+        link = d.interconnect.kind + (
+            f" {d.interconnect.gb_s_per_direction:g}" if d.interconnect.gb_s_per_direction else ""
+        )
+        table.add_row(
+            d.id,
+            d.kind.value,
+            *cells,
+            f"{d.memory_bytes / 1e9:g} GB",
+            f"{d.bandwidth_gb_s:g}",
+            link,
+            f"{d.tdp_watts:g} W" if d.tdp_watts else "–",
+        )
+    con.print(table)
+    con.print(
+        "[dim]sources: `hwadvisor catalog devices --json` (each entry has source, date and achieved.source)[/]"
+    )
+
+
+def render_models(models: dict[str, ModelEntry], *, console: Console | None = None) -> None:
+    """The model catalog as a table."""
+    from rich.table import Table
+
+    con = console or stdout_console()
+    table = Table(title="models (forward FLOPs per sample, real FLOPs)", title_justify="left")
+    for col in ("id", "kind", "params", "GFLOPs", "input", "activation memory depends on"):
+        table.add_column(col, justify="right" if col in ("params", "GFLOPs") else "left")
+    for m in models.values():
+        size = (
+            f"seq {m.seq_len}"
+            if m.seq_len
+            else ("x".join(str(d) for d in m.input_shape) if m.input_shape else "–")
+        )
+        table.add_row(
+            m.id,
+            m.kind.value,
+            f"{m.params / 1e6:,.1f} M",
+            f"{m.flops_per_sample / 1e9:,.1f}",
+            size,
+            m.activation_depends_on,
+        )
+    con.print(table)
