@@ -32,14 +32,21 @@ QUICK_PER_ACCELERATOR_S = 2.0
 #: (and overruns by at most this much per kernel).
 MIN_ALLOT_S = 0.15
 #: Under --quick only the figures the advice uses most are measured.
-QUICK_KERNELS = {
-    ("matmul", "fp32"),
+QUICK_KERNELS = {("matmul", "fp32"), ("matmul", "bf16"), ("copy", "fp32"), ("triad", "fp32")}
+#: ... and on GPUs also the tensor-core dtypes and the host link.
+QUICK_ACCELERATOR_KERNELS = {
     ("matmul", "tf32"),
-    ("matmul", "bf16"),
     ("matmul", "fp16"),
-    ("copy", "fp32"),
     ("h2d", "uint8"),
+    ("d2h", "uint8"),
 }
+
+
+def quick_case(kernel: str, dtype: str, accelerator: bool) -> bool:
+    """Whether ``--quick`` measures this kernel."""
+    key = (kernel, dtype)
+    return key in QUICK_KERNELS or (accelerator and key in QUICK_ACCELERATOR_KERNELS)
+
 
 Progress = Callable[[str, float], None]
 
@@ -110,13 +117,13 @@ def to_result(case: KernelCase, outcome: Outcome, facts: Facts | None) -> BenchR
         kernel=case.kernel,
         dtype=case.dtype,
         shape=list(outcome.shape),
-        value=round(value, 3),
+        value=value,
         unit=case.unit,
         median_s=t.median_s,
         iqr_s=t.iqr_s,
         runs=t.runs,
         threads=case.target.threads,
-        efficiency=round(value / peak, 4) if peak else None,
+        efficiency=value / peak if peak else None,
         peak=peak,
         note="; ".join(outcome.notes) or None,
     )
@@ -176,7 +183,7 @@ def run_bench(
     try:
         cases = [c for t in targets for c in plan(torch, t, facts, _free_bytes(torch, t, facts))]
         if quick:
-            cases = [c for c in cases if (c.kernel, c.dtype) in QUICK_KERNELS]
+            cases = [c for c in cases if quick_case(c.kernel, c.dtype, c.target.accelerator)]
         weights_left = sum(c.weight for c in cases)
         for done, case in enumerate(cases):
             if progress is not None:

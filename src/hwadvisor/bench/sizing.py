@@ -161,12 +161,13 @@ def adapt(
     def rate(k: int) -> float:
         return work(ladder[k]) / timings[k].median_s
 
-    while i + 1 < len(ladder):
+    # After a shrink the next size up is known not to fit: no growing back into it.
+    while not notes and i + 1 < len(ladder):
         best = max(rate(k) for k in timings)
         if rate(i) < keep_growing * best:
             break  # past the peak: bigger sizes only cost time
         per_call = timings[i].median_s * work(ladder[i + 1]) / work(ladder[i])
-        if i == start or rate(i) > 1.2 * rate(i - 1):
+        if i - 1 not in timings or rate(i) > 1.2 * rate(i - 1):
             per_call /= 2  # throughput still rising with size: the next call is cheaper per FLOP
         if clock() + predicted_cost(per_call, min_run_s) > explore_until:
             break

@@ -1,0 +1,127 @@
+"""run_bench for real on this CPU (tiny budget), its failure paths, and the CUDA path."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import pytest
+
+from hwadvisor.bench import run_bench
+from hwadvisor.bench import runner as runner_mod
+from hwadvisor.bench.sizing import Outcome, Timing
+from hwadvisor.errors import MissingDependencyError, UsageError
+from hwadvisor.models.bench import BenchReport
+from hwadvisor.models.facts import Cpu, Facts, PeakGflops
+from hwadvisor.models.schemas import schema_for
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def real_report() -> BenchReport:
+    """One real, tiny CPU run shared by the tests below (torch imported beforehand)."""
+    facts = Facts(cpu=Cpu(usable_cores=2, l3_bytes=8 * 2**20, peak_gflops=PeakGflops(fp32=150.0)))
+    return run_bench(facts=facts, device="cpu", budget_s=1.5)
+
+
+def test_real_cpu_run_has_fp32_matmul_with_runs_and_threads(real_report: BenchReport) -> None:
+    r = real_report.best("cpu", "matmul", "fp32")
+    assert r is not None
+    assert r.value > 0 and r.runs >= 1 and r.threads == 2
+    assert r.unit == "GFLOP/s"
+    assert r.peak == 150.0 and r.efficiency == pytest.approx(r.value / 150.0, rel=1e-3)
+    # Throughput is the work over the median time: 2·n³ FLOPs for an n³ matmul.
+    n = r.shape[0]
+    assert r.value == pytest.approx(2 * n**3 / r.median_s / 1e9, rel=1e-3)
+    copy = real_report.best("cpu", "copy", "fp32")
+    assert copy is not None and copy.unit == "GB/s" and copy.shape[0] * 4 >= 32 * 2**20
+    assert real_report.devices[0].device == "cpu"
+    assert not real_report.interrupted
+
+
+def test_real_report_validates_and_round_trips(real_report: BenchReport) -> None:
+    text = real_report.model_dump_json()
+    doc = json.loads(text)
+    jsonschema.validate(doc, schema_for("bench"))
+    again = BenchReport.model_validate_json(text)
+    assert again == real_report
+    kinds = {(r.kernel, r.dtype) for r in real_report.results} | {
+        (s.kernel, s.dtype) for s in real_report.skipped
+    }
+    assert {("matmul", "fp32"), ("matmul", "bf16"), ("conv2d", "fp32"), ("triad", "fp32")} <= kinds
+
+
+def test_bad_budget_and_device_are_usage_errors() -> None:
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(UsageError):
+            run_bench(facts=None, budget_s=bad)
+    with pytest.raises(UsageError, match="unknown device"):
+        run_bench(facts=None, device="tpu")
+
+
+def test_missing_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'hwadvisor\[bench\]'"):
+        run_bench(facts=None, device="cpu")
+
+
+@pytest.fixture
+def fake_measure(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Replace the timing of each kernel by a canned outcome; Ctrl-C on the third."""
+    seen: list[str] = []
+
+    def measure_case(
+        torch: Any, case: Any, budget: Any, weights_left: float, clock: Any
+    ) -> Outcome:
+        seen.append(f"{case.kernel}.{case.dtype}")
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+        shape = case.ladder[case.start]
+        return Outcome(shape=shape, timing=Timing(median_s=0.5, iqr_s=0.01, runs=4))
+
+    monkeypatch.setattr(runner_mod, "_measure_case", measure_case)
+    yield seen
+
+
+def test_ctrl_c_returns_the_partial_report(fake_measure: list[str]) -> None:
+    progress: list[tuple[str, float]] = []
+    report = run_bench(
+        facts=None, device="cpu", budget_s=5.0, progress=lambda s, f: progress.append((s, f))
+    )
+    assert report.interrupted
+    assert len(report.results) == 2 and len(fake_measure) == 3
+    assert progress[0] == ("cpu matmul fp32", 0.0)
+    assert all(0.0 <= f < 1.0 for _, f in progress)
+
+
+def test_quick_measures_the_core_kernels_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    def measure_case(
+        torch: Any, case: Any, budget: Any, weights_left: float, clock: Any
+    ) -> Outcome:
+        return Outcome(
+            shape=case.ladder[case.start], timing=Timing(median_s=0.5, iqr_s=0.01, runs=4)
+        )
+
+    monkeypatch.setattr(runner_mod, "_measure_case", measure_case)
+    report = run_bench(facts=None, device="cpu", quick=True)
+    assert report.budget_s == runner_mod.QUICK_BUDGET_S
+    assert {(r.kernel, r.dtype) for r in report.results} == {
+        ("matmul", "fp32"), ("matmul", "bf16"), ("copy", "fp32"), ("triad", "fp32"),
+    }  # fmt: skip
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_real_cuda_run() -> None:
+    saved = torch.backends.cuda.matmul.allow_tf32
+    report = run_bench(facts=None, device="cuda:0", budget_s=8.0)
+    fp16 = report.best("cuda:0", "matmul", "fp16")
+    fp32 = report.best("cuda:0", "matmul", "fp32")
+    assert fp16 is not None and fp32 is not None and fp16.value > fp32.value
+    assert report.best("cuda:0", "h2d", "uint8") is not None
+    assert report.best("cuda:0", "copy", "fp32") is not None
+    assert torch.backends.cuda.matmul.allow_tf32 == saved  # the tf32 figure restored the flag

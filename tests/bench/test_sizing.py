@@ -1,0 +1,196 @@
+"""The size/budget/OOM logic of the microbenchmark, driven by fakes: no torch, no timing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hwadvisor.bench.sizing import (
+    Budget,
+    OutOfMemory,
+    Shape,
+    Timing,
+    Unsupported,
+    adapt,
+    classify,
+    predicted_cost,
+)
+
+LADDER: tuple[Shape, ...] = tuple((n,) for n in (64, 128, 256, 512, 1024, 2048, 4096))
+
+
+def work(shape: Shape) -> float:
+    return float(shape[0]) ** 3
+
+
+@dataclass
+class FakeClock:
+    """A clock that only moves when the fake device 'runs'."""
+
+    now: float = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class FakeDevice:
+    """A device whose throughput rises with size up to ``peak_at``, then falls a little.
+
+    It charges the fake clock what the real Timer would spend, raises OutOfMemory from
+    ``oom_from`` up, and records every call.
+    """
+
+    clock: FakeClock
+    rate_small: float = 1e9
+    peak_at: int = 1024
+    oom_from: int | None = None
+    calls: list[tuple[int, float, float | None]] = field(default_factory=list)
+
+    def rate(self, n: int) -> float:
+        if n <= self.peak_at:
+            return self.rate_small * n / 64
+        return self.rate_small * self.peak_at / 64 * 0.7
+
+    def __call__(self, shape: Shape, min_run_s: float, max_run_s: float | None) -> Timing:
+        n = shape[0]
+        self.calls.append((n, min_run_s, max_run_s))
+        if self.oom_from is not None and n >= self.oom_from:
+            self.clock.now += 0.001
+            raise OutOfMemory(f"CUDA out of memory at {n}")
+        per_call = work(shape) / self.rate(n)
+        spent = max(min_run_s, per_call) + per_call
+        if max_run_s is not None:
+            spent = min(max(spent, min_run_s), max(max_run_s, per_call))
+        self.clock.now += spent
+        return Timing(median_s=per_call, iqr_s=per_call * 0.01, runs=max(1, int(spent / per_call)))
+
+
+def test_grows_to_the_peak_and_confirms_it() -> None:
+    clock = FakeClock()
+    dev = FakeDevice(clock, peak_at=512)
+    out = adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=100.0)
+    assert out.shape == (512,)
+    sizes = [n for n, _, _ in dev.calls]
+    assert sizes[0] == 64
+    # It stopped growing once the throughput fell: never tried 2048 after 1024 was slower.
+    assert 2048 not in sizes
+    # The last call is the long, confirming one at the chosen size.
+    assert dev.calls[-1][0] == 512 and dev.calls[-1][2] is not None
+
+
+def test_small_allotment_stops_growing_early_and_stays_near_budget() -> None:
+    clock = FakeClock()
+    dev = FakeDevice(clock, rate_small=1e6, peak_at=4096)  # slow device: 256³ takes 4 s
+    out = adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=1.0, min_run_s=0.01)
+    assert out.shape[0] <= 128
+    assert clock.now <= 1.0 * 1.5
+
+
+def test_oom_while_growing_keeps_the_last_size_that_fit() -> None:
+    clock = FakeClock()
+    dev = FakeDevice(clock, peak_at=4096, oom_from=1024)
+    out = adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=100.0)
+    assert out.shape == (512,)
+    assert any("out of memory at [1024]" in n for n in out.notes)
+
+
+def test_oom_at_the_start_shrinks_and_retries() -> None:
+    clock = FakeClock()
+    dev = FakeDevice(clock, peak_at=4096, oom_from=512)
+    out = adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=100.0, start=6)
+    assert out.shape == (256,)
+    tried = [n for n, _, _ in dev.calls]
+    assert tried[:4] == [4096, 2048, 1024, 512]
+
+
+def test_oom_even_at_the_smallest_size_raises() -> None:
+    clock = FakeClock()
+    dev = FakeDevice(clock, oom_from=1)
+    with pytest.raises(OutOfMemory, match="smallest size"):
+        adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=10.0)
+
+
+def test_unsupported_propagates_with_its_reason() -> None:
+    clock = FakeClock()
+
+    def measure(shape: Shape, min_run_s: float, max_run_s: float | None) -> Timing:
+        raise Unsupported("\"addmm_impl_cpu_\" not implemented for 'Half'")
+
+    with pytest.raises(Unsupported) as info:
+        adapt(LADDER, work=work, measure=measure, clock=clock, allot_s=10.0)
+    assert "not implemented" in info.value.reason
+
+
+def test_single_step_ladder_measures_once_long() -> None:
+    clock = FakeClock()
+    dev = FakeDevice(clock)
+    out = adapt(((1 << 20,),), work=work, measure=dev, clock=clock, allot_s=2.0)
+    assert len(dev.calls) == 1
+    assert dev.calls[0][2] is not None  # the adaptive, repeat-until-stable measurement
+    assert out.shape == (1 << 20,)
+
+
+def test_budget_shares_what_is_left_by_weight() -> None:
+    clock = FakeClock()
+    budget = Budget(10.0, clock)
+    assert budget.share(1.0, 4.0) == pytest.approx(2.5)
+    clock.now = 6.0
+    assert budget.remaining() == pytest.approx(4.0)
+    assert budget.share(2.0, 4.0) == pytest.approx(2.0)
+    clock.now = 20.0
+    assert budget.remaining() == 0.0
+
+
+def test_budget_counts_from_the_given_start() -> None:
+    clock = FakeClock(now=5.0)
+    budget = Budget(10.0, clock, started=2.0)
+    assert budget.elapsed() == pytest.approx(3.0)
+
+
+class OutOfMemoryError(RuntimeError):
+    """Named like torch.cuda.OutOfMemoryError."""
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"), OutOfMemory),
+        (RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried 10 GB"), OutOfMemory),
+        (MemoryError(), OutOfMemory),
+        (RuntimeError("MPS backend out of memory"), OutOfMemory),
+        (RuntimeError("\"addmm_cuda\" not implemented for 'Int'"), Unsupported),
+        (
+            NotImplementedError(
+                "Could not run 'aten::_int_mm' with arguments from the 'MPS' backend"
+            ),
+            Unsupported,
+        ),
+    ],
+)
+def test_classify(exc: Exception, kind: type[Exception]) -> None:
+    assert isinstance(classify(exc), kind)
+
+
+def test_classify_leaves_other_errors_alone() -> None:
+    err = KeyError("bug")
+    assert classify(err) is err
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rate=st.floats(min_value=1e5, max_value=1e13),
+    peak_at=st.sampled_from([64, 256, 1024, 4096]),
+    allot=st.floats(min_value=0.05, max_value=30.0),
+)
+def test_never_far_over_the_allotment(rate: float, peak_at: int, allot: float) -> None:
+    """Whatever the device speed, one kernel overruns its allotment by at most one
+    smallest-size measurement (the price of having any figure at all)."""
+    clock = FakeClock()
+    dev = FakeDevice(clock, rate_small=rate, peak_at=peak_at)
+    adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=allot, min_run_s=0.01)
+    first = work(LADDER[0]) / dev.rate(64)
+    assert clock.now <= allot * 1.25 + 2 * predicted_cost(first, 0.01)
