@@ -177,3 +177,24 @@ def test_fleet_cli_bad_workload_is_one_line() -> None:
     )
     assert run.returncode == 2
     assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_rule_engine_verdict_orders_equal_status() -> None:
+    wl = Workload(deadline_hours=10.0)
+    a = Candidate(report_named("recorded-laptop-avx2"), _est(100.0, True), rules_fit=False)
+    b = Candidate(report_named("recorded-spr-amx-kvm"), _est(900.0, True), rules_fit=True)
+    result = rank_fleet([a, b], wl)
+    # Both fit by the estimate; the one the rules accept ranks first despite being slower.
+    assert [Path(m.source).stem for m in result.machines] == [
+        "recorded-spr-amx-kvm",
+        "recorded-laptop-avx2",
+    ]
+
+
+def test_saved_fleet_carries_the_rule_engine_verdict() -> None:
+    wl = build_workload(model="resnet50", dataset_size=1_281_167, epochs=10)
+    result = gather_fleet(GOOD_REPORTS, wl, scenario="training")
+    by_stem = {Path(m.source).stem: m for m in result.machines}
+    dgx = by_stem["synthetic-dgx-h100x8"]
+    assert dgx.recommended_device == "gpu" and dgx.rules_fit is True and dgx.advice
+    assert by_stem["recorded-laptop-avx2"].rules_fit is False

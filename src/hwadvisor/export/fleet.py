@@ -7,8 +7,10 @@ whose report could not be read or estimated is listed as skipped, with the reaso
 
 Order: machines that fit (memory fits and the job meets the deadline, or for inference
 the latency / QPS target) first, then those that cannot be told, then too slow, then
-those whose memory does not fit; within a group, the shortest estimated time first
-(training: total time; inference: time per batch), then the source name.
+those whose memory does not fit; within a group, the machines the rule engine says fit
+(``recommend``'s ``fits_here``) before those it cannot tell and those it says do not,
+then the shortest estimated time (training: total time; inference: time per batch),
+then the source name.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ class FleetEntry(Document):
     recommended_device: str | None = Field(
         None, description="the rule engine's verdict for this machine, if known"
     )
+    rules_fit: bool | None = Field(None, description="the rule engine's fits_here for this machine")
+    advice: str | None = Field(None, description="the rule engine's one-sentence verdict")
     reason: str
     roles: list[str] = Field(default_factory=list)
 
@@ -97,6 +101,8 @@ class Candidate:
     estimate: DeviceEstimate | None
     error: str | None = None
     recommended_device: str | None = None
+    rules_fit: bool | None = None
+    advice: str | None = None
 
 
 def _gib(n: int | None) -> str:
@@ -165,7 +171,7 @@ def rank_fleet(
     skipped: Sequence[FleetSkip] = (),
 ) -> FleetReport:
     """Order the machines for ``workload``; candidates without an estimate are skipped."""
-    rows: list[tuple[tuple[int, float, str], dict[str, object]]] = []
+    rows: list[tuple[tuple[int, int, float, str], dict[str, object]]] = []
     skips = list(skipped)
     for cand in candidates:
         est = cand.estimate
@@ -174,8 +180,10 @@ def rank_fleet(
             continue
         status, time_s, reason = _judge(workload, est)
         facts = cand.report.facts
+        # Within a status, the machines the rule engine says fit come first.
         key = (
             _STATUS_ORDER[status],
+            {True: 0, None: 1, False: 2}[cand.rules_fit],
             time_s if time_s is not None and math.isfinite(time_s) else math.inf,
             cand.report.source,
         )
@@ -198,6 +206,8 @@ def rank_fleet(
                     "priced_as": est.device if est.gpus == 1 else f"{est.device} x{est.gpus}",
                     "basis": est.basis,
                     "recommended_device": cand.recommended_device,
+                    "rules_fit": cand.rules_fit,
+                    "advice": cand.advice,
                     "reason": reason,
                     "roles": node_roles(cand.report),
                 },

@@ -8,7 +8,9 @@ one report stops the others from being ranked.
 "here" in the estimator prices a machine's CPU; a GPU machine is priced on its GPU's
 catalog entry (matched by name and memory, see :func:`catalog_gpu`), with all of its GPUs
 of that type for the ``distributed`` scenario and one otherwise. CPU-class scenarios
-(``prototyping``, ``edge``, ``preprocessing``) are priced on the CPU everywhere.
+(``prototyping``, ``edge``, ``preprocessing``) are priced on the CPU everywhere. Each
+machine also gets the rule engine's verdict (``hwadvisor.pipeline.advise``, as
+``recommend --facts`` would give), which orders machines of equal status.
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hwadvisor.errors import HwadvisorError
 from hwadvisor.export.fleet import Candidate, FleetReport, FleetSkip, rank_fleet
 from hwadvisor.export.report import Report, load_report
 from hwadvisor.models.facts import Gpu
-from hwadvisor.models.workload import Workload
+from hwadvisor.models.workload import Scenario, Workload
+
+if TYPE_CHECKING:
+    from hwadvisor.engine import RuleSet
 
 #: Scenarios whose work belongs on a CPU (GUIDANCE S1, S7, S8): ranked on CPU estimates.
 CPU_SCENARIOS = frozenset({"prototyping", "edge", "preprocessing"})
@@ -63,7 +69,36 @@ def catalog_gpu(gpu: Gpu, extra_catalogs: list[Path] | None = None) -> str | Non
     return best[1] if best else None
 
 
-def _candidate(report: Report, workload: Workload, scenario: str | None) -> Candidate:
+def _advice(
+    report: Report, workload: Workload, scenario: str | None, rules: RuleSet | None
+) -> tuple[str | None, bool | None, str | None]:
+    """The rule engine's verdict for this machine: device class, fits_here, summary.
+
+    Advice is extra evidence for the ranking, so a failure here leaves it unknown rather
+    than skipping a machine that could be estimated.
+    """
+    from hwadvisor.pipeline import advise, estimate_for_advice
+
+    if scenario is None or rules is None:
+        return None, None, None
+    try:
+        est = estimate_for_advice(workload, facts=report.facts, bench=report.bench)
+        advice = advise(
+            facts=report.facts,
+            scenario=Scenario(scenario),
+            workload=workload,
+            estimates=est,
+            rules=rules,
+        )
+    except HwadvisorError:
+        return None, None, None
+    v = advice.verdict
+    return v.device.value, v.fits_here, v.summary
+
+
+def _candidate(
+    report: Report, workload: Workload, scenario: str | None, rules: RuleSet | None
+) -> Candidate:
     from hwadvisor.estimate import estimate_workload
 
     facts = report.facts
@@ -83,13 +118,20 @@ def _candidate(report: Report, workload: Workload, scenario: str | None) -> Cand
         ).estimates[0]
     except HwadvisorError as exc:
         return Candidate(report=report, estimate=None, error=exc.line())
-    return Candidate(report=report, estimate=est)
+    device, fits, summary = _advice(report, workload, scenario, rules)
+    return Candidate(
+        report=report, estimate=est, recommended_device=device, rules_fit=fits, advice=summary
+    )
 
 
 def gather_fleet(
     paths: Sequence[str | Path], workload: Workload, *, scenario: str | None = None
 ) -> FleetReport:
     """Load each report, estimate ``workload`` there, and rank; bad reports are skipped."""
+    from hwadvisor.engine import load_rules
+
+    # The shipped rules (and HWADVISOR_RULES_PATH), loaded once for the whole fleet.
+    rules = load_rules() if scenario is not None else None
     candidates: list[Candidate] = []
     skipped: list[FleetSkip] = []
     seen: set[str] = set()
@@ -103,5 +145,5 @@ def gather_fleet(
         except HwadvisorError as exc:
             skipped.append(FleetSkip(source=key, reason=exc.message))
             continue
-        candidates.append(_candidate(report, workload, scenario))
+        candidates.append(_candidate(report, workload, scenario, rules))
     return rank_fleet(candidates, workload, scenario=scenario, skipped=skipped)

@@ -62,9 +62,11 @@ def render_fleet(report: FleetReport) -> None:
             )
             runs_on = f"{have}\n[dim]priced as {m.priced_as}[/]"
         memory = f"{human_bytes(m.memory_bytes)} / {human_bytes(m.device_memory_bytes)}"
-        table.add_row(
-            str(m.rank), name, runs_on, _STYLE[m.status], human_time(m.time_s), memory, m.reason
-        )
+        verdict = _STYLE[m.status]
+        if m.recommended_device is not None:
+            fit = {True: "fits", False: "falls short", None: "fit unknown"}[m.rules_fit]
+            verdict += f"\n[dim]rules: {m.recommended_device}, {fit}[/]"
+        table.add_row(str(m.rank), name, runs_on, verdict, human_time(m.time_s), memory, m.reason)
     console.print(table)
     if not report.machines:
         console.print("[yellow]No report could be ranked.[/]")
