@@ -1,0 +1,204 @@
+"""`hwadvisor recommend` and `hwadvisor rules`: exit codes first, then the output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from hwadvisor.cli import main
+from hwadvisor.models.schemas import schema_for
+
+FACTS = Path(__file__).parents[1] / "data" / "facts"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run the real entry point in process: (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as info:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+def recommend(
+    capsys: pytest.CaptureFixture[str], machine: str, *extra: str
+) -> tuple[int, str, str]:
+    return run(capsys, "recommend", "--facts", str(FACTS / f"{machine}.json"), "--no-bench", *extra)
+
+
+def test_json_advice_follows_the_published_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = recommend(
+        capsys,
+        "laptop",
+        "--scenario",
+        "training",
+        "--model",
+        "resnet50",
+        "--dataset-size",
+        "1281167",
+        "--json",
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    jsonschema.validate(doc, schema_for("advice"))
+    assert doc["verdict"]["device"] == "gpu" and doc["verdict"]["fits_here"] is False
+    assert doc["machine"]["from_file"].endswith("laptop.json")
+    assert doc["estimates"]["here"]["device"] == "here" and doc["estimates"]["alternatives"]
+    assert {"HW601", "HW606"} <= {m["rule"] for m in doc["migration"]}
+
+
+@pytest.mark.parametrize(
+    ("machine", "args", "expected"),
+    [
+        (
+            "laptop",
+            ["--scenario", "training", "--model", "resnet50", "--dataset-size", "1281167"],
+            1,
+        ),
+        (
+            "rtx4090-workstation",
+            ["--scenario", "training", "--model", "resnet50", "--dataset-size", "1281167"],
+            0,
+        ),
+        ("laptop", ["--scenario", "inference"], 3),
+    ],
+)
+def test_require_fit_gates(
+    capsys: pytest.CaptureFixture[str], machine: str, args: list[str], expected: int
+) -> None:
+    code, out, err = recommend(capsys, machine, *args, "--require-fit", "--json")
+    assert code == expected, err
+    assert json.loads(out)["verdict"]["fits_here"] == {0: True, 1: False, 3: None}[expected]
+    if expected:
+        assert "--require-fit" in err
+
+
+def test_human_output_leads_with_the_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = recommend(
+        capsys, "t4-cloud", "--scenario", "inference", "--model", "bert-base", "--qps", "20"
+    )
+    assert code == 0
+    assert out.index("Verdict") < out.index("CRITICAL") < out.index("HW401")
+    assert "Estimates" in out
+
+
+def test_output_file_is_the_json_document(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    target = tmp_path / "advice.json"
+    code, _, _ = recommend(capsys, "apple-m2", "--scenario", "prototyping", "--output", str(target))
+    assert code == 0
+    assert json.loads(target.read_text())["verdict"]["device"] == "cpu"
+
+
+def test_contradictory_bench_options_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(
+        capsys,
+        "recommend",
+        "--scenario",
+        "training",
+        "--bench-file",
+        "x.json",
+        "--no-bench",
+        "--json",
+    )
+    assert code == 2
+    assert err.count("\n") == 1 and "contradict" in err
+    assert json.loads(out)["error"]["exit_code"] == 2
+
+
+def test_bad_facts_file_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "facts.json"
+    bad.write_text('{"schema_version": "1.0", "cpu": {"usable_cores": "many"}}')
+    code, _, err = run(capsys, "recommend", "--scenario", "training", "--facts", str(bad))
+    assert code == 2 and err.count("\n") == 1
+    assert str(bad) in err and "cpu.usable_cores" in err
+
+
+def test_bad_rules_folder_is_one_line_naming_file_rule_and_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "mine.yaml").write_text(
+        "rules:\n  - id: XX001\n    title: t\n    when: {fact: cpu.featurs.amx_bf16, op: '==', value: true}\n"
+        "    message: m\n    source: [T4]\n    rationale: r\n"
+    )
+    code, _, err = recommend(capsys, "laptop", "--scenario", "training", "--rules", str(tmp_path))
+    assert code == 2 and err.count("\n") == 1
+    assert (
+        "mine.yaml:4" in err
+        and "rule XX001" in err
+        and "when.fact" in err
+        and "did you mean 'cpu.features.amx_bf16'" in err
+    )
+
+
+def test_rules_override_changes_the_advice(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "site.yaml").write_text(
+        "rules:\n  - id: HW101\n    title: Site policy\n    scenarios: [prototyping]\n    message: use the dev pool\n"
+        "    verdict: {device: gpu, priority: 10, summary: Prototype on the shared GPU pool.}\n"
+        "    source: [C1]\n    rationale: local policy\n"
+    )
+    code, out, _ = recommend(
+        capsys, "laptop", "--scenario", "prototyping", "--rules", str(tmp_path), "--json"
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["verdict"]["summary"] == "Prototype on the shared GPU pool." and doc["options"][
+        "rules_paths"
+    ] == [str(tmp_path)]
+
+
+def test_rules_list_show_validate(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "rules", "list", "--json")
+    assert code == 0
+    ids = [r["id"] for r in json.loads(out)]
+    assert ids == sorted(ids) and "HW401" in ids
+    code, out, _ = run(capsys, "rules", "show", "hw401")
+    assert code == 0 and "version_gt" in out and "M4:" in out
+    rules_dir = Path(__file__).parents[2] / "rules"
+    code, out, _ = run(capsys, "rules", "validate", str(rules_dir))
+    assert code == 0 and "valid" in out
+
+
+def test_rules_show_unknown_id(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "rules", "show", "HW999")
+    assert code == 2 and "HW999" in err
+
+
+def test_rules_explain_shows_each_condition_with_values(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "rules", "explain", "HW401", "--facts", str(FACTS / "t4-cloud.json"), "--json"
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["fires"] is True
+    assert doc["nodes"][0]["values"] == {
+        "software.torch.cuda": "12.1",
+        "gpu.min_cuda_driver": "11.2",
+    }
+    code, out, _ = run(
+        capsys,
+        "rules",
+        "explain",
+        "HW201",
+        "--facts",
+        str(FACTS / "laptop.json"),
+        "--scenario",
+        "inference",
+    )
+    assert code == 0 and "does not fire" in out and "FALSE" in out
+
+
+def test_rules_explain_second_pass_rule_sees_the_verdict(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(
+        capsys, "rules", "explain", "HW601", "--facts", str(FACTS / "laptop.json"), "--json"
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["fires"] is True and doc["nodes"][0]["values"] == {"verdict.moves_to_gpu": True}
