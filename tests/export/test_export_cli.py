@@ -121,6 +121,7 @@ def test_fresh_probe_when_no_report_is_given() -> None:
         ),
         (["--format", "nfd", "--from", EPYC, "--prefix", "nvidia.com"], 2, "nvidia.com"),
         (["--format", "nfd", "--from", EPYC, "--expiry", "-1"], 2, "--expiry"),
+        (["--format", "nfd", "--from", EPYC, "--expiry", "1e12"], 2, "--expiry"),
         (["--format", "yaml", "--from", EPYC], 2, "yaml"),
     ],
 )

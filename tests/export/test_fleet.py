@@ -198,3 +198,26 @@ def test_saved_fleet_carries_the_rule_engine_verdict() -> None:
     dgx = by_stem["synthetic-dgx-h100x8"]
     assert dgx.recommended_device == "gpu" and dgx.rules_fit is True and dgx.advice
     assert by_stem["recorded-laptop-avx2"].rules_fit is False
+
+
+def test_fleet_with_no_readable_report_exits_3() -> None:
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hwadvisor",
+            "fleet",
+            *map(str, BAD_REPORTS),
+            "/nonexistent/report.json",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 3
+    doc = json.loads(run.stdout)
+    assert doc["machines"] == []
+    assert len(doc["skipped"]) == len(BAD_REPORTS) + 1
+    assert "file not found" in doc["skipped"][-1]["reason"]

@@ -13,7 +13,7 @@ from hwadvisor.errors import UsageError
 from hwadvisor.export import ExportFormat
 from hwadvisor.export.ansible import DEFAULT_CACHE
 from hwadvisor.export.labels import DEFAULT_PREFIX
-from hwadvisor.export.nfd import DEFAULT_EXPIRY_HOURS
+from hwadvisor.export.nfd import DEFAULT_EXPIRY_HOURS, MAX_EXPIRY_HOURS
 
 
 def _summary(fmt: ExportFormat, output: str | None, text: str, cache: str | None) -> str:
@@ -79,8 +79,8 @@ def export(
     from hwadvisor.export.report import Report, load_report, probe_report
     from hwadvisor.io import atomic_write_text
 
-    if not math.isfinite(expiry) or expiry < 0:
-        raise UsageError(f"--expiry must be a number of hours >= 0, not {expiry}")
+    if not math.isfinite(expiry) or not 0 <= expiry <= MAX_EXPIRY_HOURS:
+        raise UsageError(f"--expiry must be between 0 and {MAX_EXPIRY_HOURS} hours, not {expiry}")
     if not math.isfinite(timeout) or timeout <= 0:
         raise UsageError(f"--timeout must be a positive number of seconds, not {timeout}")
 
@@ -95,6 +95,11 @@ def export(
 
         text = render_fact(cache)
         mode = FACT_MODE
+        if from_file and not seed_cache:
+            # The fact prints the cache, not the report: say so rather than ignore --from.
+            sys.stderr.write(
+                "hwadvisor: note: --from is used with --format ansible only to --seed-cache\n"
+            )
         if seed_cache:
             # Readable by all, so a play that gathers facts without become can read it.
             atomic_write_text(cache, report().facts.model_dump_json(indent=2) + "\n", mode=0o644)

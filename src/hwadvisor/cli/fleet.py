@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from hwadvisor.cli._app import app
-from hwadvisor.errors import UsageError
+from hwadvisor.errors import ExitCode, UsageError
 from hwadvisor.models.workload import Scenario
 
 #: Scenarios whose default task is inference.
@@ -94,3 +96,7 @@ def fleet(
         render_fleet(doc)
 
     emit(result, as_json=json_out, output=output, render=render)
+    if not result.machines:
+        # Every report was skipped: the ranking is undetermined (exit 3), not an empty success.
+        sys.stderr.write("hwadvisor: error: no report could be ranked (see the skipped reasons)\n")
+        raise typer.Exit(int(ExitCode.UNKNOWN))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta, timezone
 
-from hwadvisor.errors import OutputError
+from hwadvisor.errors import OutputError, UsageError
 from hwadvisor.export.labels import (
     DEFAULT_PREFIX,
     bool_value,
@@ -28,6 +28,8 @@ from hwadvisor.export.roles import GIB, node_roles
 
 MAX_FILE_BYTES = 64 * 1024
 DEFAULT_EXPIRY_HOURS = 24.0
+#: A year: labels that should outlive that need no expiry at all (``--expiry 0``).
+MAX_EXPIRY_HOURS = 8760.0
 
 #: GPU memory classes by the smallest GPU's total memory (GiB lower bounds).
 MEMORY_CLASSES = ((64, "xlarge"), (32, "large"), (15, "medium"), (0, "small"))
@@ -101,6 +103,8 @@ def node_labels(report: Report) -> dict[str, str]:
 
 def expiry_time(now: datetime, hours: float) -> str:
     """RFC 3339 UTC time ``hours`` after ``now``, to the second (``2026-11-30T04:00:00Z``)."""
+    if not 0 < hours <= MAX_EXPIRY_HOURS:
+        raise UsageError(f"expiry must be between 0 and {MAX_EXPIRY_HOURS:g} hours, not {hours}")
     when = now.astimezone(timezone.utc) + timedelta(hours=hours)
     return when.replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 

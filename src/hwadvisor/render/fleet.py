@@ -67,8 +67,9 @@ def render_fleet(report: FleetReport) -> None:
             fit = {True: "fits", False: "falls short", None: "fit unknown"}[m.rules_fit]
             verdict += f"\n[dim]rules: {m.recommended_device}, {fit}[/]"
         table.add_row(str(m.rank), name, runs_on, verdict, human_time(m.time_s), memory, m.reason)
-    console.print(table)
-    if not report.machines:
+    if report.machines:
+        console.print(table)
+    else:
         console.print("[yellow]No report could be ranked.[/]")
     for s in report.skipped:
         console.print(f"[yellow]skipped[/] {s.source}: {s.reason}", markup=True, highlight=False)
