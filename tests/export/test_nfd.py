@@ -126,3 +126,14 @@ def test_memory_class_boundaries() -> None:
         "xlarge",
     ]
     assert memory_class(None) == "unknown"
+
+
+def test_memory_label_is_the_nodes_not_the_pods_limit() -> None:
+    facts = report_named("recorded-laptop-avx2").facts
+    total = facts.memory.total_bytes
+    assert total is not None
+    pod = facts.model_copy(
+        update={"memory": facts.memory.model_copy(update={"cgroup_limit_bytes": 256 * 1024**2})}
+    )
+    labels = node_labels(Report(facts=pod))
+    assert labels["memory.gib"] == str(total // 1024**3)

@@ -88,8 +88,9 @@ def node_labels(report: Report) -> dict[str, str]:
     labels["cpu.avx512"] = bool_value(feats.avx512f)
     labels["cpu.amx"] = bool_value(feats.amx_bf16 or feats.amx_int8 or feats.amx_tile)
     if facts.memory.total_bytes is not None:
-        limit = facts.memory.cgroup_limit_bytes or facts.memory.total_bytes
-        labels["memory.gib"] = str(min(limit, facts.memory.total_bytes) // GIB)
+        # The node's memory, not the exporter container's cgroup limit (a DaemonSet pod
+        # has a small one): labels describe the node.
+        labels["memory.gib"] = str(facts.memory.total_bytes // GIB)
     labels["gpu.count"] = str(len(facts.gpus))
     if facts.gpus:
         sizes = [g.memory_total_bytes for g in facts.gpus]
