@@ -154,3 +154,51 @@ def test_advice_replays_identically(
     a = _advise("rtx4090-workstation", Scenario.TRAINING, facts_of, shipped_rules)
     b = _advise("rtx4090-workstation", Scenario.TRAINING, facts_of, shipped_rules)
     assert a.model_dump_json() == b.model_dump_json()
+
+
+def test_disturbed_measurements_lower_the_confidence(
+    facts_of: Callable[[str], Facts], shipped_rules: RuleSet
+) -> None:
+    from hwadvisor.models.bench import BenchReport, BenchResult, Derived
+
+    facts = facts_of("laptop")
+    workload = build_workload(model="resnet50", task="train", dataset_size=1281167, epochs=1)
+    fp32 = BenchResult(
+        device="cpu",
+        kernel="matmul",
+        dtype="fp32",
+        shape=[512] * 3,
+        value=40.0,
+        unit="GFLOP/s",
+        median_s=0.01,
+        iqr_s=0.0,
+        runs=5,
+    )
+    calm = BenchReport(
+        budget_s=3,
+        elapsed_s=3,
+        results=[fp32],
+        derived=[Derived(id="cpu.load_over_threads", ratio=0.5, text="")],
+    )
+    busy = calm.model_copy(
+        update={"derived": [Derived(id="cpu.load_over_threads", ratio=2.7, text="")]}
+    )
+    got = {}
+    for name, bench in (("calm", calm), ("busy", busy)):
+        est = estimate_for_advice(workload, facts=facts, bench=bench)
+        got[name] = advise(
+            facts=facts,
+            scenario=Scenario.TRAINING,
+            workload=workload,
+            estimates=est,
+            bench=bench,
+            rules=shipped_rules,
+        )
+    assert got["calm"].verdict.rule == got["busy"].verdict.rule == "HW111"
+    assert (got["calm"].verdict.confidence.value, got["busy"].verdict.confidence.value) == (
+        "high",
+        "medium",
+    )
+    assert "HW209" in {f.rule for f in got["busy"].findings} - {
+        f.rule for f in got["calm"].findings
+    }

@@ -110,6 +110,26 @@ def fits_here(
     return _gpu_fits(ctx, 2 if device is DeviceClass.MULTI_GPU else 1)
 
 
+_LOWER = {
+    Confidence.HIGH: Confidence.MEDIUM,
+    Confidence.MEDIUM: Confidence.LOW,
+    Confidence.LOW: Confidence.LOW,
+}
+#: Above this load per benchmark thread, or below this fraction of the fp32 peak, the
+#: CPU figures are taken as disturbed (the machine was busy or throttled).
+BUSY_LOAD = 1.5
+LOW_FRACTION_OF_PEAK = 0.05
+
+
+def doubtful_bench(ctx: Context) -> bool:
+    """The CPU measurements were disturbed, so estimates built on them are doubtful."""
+    load = ctx.get("bench.cpu.load_over_threads")
+    frac = ctx.get("bench.cpu.fp32_matmul_of_peak")
+    return (load is not None and load >= BUSY_LOAD) or (
+        frac is not None and frac < LOW_FRACTION_OF_PEAK
+    )
+
+
 def decide(fired: list[Rule], ctx: Context, scenario: Scenario) -> Verdict:
     """The verdict from the fired first-pass rules (or the scenario's fallback)."""
     deciders = sorted(
@@ -121,6 +141,11 @@ def decide(fired: list[Rule], ctx: Context, scenario: Scenario) -> Verdict:
         assert rule.verdict is not None
         device, confidence = rule.verdict.device, rule.verdict.confidence
         summary, rule_id = render(rule.verdict.summary, ctx), rule.id
+        reads_here = rule.when is not None and any(
+            p.startswith("estimate.here.") for p in rule.when.fact_paths()
+        )
+        if reads_here and doubtful_bench(ctx):
+            confidence = _LOWER[confidence]
     else:
         device, confidence, rule_id = FALLBACK[scenario], Confidence.LOW, None
         summary = f"{device.value.replace('_', '-').upper()} is the usual choice for {scenario.value}; no rule had the facts to decide more."
