@@ -38,8 +38,13 @@ CASES: list[tuple[str, str, str, list[int], int]] = [
 ]
 
 
+THREADS: int | None = None
+
+
 def threads() -> int:
-    """Cores this process may use."""
+    """Threads for the bench and the steps: ``--threads``, else the cores this process may use."""
+    if THREADS:
+        return THREADS
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
@@ -187,8 +192,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=None, help="default: all usable cores")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
+    global THREADS
+    THREADS = args.threads
     import torch
 
     from hwadvisor.estimate import build_workload, estimate_workload

@@ -99,12 +99,18 @@ def load_models(extra: Iterable[Path] | None = None) -> dict[str, ModelEntry]:
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
-    """A ' (did you mean X?)' suffix naming the closest choice, or ''."""
+    """A ' (did you mean X?)' suffix naming the closest choices, or ''.
+
+    Ids that start with the name come first ("h100" -> h100-sxm or h100-pcie), then the
+    closest spelling ("resnet-50" -> resnet50).
+    """
     names = list(choices)
-    hits = difflib.get_close_matches(name.lower(), names, n=1, cutoff=0.5)
+    key = name.lower()
+    squashed = key.replace("-", "").replace("_", "")
+    hits = [c for c in names if c.startswith(key) or c.replace("-", "").startswith(squashed)][:3]
     if not hits:
-        hits = [c for c in names if name.lower() in c or c in name.lower()][:1]
-    return f" (did you mean {hits[0]}?)" if hits else ""
+        hits = difflib.get_close_matches(key, names, n=1, cutoff=0.5)
+    return f" (did you mean {' or '.join(hits)}?)" if hits else ""
 
 
 def find_device(ident: str, extra: Iterable[Path] | None = None) -> DeviceEntry:

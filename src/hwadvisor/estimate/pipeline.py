@@ -6,6 +6,7 @@ quick run), estimates, and optionally measures real steps of the user's model he
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,11 @@ def parse_shape(text: str | None) -> list[int] | None:
     """``"3,224,224"`` -> [3, 224, 224]; anything else is one UsageError line."""
     if text is None:
         return None
-    parts = [p.strip() for p in text.replace("x", ",").split(",") if p.strip()]
+    parts = [p.strip() for p in re.split(r"[,x]", text.strip())]
     try:
-        dims = [int(p) for p in parts]
+        dims = [int(p) for p in parts if p.isascii()]
+        if len(dims) != len(parts):
+            raise ValueError(text)
     except ValueError:
         raise UsageError(
             f"--input-shape must be integers separated by commas (e.g. 3,224,224), got {text!r}"

@@ -1,0 +1,179 @@
+"""`hwadvisor estimate` and `hwadvisor catalog`: exit codes first, then the output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from hwadvisor.cli import main
+
+MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run the real entry point in-process; return (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(exc.value.code or 0), out, err
+
+
+def test_estimate_json_catalog_devices(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "estimate",
+        "--model",
+        "bert-base",
+        "--task",
+        "infer",
+        "--on",
+        "t4",
+        "--on",
+        "a10",
+        "--no-bench",
+        "--json",
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["schema_version"].startswith("1.")
+    assert doc["workload"]["model"] == "bert-base" and doc["workload"]["task"] == "infer"
+    assert [e["device"] for e in doc["estimates"]] == ["t4", "a10"]
+    for e in doc["estimates"]:
+        assert e["step_time_s"] > 0 and e["fits"] is True and e["assumptions"]
+    from hwadvisor.models.schemas import schema_for
+
+    jsonschema.validate(doc, schema_for("estimate"))
+
+
+def test_estimate_human_output_has_table_and_chart(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "estimate",
+        "--model",
+        "llama-7b",
+        "--batch-size",
+        "2",
+        "--on",
+        "a100-80gb",
+        "--on",
+        "h200",
+        "--no-bench",
+        "--dataset-size",
+        "1000",
+    )
+    assert code == 0
+    assert "a100-80gb" in out and "h200" in out
+    assert "log scale" in out and "█" in out
+    assert "does not fit" in out and "Fixes in order" in out
+
+
+def test_estimate_user_model_here_with_bench_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bench = {
+        "schema_version": "1.0",
+        "budget_s": 1,
+        "elapsed_s": 1,
+        "results": [
+            {
+                "device": "cpu",
+                "kernel": "matmul",
+                "dtype": "fp32",
+                "shape": [512, 512, 512],
+                "value": 100.0,
+                "unit": "GFLOP/s",
+                "median_s": 0.01,
+                "iqr_s": 0.0,
+                "runs": 3,
+            },
+            {
+                "device": "cpu",
+                "kernel": "triad",
+                "dtype": "fp32",
+                "shape": [1048576],
+                "value": 10.0,
+                "unit": "GB/s",
+                "median_s": 0.01,
+                "iqr_s": 0.0,
+                "runs": 3,
+            },
+        ],
+    }
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(bench))
+    code, out, _ = run(
+        capsys,
+        "estimate",
+        "--model",
+        f"{MODELS}/mlp.py:build",
+        "--input-shape",
+        "784",
+        "--on",
+        "here",
+        "--bench-file",
+        str(path),
+        "--json",
+    )
+    assert code == 0
+    here = json.loads(out)["estimates"][0]
+    assert here["device"] == "here" and here["step_time_s"] > 0
+    assert "measured here" in here["basis"]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--model", "resnet5"], "did you mean resnet50"),
+        (["--model", "resnet50", "--on", "a100"], "did you mean a100"),
+        (["--model", f"{MODELS}/mlp.py:tiny", "--input-shape", "3,x"], "--input-shape"),
+        (["--model", "resnet50", "--batch-size", "0"], "--batch-size"),
+        (["--model", "resnet50", "--precision", "fp64"], "--precision"),
+        (["--model", f"{MODELS}/broken.py:build", "--input-shape", "3"], "broken on purpose"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
+    code, out, err = run(capsys, "estimate", *args, "--no-bench", "--json")
+    assert code == 2
+    assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert json.loads(out)["error"]["exit_code"] == 2
+
+
+def test_catalog_devices_json_and_user_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    user = tmp_path / "mine.yaml"
+    user.write_text(
+        "devices:\n  - id: my-npu\n    name: My NPU\n    kind: soc\n    vendor: me\n"
+        "    peaks_tflops: {fp32: 1.0}\n    memory_bytes: 8000000000\n    bandwidth_gb_s: 50\n"
+        "    interconnect: {kind: none}\n    achieved: {gemm: 0.5, cnn_train: 0.2, transformer_train: 0.2,"
+        " inference: 0.2, memory: 0.7, source: guess}\n    source: my own datasheet\n    date: '2026-01'\n"
+    )
+    code, out, _ = run(capsys, "catalog", "devices", "--json", "--catalog", str(user))
+    assert code == 0
+    ids = [d["id"] for d in json.loads(out)["devices"]]
+    assert "my-npu" in ids and "h100-sxm" in ids
+    code, out, _ = run(
+        capsys,
+        "estimate",
+        "--model",
+        "resnet50",
+        "--on",
+        "my-npu",
+        "--catalog",
+        str(user),
+        "--no-bench",
+        "--json",
+    )
+    assert code == 0 and json.loads(out)["estimates"][0]["device"] == "my-npu"
+
+
+def test_catalog_models_table_and_bad_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "catalog", "models")
+    assert code == 0 and "resnet50" in out and "llama-7b" in out
+    code, _, err = run(capsys, "catalog", "model")
+    assert code == 2 and "did you mean models" in err

@@ -1,0 +1,80 @@
+"""User models counted on the meta device: exact FLOPs, classes, inputs, and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hwadvisor.errors import UsageError
+from hwadvisor.estimate import build_workload
+from hwadvisor.estimate.counting import effective_size
+from hwadvisor.models.workload import ModelKind
+
+MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
+
+
+def test_linear_is_exactly_2mnk() -> None:
+    wl = build_workload(model=f"{MODELS}/mlp.py:tiny", input_shape=[64], batch_size=8)
+    # Linear(64 -> 32), batch 8: 2·M·N·K = 2·8·32·64 FLOPs, per sample / 8.
+    assert wl.flops_per_sample == 2 * 32 * 64
+    assert wl.params == 64 * 32
+    assert wl.profile is not None
+    assert sum(b.flops for b in wl.profile.gemm) == 2 * 32 * 64
+    assert wl.profile.conv_flops == 0
+
+
+def test_counted_flops_match_flop_counter_mode() -> None:
+    import torch
+    from tests.data.models import mlp  # type: ignore[import-not-found]
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = mlp.build()
+    with FlopCounterMode(display=False) as fcm:
+        model(torch.randn(4, 784))
+    wl = build_workload(model=f"{MODELS}/mlp.py:build", input_shape=[784], batch_size=4)
+    assert wl.flops_per_sample == fcm.get_total_flops() / 4
+
+
+def test_cnn_is_classified_with_conv_buckets_and_activations() -> None:
+    wl = build_workload(model=f"{MODELS}/cnn.py:build", input_shape=[3, 32, 32], batch_size=4)
+    assert wl.kind is ModelKind.CNN
+    prof = wl.profile
+    assert prof is not None and prof.conv_flops > 0.99 * (wl.flops_per_sample or 0)
+    assert prof.conv and sum(b.flops for b in prof.conv) == pytest.approx(prof.conv_flops)
+    assert prof.memory_bytes > 0 and prof.kernels > 10
+    # Activations: at least the first conv's output (32 channels x 32 x 32 fp32) per sample.
+    assert (wl.activation_bytes_per_sample or 0) >= 32 * 32 * 32 * 4
+
+
+def test_embedding_first_layer_gets_token_inputs() -> None:
+    wl = build_workload(model=f"{MODELS}/encoder.py:build", input_shape=[16], batch_size=2)
+    assert wl.kind is ModelKind.ENCODER
+    assert wl.seq_len == 16
+    assert any("token" in a for a in wl.assumptions)
+
+
+def test_effective_size_is_dominated_by_the_smallest_side() -> None:
+    assert effective_size(512, 512, 512) == 512
+    assert effective_size(100000, 32, 27) < 45
+
+
+@pytest.mark.parametrize(
+    ("spec", "shape", "message"),
+    [
+        ("nope/missing.py:build", [3], "does not exist"),
+        (f"{MODELS}/broken.py:build", [3], "broken on purpose"),
+        (f"{MODELS}/mlp.py:not_a_module", [3], "not a torch.nn.Module"),
+        (f"{MODELS}/mlp.py:absent", [3], "not a callable"),
+        (f"{MODELS}/mlp.py:tiny", [65], "failed"),
+        ("no_such_module_xyz:build", [3], "not found"),
+    ],
+)
+def test_bad_user_models_are_one_usage_error(spec: str, shape: list[int], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        build_workload(model=spec, input_shape=shape)
+
+
+def test_user_model_needs_a_shape() -> None:
+    with pytest.raises(UsageError, match="input-shape"):
+        build_workload(model=f"{MODELS}/mlp.py:tiny")

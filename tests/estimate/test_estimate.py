@@ -1,0 +1,179 @@
+"""Estimates: time from bench figures and catalog peaks, fits and fixes, multi-GPU scaling."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from hwadvisor.catalog import load_devices
+from hwadvisor.errors import CatalogError, UsageError
+from hwadvisor.estimate import build_workload, estimate_workload
+from hwadvisor.estimate.rates import catalog_rates
+from hwadvisor.estimate.report import DEFAULT_DEVICES
+from hwadvisor.estimate.scaling import efficiency
+from hwadvisor.estimate.timing import OPTIMIZER_BYTES_PER_PARAM
+from hwadvisor.models.bench import BenchReport, BenchResult
+from hwadvisor.models.workload import (
+    GemmBucket,
+    ModelKind,
+    OpProfile,
+    Optimizer,
+    Precision,
+    Task,
+    Workload,
+)
+
+
+def _bench(rate_gflops: float = 100.0, bw_gbs: float = 10.0) -> BenchReport:
+    def res(kernel: str, shape: list[int], value: float, unit: str) -> BenchResult:
+        return BenchResult(
+            device="cpu",
+            kernel=kernel,
+            dtype="fp32",
+            shape=shape,
+            value=value,
+            unit=unit,
+            median_s=0.01,
+            iqr_s=0.0,
+            runs=5,
+        )
+
+    return BenchReport(
+        budget_s=1,
+        elapsed_s=1,
+        results=[
+            res("matmul", [256, 256, 256], rate_gflops / 2, "GFLOP/s"),
+            res("matmul", [1024, 1024, 1024], rate_gflops, "GFLOP/s"),
+            res("triad", [1 << 20], bw_gbs, "GB/s"),
+        ],
+    )
+
+
+def _mlp_workload(batch: int = 10) -> Workload:
+    prof = OpProfile(gemm=[GemmBucket(size=1024, flops=1e9)], memory_bytes=1e8, kernels=0)
+    return Workload(
+        model="x",
+        kind=ModelKind.MLP,
+        params=1_000_000,
+        flops_per_sample=1e9,
+        batch_size=batch,
+        activation_bytes_per_sample=0.0,
+        profile=prof,
+        dataset_size=1000,
+        epochs=2.0,
+    )
+
+
+def test_here_step_time_adds_the_priced_parts() -> None:
+    wl = _mlp_workload()
+    est = estimate_workload(wl, facts=None, bench=_bench(), on=["here"]).estimates[0]
+    gemm = 3 * 1e9 * 10 / 100e9  # forward + 2x backward at the 1024 rate
+    memory = 3 * 1e8 * 10 / 10e9
+    optimizer = 1_000_000 * OPTIMIZER_BYTES_PER_PARAM[Optimizer.ADAMW] / 10e9
+    assert est.time_breakdown_s["gemm"] == pytest.approx(gemm)
+    assert est.time_breakdown_s["memory"] == pytest.approx(memory)
+    assert est.step_time_s == pytest.approx(gemm + memory + optimizer)
+    # 2 epochs of 1000 samples at batch 10 = 200 steps.
+    assert est.total_time_s == pytest.approx(200 * est.step_time_s)
+    assert est.basis and "measured" in est.basis
+
+
+def test_smaller_products_are_priced_slower() -> None:
+    small = _mlp_workload().model_copy(
+        update={"profile": OpProfile(gemm=[GemmBucket(size=256, flops=1e9)])}
+    )
+    big = _mlp_workload().model_copy(
+        update={"profile": OpProfile(gemm=[GemmBucket(size=1024, flops=1e9)])}
+    )
+    t_small = (
+        estimate_workload(small, facts=None, bench=_bench(), on=["here"])
+        .estimates[0]
+        .time_breakdown_s["gemm"]
+    )
+    t_big = (
+        estimate_workload(big, facts=None, bench=_bench(), on=["here"])
+        .estimates[0]
+        .time_breakdown_s["gemm"]
+    )
+    assert t_small == pytest.approx(2 * t_big)
+
+
+def test_no_bench_no_facts_is_unknown_with_reason() -> None:
+    est = estimate_workload(_mlp_workload(), facts=None, bench=None, on=["here"]).estimates[0]
+    assert est.step_time_s is None and est.total_time_s is None
+    assert any("unknown" in a for a in est.assumptions)
+
+
+def test_default_devices_and_unknown_id() -> None:
+    wl = build_workload(model="resnet50")
+    report = estimate_workload(wl, facts=None, bench=None)
+    assert [e.device for e in report.estimates] == DEFAULT_DEVICES
+    with pytest.raises(CatalogError, match="did you mean a100"):
+        estimate_workload(wl, facts=None, bench=None, on=["a100"])
+    with pytest.raises(UsageError):
+        estimate_workload(wl, facts=None, bench=None, on=["t4"], gpus=0)
+
+
+def test_faster_gpus_are_faster() -> None:
+    wl = build_workload(model="bert-base", precision="bf16", batch_size=32)
+    report = estimate_workload(wl, facts=None, bench=None, on=["t4", "a100-80gb", "h100-sxm"])
+    t4, a100, h100 = (e.step_time_s or 0 for e in report.estimates)
+    assert t4 > a100 > h100 > 0
+    assert any("fp16" in a for a in report.estimates[0].assumptions)  # T4 has no bf16
+
+
+def test_resnet50_a100_amp_matches_published_throughput() -> None:
+    # REFERENCE.md: A100 AMP ResNet-50 training ~2470 img/s.
+    wl = build_workload(model="resnet50", precision="amp", batch_size=256)
+    est = estimate_workload(wl, facts=None, bench=None, on=["a100-80gb"]).estimates[0]
+    assert est.throughput_samples_s == pytest.approx(2470, rel=0.15)
+
+
+def test_llama_7b_does_not_fit_one_a100_and_fixes_lead_to_a_fit() -> None:
+    wl = build_workload(model="llama-7b", batch_size=4, precision="fp32")
+    est = estimate_workload(wl, facts=None, bench=None, on=["a100-80gb"]).estimates[0]
+    assert est.fits is False and est.memory_bytes and est.memory_bytes > 80e9
+    fixes = [f.fix for f in est.fixes]
+    assert fixes[0].startswith("mixed precision")
+    assert [f.fits for f in est.fixes][-1] is True and not any(f.fits for f in est.fixes[:-1])
+    # Each fix lowers the memory.
+    mems = [est.memory_bytes] + [f.memory_bytes for f in est.fixes]
+    assert all(a >= b for a, b in itertools.pairwise(mems))
+
+
+def test_four_nvlink_gpus_scale_near_linearly() -> None:
+    # GUIDANCE R2: four GPUs ~ near-linear for ResNet-50.
+    wl = build_workload(model="resnet50", batch_size=64)
+    one = estimate_workload(wl, facts=None, bench=None, on=["v100-16gb"]).estimates[0]
+    four = estimate_workload(wl, facts=None, bench=None, on=["v100-16gb"], gpus=4).estimates[0]
+    assert one.throughput_samples_s and four.throughput_samples_s
+    assert four.throughput_samples_s / one.throughput_samples_s > 3.6
+    assert four.gpus == 4
+
+
+def test_pcie_scales_worse_than_nvlink_for_a_large_model() -> None:
+    wl = build_workload(model="llama-7b", precision="bf16", batch_size=1)
+    devices = load_devices()
+    sxm, pcie = (
+        catalog_rates(devices["h100-sxm"], Precision.BF16),
+        catalog_rates(devices["h100-pcie"], Precision.BF16),
+    )
+    e_sxm, _ = efficiency(wl, sxm, 0.2, 8)
+    e_pcie, _ = efficiency(wl, pcie, 0.2, 8)
+    assert 0 < e_pcie < e_sxm <= 1
+
+
+def test_inference_has_no_optimizer_and_counts_kv_cache() -> None:
+    wl = build_workload(model="gpt2", task="infer", batch_size=8, precision="fp16")
+    est = estimate_workload(wl, facts=None, bench=None, on=["t4"]).estimates[0]
+    assert wl.task is Task.INFER
+    assert est.memory and est.memory.kv_cache_bytes > 0 and est.memory.optimizer_bytes == 0
+    assert "optimizer" not in est.time_breakdown_s
+
+
+def test_unknown_activation_memory_stays_unknown() -> None:
+    wl = build_workload(model="yolov5n")  # no plain-torch definition: activations unknown
+    est = estimate_workload(wl, facts=None, bench=None, on=["t4"]).estimates[0]
+    assert est.memory_bytes is None and est.fits is None
+    assert est.step_time_s is not None
