@@ -71,6 +71,9 @@ def test_gpu_against_cpu_and_busy_machine() -> None:
     assert got["cuda:0.copy_over_cpu_copy"].ratio == pytest.approx(400.0)
     assert got["cpu.load_over_threads"].ratio == pytest.approx(2.5)
     assert "cpu.load_over_threads" not in by_id(derive(res, None, load_1m=1.0))
+    busy_cpu = [result("cpu", "matmul", "fp32", 100.0), result("cpu", "matmul", "bf16", 50.0)]
+    assert "busy machine" in by_id(derive(busy_cpu, None, load_1m=5.0))["cpu.bf16_over_fp32"].text
+    assert "busy" not in by_id(derive(busy_cpu, None, load_1m=0.5))["cpu.bf16_over_fp32"].text
 
 
 @pytest.mark.parametrize(

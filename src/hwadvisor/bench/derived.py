@@ -129,6 +129,10 @@ def _busy(results: list[BenchResult], load_1m: float | None) -> Derived | None:
     )
 
 
+def _with_caveat(d: Derived, caveat: str) -> Derived:
+    return d.model_copy(update={"text": d.text + caveat}) if caveat else d
+
+
 def derive(
     results: list[BenchResult], facts: Facts | None, *, load_1m: float | None = None
 ) -> list[Derived]:
@@ -137,15 +141,16 @@ def derive(
     busy = _busy(results, load_1m)
     if busy is not None:
         out.append(busy)
+    caveat = " (on a busy machine: repeat when it is idle)" if busy is not None else ""
     devices = list(dict.fromkeys(r.device for r in results))
     for device in devices:
         for dtype in ("tf32", "bf16", "fp16", "int8"):
             d = _dtype_ratio(results, device, "matmul", dtype, facts)
             if d is not None:
-                out.append(d)
+                out.append(_with_caveat(d, caveat if device == "cpu" else ""))
         conv = _dtype_ratio(results, device, "conv2d", "bf16", facts)
         if conv is not None:
-            out.append(conv)
+            out.append(_with_caveat(conv, caveat if device == "cpu" else ""))
         eff = _efficiency(results, device)
         if eff is not None:
             out.append(eff)

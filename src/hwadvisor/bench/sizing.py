@@ -167,8 +167,10 @@ def adapt(
         if rate(i) < keep_growing * best:
             break  # past the peak: bigger sizes only cost time
         per_call = timings[i].median_s * work(ladder[i + 1]) / work(ladder[i])
-        if i - 1 not in timings or rate(i) > 1.2 * rate(i - 1):
-            per_call /= 2  # throughput still rising with size: the next call is cheaper per FLOP
+        # Throughput usually rises with size (small calls are latency-bound): expect the
+        # rise just seen to go on, and from a single point assume up to 4x.
+        growth = rate(i) / rate(i - 1) if i - 1 in timings else 4.0
+        per_call /= min(4.0, max(1.0, growth))
         if clock() + predicted_cost(per_call, min_run_s) > explore_until:
             break
         try:
