@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hwadvisor.engine import RuleSet, apply_rules, build_context, load_rules
+from hwadvisor.engine.paths import LOCAL_PREFIX
 from hwadvisor.errors import HwadvisorError
 from hwadvisor.models.advice import (
     Advice,
@@ -25,7 +26,7 @@ from hwadvisor.models.advice import (
     Team,
 )
 from hwadvisor.models.bench import BenchReport
-from hwadvisor.models.estimate import EstimateReport
+from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
 from hwadvisor.models.facts import Facts
 from hwadvisor.models.workload import Scenario, Workload
 
@@ -176,4 +177,47 @@ def estimate_for_advice(
         )
     except HwadvisorError:
         return None
-    return one.model_copy(update={"estimates": [*one.estimates, *many.estimates]})
+    found = [
+        *one.estimates,
+        *many.estimates,
+        *_local_estimates(workload, facts, bench, extra_catalogs),
+    ]
+    return one.model_copy(update={"estimates": found})
+
+
+def _local_estimates(
+    workload: Workload, facts: Facts, bench: BenchReport | None, extra_catalogs: list[Path] | None
+) -> list[DeviceEstimate]:
+    """This machine's own GPUs priced from their catalog entry, as ``local:<id>``.
+
+    One GPU, and all GPUs of the first GPU's type when there are several. A GPU the
+    catalog does not know is simply not priced (the rules then read its memory only).
+    """
+    if not facts.gpus:
+        return []
+    try:
+        from hwadvisor.estimate import estimate_workload
+        from hwadvisor.export.gather import catalog_gpu
+    except ImportError:
+        return []
+    try:
+        ident = catalog_gpu(facts.gpus[0], extra_catalogs)
+        if ident is None:
+            return []
+        same = sum(catalog_gpu(g, extra_catalogs) == ident for g in facts.gpus)
+        out: list[DeviceEstimate] = []
+        for n in [1, same] if same > 1 else [1]:
+            rep = estimate_workload(
+                workload,
+                facts=facts,
+                bench=bench,
+                on=[ident],
+                gpus=n,
+                extra_catalogs=extra_catalogs,
+            )
+            out += [
+                e.model_copy(update={"device": f"{LOCAL_PREFIX}{e.device}"}) for e in rep.estimates
+            ]
+        return out
+    except HwadvisorError:
+        return []

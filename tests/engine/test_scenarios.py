@@ -202,3 +202,26 @@ def test_disturbed_measurements_lower_the_confidence(
     assert "HW209" in {f.rule for f in got["busy"].findings} - {
         f.rule for f in got["calm"].findings
     }
+
+
+def test_own_gpu_that_misses_the_deadline_does_not_fit(
+    facts_of: Callable[[str], Facts], shipped_rules: RuleSet
+) -> None:
+    facts = facts_of("t4-cloud")
+    workload = build_workload(
+        model="resnet50", task="train", dataset_size=1281167, epochs=10, deadline_hours=4
+    )
+    estimates = estimate_for_advice(workload, facts=facts, bench=None)
+    assert estimates is not None
+    local = [e for e in estimates.estimates if e.device.startswith("local:")]
+    assert [e.device for e in local] == ["local:t4"]
+    advice = advise(
+        facts=facts,
+        scenario=Scenario.TRAINING,
+        workload=workload,
+        estimates=estimates,
+        rules=shipped_rules,
+    )
+    assert advice.verdict.device.value == "gpu" and advice.verdict.fits_here is False
+    assert any("deadline" in r for r in advice.verdict.fits_reasons)
+    assert "HW118" in {f.rule for f in advice.findings}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hwadvisor.engine.paths import BENCH_DEVICES
+from hwadvisor.engine.paths import BENCH_DEVICES, LOCAL_PREFIX
 from hwadvisor.engine.versions import newest_wheel_tag, parse_version
 from hwadvisor.models.advice import Budget, Team, Verdict
 from hwadvisor.models.bench import BenchReport
@@ -190,7 +190,10 @@ def _pick(
     pool = [
         e
         for e in estimates
-        if e.device != "here" and (gpu_ids is None or e.device in gpu_ids) and (e.gpus > 1) == multi
+        if e.device != "here"
+        and not e.device.startswith(LOCAL_PREFIX)
+        and (gpu_ids is None or e.device in gpu_ids)
+        and (e.gpus > 1) == multi
     ]
 
     def rank(e: DeviceEstimate) -> tuple[int, float, int, str]:
@@ -241,10 +244,13 @@ def _estimate_part(
     if report is None:
         return out
     here = next((e for e in report.estimates if e.device == "here"), None)
+    local = [e for e in report.estimates if e.device.startswith(LOCAL_PREFIX)]
     slots = {
         "here": here,
         "best_gpu": _pick(report.estimates, multi=False, gpu_ids=gpu_ids),
         "best_multi_gpu": _pick(report.estimates, multi=True, gpu_ids=gpu_ids),
+        "local_gpu": next((e for e in local if e.gpus == 1), None),
+        "local_gpus": next((e for e in local if e.gpus > 1), None),
     }
     for slot, est in slots.items():
         if est is not None:

@@ -72,7 +72,11 @@ ESTIMATE_SLOTS = {
     "here": "this machine (or the one in --facts)",
     "best_gpu": "the fastest single catalog GPU that fits the job (else the fastest)",
     "best_multi_gpu": "the fastest multi-GPU catalog configuration",
+    "local_gpu": "one of this machine's own GPUs (its catalog entry), when the catalog knows it",
+    "local_gpus": "all of this machine's GPUs of that type together, when it has several",
 }
+#: Prefix of the estimate device ids that price this machine's own GPUs.
+LOCAL_PREFIX = "local:"
 
 _DERIVED: list[tuple[str, FactType, str]] = [
     (

@@ -82,11 +82,43 @@ def _cpu_fits(ctx: Context, scenario: Scenario) -> tuple[bool | None, list[str]]
     return _and3(checks), reasons
 
 
-def _gpu_fits(ctx: Context, need: int) -> tuple[bool | None, list[str]]:
+def _local_fits(
+    ctx: Context, slot: str, scenario: Scenario
+) -> tuple[bool | None, list[str]] | None:
+    """Fit from the estimate on this machine's own GPU(s), when the catalog priced them."""
+    name = ctx.get(f"{slot}.name")
+    if name is None:
+        return None
+    mem = ctx.get(f"{slot}.fits_after_fixes")
+    if mem is None and ctx.get(f"{slot}.needs_sharding"):
+        mem = False
+    reasons = [
+        f"the job {'fits' if mem else 'does not fit' if mem is False else 'may or may not fit'} in the memory of {name}"
+    ]
+    checks: list[bool | None] = [mem]
+    if scenario in (Scenario.TRAINING, Scenario.DISTRIBUTED):
+        within = ctx.get(f"{slot}.within_deadline")
+        if within is not None:
+            checks.append(within)
+            reasons.append(
+                f"it {'finishes' if within else 'does not finish'} within the deadline there"
+            )
+    if ctx.get("workload.qps") is not None and ctx.get(f"{slot}.serves_qps") is not None:
+        checks.append(ctx.get(f"{slot}.serves_qps"))
+        reasons.append(
+            "it serves the requested QPS" if checks[-1] else "it cannot serve the requested QPS"
+        )
+    return _and3(checks), reasons
+
+
+def _gpu_fits(ctx: Context, need: int, scenario: Scenario) -> tuple[bool | None, list[str]]:
     count = ctx.get("gpu.count") or 0
     if count < need:
         have = "no GPU" if count == 0 else f"{count} GPU{'s' if count > 1 else ''}"
         return False, [f"this machine has {have}; the job needs {'several' if need > 1 else 'one'}"]
+    local = _local_fits(ctx, "estimate.local_gpus" if need > 1 else "estimate.local_gpu", scenario)
+    if local is not None:
+        return local
     slot = "estimate.best_multi_gpu" if need > 1 else "estimate.best_gpu"
     # The memory after the first fix that fits (mixed precision, accumulation, ...): the
     # job as it would be run, not as first written.
@@ -107,7 +139,7 @@ def fits_here(
     """Whether this machine runs the job on ``device``, and the reasons, per SPEC §3."""
     if device is DeviceClass.CPU:
         return _cpu_fits(ctx, scenario)
-    return _gpu_fits(ctx, 2 if device is DeviceClass.MULTI_GPU else 1)
+    return _gpu_fits(ctx, 2 if device is DeviceClass.MULTI_GPU else 1, scenario)
 
 
 _LOWER = {
