@@ -11,8 +11,11 @@ import pytest
 from hwadvisor.export.report import Report, load_report
 
 REPORTS = Path(__file__).parent.parent / "data" / "reports"
-GOOD_REPORTS = sorted(p for p in REPORTS.glob("*.json") if not p.name.startswith("bad-"))
+GOOD_REPORTS = sorted(
+    p for p in REPORTS.glob("*.json") if not p.name.startswith(("bad-", "partial-"))
+)
 BAD_REPORTS = sorted(REPORTS.glob("bad-*.json"))
+PARTIAL_REPORTS = sorted(REPORTS.glob("partial-*.json"))
 
 # The Kubernetes rules, written out again here on purpose (not imported from the code
 # under test): a qualified name part and a value are at most 63 characters, start and end

@@ -18,7 +18,7 @@ from hwadvisor.models.estimate import DeviceEstimate
 from hwadvisor.models.facts import Gpu
 from hwadvisor.models.workload import Task, Workload
 
-from .conftest import BAD_REPORTS, GOOD_REPORTS, REPORTS, report_named
+from .conftest import BAD_REPORTS, GOOD_REPORTS, PARTIAL_REPORTS, REPORTS, report_named
 
 runner = CliRunner()
 GIB = 1024**3
@@ -115,7 +115,7 @@ def test_catalog_gpu_match(name: str, gib: float, expected: str | None) -> None:
 
 def test_saved_fleet_training_ranks_gpus_first_and_skips_bad_reports() -> None:
     wl = build_workload(model="resnet50", dataset_size=1_281_167, epochs=10)
-    result = gather_fleet([*GOOD_REPORTS, *BAD_REPORTS], wl, scenario="training")
+    result = gather_fleet([*GOOD_REPORTS, *BAD_REPORTS, *PARTIAL_REPORTS], wl, scenario="training")
     ranked = [Path(m.source).stem for m in result.machines]
     assert ranked[:3] == [
         "synthetic-dgx-h100x8",
@@ -129,7 +129,9 @@ def test_saved_fleet_training_ranks_gpus_first_and_skips_bad_reports() -> None:
         m.device == "cpu" and m.status in (FleetStatus.TOO_SLOW, FleetStatus.NO_FIT) for m in rest
     )
     assert len(result.machines) == len(GOOD_REPORTS)
-    assert {s.source for s in result.skipped} == {str(p) for p in BAD_REPORTS}
+    assert {s.source for s in result.skipped} == {str(p) for p in [*BAD_REPORTS, *PARTIAL_REPORTS]}
+    partial = next(s for s in result.skipped if s.source == str(PARTIAL_REPORTS[0]))
+    assert partial.reason.startswith("partial report: no memory size and no CPU peak")
     times = [m.time_s for m in result.machines[:3]]
     assert times == sorted(times)  # type: ignore[type-var]
 

@@ -96,6 +96,17 @@ def _advice(
     return v.device.value, v.fits_here, v.summary
 
 
+def _partial_reason(report: Report) -> str:
+    facts = report.facts
+    missing = []
+    if facts.memory.total_bytes is None:
+        missing.append("memory size")
+    if report.bench is None and facts.cpu.peak_gflops.fp32 is None:
+        missing.append("CPU peak or benchmark")
+    what = " and no ".join(missing) or "figures"
+    return f"partial report: no {what} to estimate the workload with"
+
+
 def _candidate(
     report: Report, workload: Workload, scenario: str | None, rules: RuleSet | None
 ) -> Candidate:
@@ -118,6 +129,13 @@ def _candidate(
         ).estimates[0]
     except HwadvisorError as exc:
         return Candidate(report=report, estimate=None, error=exc.line())
+    if (
+        est.step_time_s is None
+        and est.fits is None
+        and (workload.params or workload.flops_per_sample)
+    ):
+        # The workload has a cost but this machine's report gives nothing to price it with.
+        return Candidate(report=report, estimate=None, error=_partial_reason(report))
     device, fits, summary = _advice(report, workload, scenario, rules)
     return Candidate(
         report=report, estimate=est, recommended_device=device, rules_fit=fits, advice=summary

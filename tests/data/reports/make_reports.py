@@ -14,7 +14,8 @@ the pydantic models, so it is a valid facts document of the current schema.
   ``comment`` and in the hostname: GPU memory comes from the vendor figures in
   ``shared/REFERENCE.md``, CPU peaks from its formula (cores x GHz x FLOPs/cycle). They
   carry no invented measurements.
-- The ``bad-*`` files are broken on purpose (skipped by ``fleet`` with a reason).
+- The ``bad-*`` files are broken on purpose and ``partial-host-only.json`` knows too little
+  to estimate anything on (``fleet`` skips them all, with the reason).
 """
 
 from __future__ import annotations
@@ -252,6 +253,18 @@ def main() -> None:
         ("synthetic-dgx-h100x8.json", dgx()),
     ]:
         _write(name, {"comment": SYNTHETIC, **json.loads(facts.model_dump_json())})
+    partial = Facts(
+        generated_at=STAMP,
+        host=Host(hostname="partial-host-only", os="Linux"),
+        cpu=Cpu(vendor="GenuineIntel"),
+    )
+    _write(
+        "partial-host-only.json",
+        {
+            "comment": "partial on purpose: the probe of cpu and memory failed",
+            **json.loads(partial.model_dump_json()),
+        },
+    )
     good = json.loads(epyc().model_dump_json())
     _write("bad-truncated.json", json.dumps(good, indent=2)[:700])
     _write("bad-wrong-major.json", {**good, "schema_version": "2.0"})
