@@ -193,3 +193,16 @@ def test_arbitrary_text_is_a_rules_error_or_valid(text: str) -> None:
 def test_arbitrary_documents_are_a_rules_error_or_valid(data: Any) -> None:
     with contextlib.suppress(RulesError):
         parse_rules_text(yaml.safe_dump({"rules": [data]}), where="junk.yaml")
+
+
+def _has_exists(cond: Condition) -> bool:
+    if cond.op is not None and cond.op.value == "exists":
+        return True
+    return any(_has_exists(c) for c in cond.children())
+
+
+def test_no_shipped_rule_fires_on_nothing(shipped_rules: RuleSet) -> None:
+    # A condition that never asks "is it missing?" cannot be true when nothing is known.
+    for rule in shipped_rules.rules.values():
+        if rule.when is not None and not _has_exists(rule.when):
+            assert evaluate(rule.when, {}) is Truth.UNKNOWN, rule.id

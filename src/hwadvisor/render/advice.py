@@ -9,7 +9,7 @@ from hwadvisor.render import human_bytes, stdout_console, yes_no
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from hwadvisor.models.advice import Advice
+    from hwadvisor.models.advice import Advice, Alternative
 
 _SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 _DEVICE_TEXT = {"cpu": "CPU", "gpu": "one GPU", "multi_gpu": "several GPUs"}
@@ -86,13 +86,7 @@ def _evidence(doc: Advice, con: Console) -> None:
         else []
     )
     rows += [
-        (
-            f"{a.gpus} x {a.name or a.device}" if a.gpus > 1 else (a.name or a.device),
-            a.time_s,
-            a.memory_bytes,
-            a.memory_fit,
-            a.basis,
-        )
+        (_alt_name(a), a.time_s, a.memory_bytes, a.memory_fit, a.basis)
         for a in doc.estimates.alternatives
     ]
     if not rows:
@@ -102,8 +96,17 @@ def _evidence(doc: Advice, con: Console) -> None:
     for col in ("device", "time", "memory", "fits", "basis"):
         table.add_column(col)
     for name, t, mem, fits, basis in rows:
-        table.add_row(name, duration(t), human_bytes(mem), yes_no(fits), f"[dim]{basis or ''}[/]")
+        # The basis names its source in parentheses; the JSON keeps it whole.
+        short = (basis or "").split(" (")[0]
+        table.add_row(name, duration(t), human_bytes(mem), yes_no(fits), f"[dim]{short}[/]")
     con.print(table)
+
+
+def _alt_name(a: Alternative) -> str:
+    name = a.name or a.device
+    if a.gpus > 1:
+        name = f"{a.gpus} x {name}"
+    return f"{name} (this machine)" if a.device.startswith("local:") else name
 
 
 def _findings(doc: Advice, con: Console) -> None:
