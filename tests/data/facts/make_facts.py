@@ -45,16 +45,31 @@ def _probe(host: str, nvml: str | None = None) -> Facts:
     return facts.model_copy(update={"generated_at": STAMP})
 
 
-def _with_torch(facts: Facts, version: str, cuda: str | None, issues: list[str] | None = None) -> Facts:
-    sw = facts.software.model_copy(update={"torch": TorchInfo(version=version, cuda=cuda), "issues": issues or []})
+def _with_torch(
+    facts: Facts, version: str, cuda: str | None, issues: list[str] | None = None
+) -> Facts:
+    sw = facts.software.model_copy(
+        update={"torch": TorchInfo(version=version, cuda=cuda), "issues": issues or []}
+    )
     return facts.model_copy(update={"software": sw})
 
 
 def _spr_bench() -> BenchReport:
     """The figures REFERENCE.md reports for torch 2.13 on the AMX (Sapphire Rapids) CPU."""
+
     def r(kernel: str, dtype: str, n: int, value: float, unit: str = "GFLOP/s") -> BenchResult:
-        return BenchResult(device="cpu", kernel=kernel, dtype=dtype, shape=[n, n, n], value=value, unit=unit,
-                           median_s=0.0, iqr_s=0.0, runs=0, threads=2)
+        return BenchResult(
+            device="cpu",
+            kernel=kernel,
+            dtype=dtype,
+            shape=[n, n, n],
+            value=value,
+            unit=unit,
+            median_s=0.0,
+            iqr_s=0.0,
+            runs=0,
+            threads=2,
+        )
 
     return BenchReport(
         generated_at=STAMP,
@@ -73,35 +88,75 @@ def _spr_bench() -> BenchReport:
 def _arm_edge() -> Facts:
     """A Raspberry Pi 4 class board: 4 x Cortex-A72 at 1.5 GHz, 4 GiB, no GPU."""
     cpu = Cpu(
-        vendor="ARM", model="Cortex-A72", architecture="aarch64", microarchitecture="cortex_a72", sockets=1,
-        physical_cores=4, logical_cores=4, affinity_cores=4, usable_cores=4, base_mhz=600.0, max_mhz=1500.0,
-        numa_nodes=1, features=CpuFeatures(neon=True), flags=["fp", "asimd", "evtstrm", "crc32", "cpuid"],
+        vendor="ARM",
+        model="Cortex-A72",
+        architecture="aarch64",
+        microarchitecture="cortex_a72",
+        sockets=1,
+        physical_cores=4,
+        logical_cores=4,
+        affinity_cores=4,
+        usable_cores=4,
+        base_mhz=600.0,
+        max_mhz=1500.0,
+        numa_nodes=1,
+        features=CpuFeatures(neon=True),
+        flags=["fp", "asimd", "evtstrm", "crc32", "cpuid"],
         # 4 cores x 1.5 GHz x 8 fp32 FLOPs/cycle (one 128-bit FMA pipe: 4 lanes x 2)
-        peak_gflops=PeakGflops(fp32=48.0, basis="4 cores x 1.5 GHz x 8 FLOPs/cycle (NEON, 1 FMA pipe)"),
+        peak_gflops=PeakGflops(
+            fp32=48.0, basis="4 cores x 1.5 GHz x 8 FLOPs/cycle (NEON, 1 FMA pipe)"
+        ),
     )
     return Facts(
         generated_at=STAMP,
-        host=Host(hostname="edge-box (hand-built)", os="Linux", kernel="6.6.31", python="3.11.2", shm_bytes=970 * 1024**2),
-        cpu=cpu, memory=Memory(total_bytes=4 * GIB, available_bytes=3 * GIB),
-        software=Software(python="3.11.2", torch=TorchInfo(version="2.5.1", cuda=None), onnxruntime="1.20.1"),
+        host=Host(
+            hostname="edge-box (hand-built)",
+            os="Linux",
+            kernel="6.6.31",
+            python="3.11.2",
+            shm_bytes=970 * 1024**2,
+        ),
+        cpu=cpu,
+        memory=Memory(total_bytes=4 * GIB, available_bytes=3 * GIB),
+        software=Software(
+            python="3.11.2", torch=TorchInfo(version="2.5.1", cuda=None), onnxruntime="1.20.1"
+        ),
     )
 
 
 def _apple_m2() -> Facts:
     """A MacBook Air M2 with 16 GiB on macOS: 4 P + 4 E cores, a 10-core GPU, unified memory."""
     cpu = Cpu(
-        vendor="Apple", model="Apple M2", architecture="arm64", microarchitecture="m2", sockets=1,
-        physical_cores=8, logical_cores=8, affinity_cores=8, usable_cores=8, max_mhz=3504.0,
-        features=CpuFeatures(neon=True, i8mm=True, bf16=True), flags=["neon", "i8mm", "bf16"],
+        vendor="Apple",
+        model="Apple M2",
+        architecture="arm64",
+        microarchitecture="m2",
+        sockets=1,
+        physical_cores=8,
+        logical_cores=8,
+        affinity_cores=8,
+        usable_cores=8,
+        max_mhz=3504.0,
+        features=CpuFeatures(neon=True, i8mm=True, bf16=True),
+        flags=["neon", "i8mm", "bf16"],
     )
     gpu = Gpu(
-        index=0, vendor="apple", name="Apple M2 GPU (10-core)", memory_total_bytes=int(16 * GIB * 0.67),
-        architecture="apple8", supports=GpuSupports(fp16=True, bf16=True), unified_memory=True,
+        index=0,
+        vendor="apple",
+        name="Apple M2 GPU (10-core)",
+        memory_total_bytes=int(16 * GIB * 0.67),
+        architecture="apple8",
+        supports=GpuSupports(fp16=True, bf16=True),
+        unified_memory=True,
     )
     return Facts(
         generated_at=STAMP,
-        host=Host(hostname="macbook-m2 (hand-built)", os="Darwin", kernel="24.1.0", python="3.11.9"),
-        cpu=cpu, memory=Memory(total_bytes=16 * GIB, available_bytes=9 * GIB), gpus=[gpu],
+        host=Host(
+            hostname="macbook-m2 (hand-built)", os="Darwin", kernel="24.1.0", python="3.11.9"
+        ),
+        cpu=cpu,
+        memory=Memory(total_bytes=16 * GIB, available_bytes=9 * GIB),
+        gpus=[gpu],
         software=Software(python="3.11.9", torch=TorchInfo(version="2.5.1", cuda=None)),
     )
 
@@ -111,12 +166,21 @@ def build() -> dict[str, Facts]:
     t4 = _probe("epyc-milan-kvm", "t4_old_driver")
     return {
         "laptop": _with_torch(_probe("laptop-avx2"), "2.5.1+cpu", None),
-        "cpu-server-amx": _with_torch(_probe("spr-amx-kvm"), "2.13.0+cpu", None).model_copy(update={"bench": _spr_bench()}),
+        "cpu-server-amx": _with_torch(_probe("spr-amx-kvm"), "2.13.0+cpu", None).model_copy(
+            update={"bench": _spr_bench()}
+        ),
         "rtx4090-workstation": _with_torch(_probe("laptop-avx2", "rtx4090"), "2.5.1+cu124", "12.4"),
-        "t4-cloud": _with_torch(t4, "2.5.1+cu121", "12.1", [
-            "torch 2.5.1+cu121 is built for CUDA 12.1 but the driver supports CUDA 11.2: GPU calls will fail",
-        ]),
-        "h100x8-nvlink": _with_torch(_probe("spr-amx-kvm", "h100_sxm_8x_nvlink"), "2.5.1+cu124", "12.4"),
+        "t4-cloud": _with_torch(
+            t4,
+            "2.5.1+cu121",
+            "12.1",
+            [
+                "torch 2.5.1+cu121 is built for CUDA 12.1 but the driver supports CUDA 11.2: GPU calls will fail",
+            ],
+        ),
+        "h100x8-nvlink": _with_torch(
+            _probe("spr-amx-kvm", "h100_sxm_8x_nvlink"), "2.5.1+cu124", "12.4"
+        ),
         "arm-edge": _arm_edge(),
         "apple-m2": _apple_m2(),
     }
