@@ -158,3 +158,12 @@ json_values = st.recursive(
 def test_validate_facts_raises_only_facts_error(doc: dict[str, object]) -> None:
     with contextlib.suppress(FactsError):
         validate_document(Facts, json.loads(json.dumps(doc)), where="x", what="facts")
+
+
+def test_default_mode_follows_umask(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "r.json", "{}")
+    finally:
+        os.umask(old)
+    assert os.stat(tmp_path / "r.json").st_mode & 0o777 == 0o644

@@ -16,6 +16,12 @@ from hwadvisor.errors import FactsError, OutputError
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: str | Path, text: str, *, mode: int | None = None) -> None:
     """Write ``text`` to ``path`` through a dot-file in the same folder, then rename.
 
@@ -34,8 +40,9 @@ def atomic_write_text(path: str | Path, text: str, *, mode: int | None = None) -
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        # mkstemp creates 0600; a report is meant to be read by others (an Ansible run,
+        # node_exporter), so give it the mode a plain open() would: 0666 less the umask.
+        os.chmod(tmp, mode if mode is not None else 0o666 & ~_current_umask())
         os.replace(tmp, target)
         tmp = ""
     except OSError as exc:
