@@ -242,7 +242,7 @@ def plan(
             after=pool.clear if kernel == "triad" else None,  # triad runs last of the two
         )
 
-    cases = [mm("fp32", 1.5), mm("bf16"), stream("copy"), stream("triad"), conv("fp32")]
+    cases = [mm("fp32", 2.0), mm("bf16"), stream("copy"), stream("triad"), conv("fp32")]
     if target.kind == "cuda":
         cases.insert(1, mm("tf32"))
     cases += [mm("fp16"), mm("int8"), conv("bf16")]
