@@ -225,3 +225,33 @@ def test_own_gpu_that_misses_the_deadline_does_not_fit(
     assert advice.verdict.device.value == "gpu" and advice.verdict.fits_here is False
     assert any("deadline" in r for r in advice.verdict.fits_reasons)
     assert "HW118" in {f.rule for f in advice.findings}
+
+
+def test_migration_checklist_is_personalised(
+    facts_of: Callable[[str], Facts], shipped_rules: RuleSet
+) -> None:
+    from hwadvisor.models.facts import Gpu, Software, TorchInfo
+
+    base = facts_of("laptop")
+    gpu = Gpu(
+        index=0,
+        vendor="nvidia",
+        name="NVIDIA A10",
+        memory_total_bytes=24 * 2**30,
+        cuda_driver_version="12.2",
+    )
+    facts = base.model_copy(
+        update={"gpus": [gpu], "software": Software(torch=TorchInfo(version="2.5.1+cpu"))}
+    )
+    workload = build_workload(model="resnet50", task="train", dataset_size=1281167, epochs=1)
+    advice = advise(
+        facts=facts,
+        scenario=Scenario.TRAINING,
+        workload=workload,
+        estimates=None,
+        rules=shipped_rules,
+    )
+    steps = {m.rule: m.step for m in advice.migration}
+    assert "supports CUDA up to 12.2" in steps["HW604"] and "whl/cu121" in steps["HW604"]
+    assert "num_workers=about 4" in steps["HW601"]  # the laptop's usable cores
+    assert "HW403" in {f.rule for f in advice.findings}
