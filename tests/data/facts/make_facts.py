@@ -139,6 +139,12 @@ def _apple_m2() -> Facts:
         max_mhz=3504.0,
         features=CpuFeatures(neon=True, i8mm=True, bf16=True),
         flags=["neon", "i8mm", "bf16"],
+        # Not measured: 4 P cores x 3.5 GHz x 32 (four 128-bit FMA pipes) + 4 E cores x
+        # 2.4 GHz x 16 (two pipes), from the cores' published pipe counts.
+        peak_gflops=PeakGflops(
+            fp32=602.0,
+            basis="4 x 3.5 GHz x 32 + 4 x 2.4 GHz x 16 FLOPs/cycle (NEON FMA pipes; assumed)",
+        ),
     )
     gpu = Gpu(
         index=0,
