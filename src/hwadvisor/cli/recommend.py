@@ -160,10 +160,7 @@ def recommend(
         _positive(name, value)
     rules = gather_rules(rules_dirs)
     facts = load_facts(facts_file) if facts_file else _probe()
-    bench = load_bench(bench_file) if bench_file else None
-    if bench is None and not no_bench and not bench_file:
-        # Measure only the machine we are on: a --facts file describes another one.
-        bench = facts.bench if facts.bench is not None or facts_file else measure_here(facts)
+    # The workload first: a bad --model fails before the benchmark spends its budget.
     workload = build_workload_from(
         scenario,
         model=model,
@@ -180,6 +177,10 @@ def recommend(
         latency_ms=latency_ms,
         deadline=deadline,
     )
+    bench = load_bench(bench_file) if bench_file else None
+    if bench is None and not no_bench and not bench_file:
+        # Measure only the machine we are on: a --facts file describes another one.
+        bench = facts.bench if facts.bench is not None or facts_file else measure_here(facts)
     advice = run_advice(
         facts, scenario, workload, bench, rules, budget=budget, team=team, facts_file=facts_file
     )
@@ -190,6 +191,9 @@ def recommend(
         render_advice(doc)
 
     emit(advice, as_json=json_out, output=output, render=render)
+    if bench is not None and bench.interrupted and not bench_file:
+        # Ctrl-C during the benchmark: the advice used the figures measured so far.
+        raise typer.Exit(int(ExitCode.INTERRUPTED))
     if require_fit:
         fits = advice.verdict.fits_here
         code = ExitCode.OK if fits else ExitCode.UNKNOWN if fits is None else ExitCode.GATE_FAILED
