@@ -177,10 +177,13 @@ def recommend(
         latency_ms=latency_ms,
         deadline=deadline,
     )
-    bench = load_bench(bench_file) if bench_file else None
-    if bench is None and not no_bench and not bench_file:
+    bench = load_bench(bench_file) if bench_file else facts.bench
+    measured = False
+    if bench is None and not no_bench and not facts_file:
         # Measure only the machine we are on: a --facts file describes another one.
-        bench = facts.bench if facts.bench is not None or facts_file else measure_here(facts)
+        bench, measured = measure_here(facts), True
+    if no_bench:
+        bench = None
     advice = run_advice(
         facts, scenario, workload, bench, rules, budget=budget, team=team, facts_file=facts_file
     )
@@ -191,7 +194,7 @@ def recommend(
         render_advice(doc)
 
     emit(advice, as_json=json_out, output=output, render=render)
-    if bench is not None and bench.interrupted and not bench_file:
+    if measured and bench is not None and bench.interrupted:
         # Ctrl-C during the benchmark: the advice used the figures measured so far.
         raise typer.Exit(int(ExitCode.INTERRUPTED))
     if require_fit:
