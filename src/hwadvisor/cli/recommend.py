@@ -132,7 +132,11 @@ def recommend(
     bench_file: str | None = typer.Option(
         None, "--bench-file", help="Use these saved `bench --json` figures."
     ),
-    no_bench: bool = typer.Option(False, "--no-bench", help="Do not run the microbenchmark."),
+    no_bench: bool = typer.Option(
+        False,
+        "--no-bench",
+        help="Do not run the microbenchmark (figures in a --facts file are still used).",
+    ),
     rules_dirs: list[str] | None = typer.Option(
         None, "--rules", help="Extra rules folder; overrides shipped rules by id (repeatable)."
     ),
@@ -182,8 +186,6 @@ def recommend(
     if bench is None and not no_bench and not facts_file:
         # Measure only the machine we are on: a --facts file describes another one.
         bench, measured = measure_here(facts), True
-    if no_bench:
-        bench = None
     advice = run_advice(
         facts, scenario, workload, bench, rules, budget=budget, team=team, facts_file=facts_file
     )
