@@ -94,8 +94,10 @@ def test_ctrl_c_returns_the_partial_report(fake_measure: list[str]) -> None:
     )
     assert report.interrupted
     assert len(report.results) == 2 and len(fake_measure) == 3
-    assert progress[0] == ("cpu matmul fp32", 0.0)
-    assert all(0.0 <= f < 1.0 for _, f in progress)
+    assert progress[0][0] == "cpu matmul fp32"
+    assert [label.split()[1] for label, _ in progress] == ["matmul", "matmul", "copy"]
+    fractions = [f for _, f in progress]
+    assert all(0.0 <= f < 1.0 for f in fractions) and fractions == sorted(fractions)
 
 
 def test_quick_measures_the_core_kernels_only(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -212,7 +212,9 @@ def run_bench(
                 warm_up(torch, case.target)
                 warmed.add(case.target.device)
             if progress is not None:
-                progress(f"{case.target.device} {case.kernel} {case.dtype}", done / len(cases))
+                # Kernels differ in length; the budget spent is the better guide once it leads.
+                fraction = min(0.99, max(done / len(cases), budget.elapsed() / total))
+                progress(f"{case.target.device} {case.kernel} {case.dtype}", fraction)
             try:
                 outcome = _measure_case(torch, case, budget, weights_left, clock)
                 results.append(to_result(case, outcome, facts))
