@@ -184,7 +184,7 @@ def test_disturbed_measurements_lower_the_confidence(
         update={"derived": [Derived(id="cpu.load_over_threads", ratio=2.7, text="")]}
     )
     got = {}
-    for name, bench in (("calm", calm), ("busy", busy)):
+    for name, bench in (("calm", calm), ("busy", busy), ("none", None)):
         est = estimate_for_advice(workload, facts=facts, bench=bench)
         got[name] = advise(
             facts=facts,
@@ -194,11 +194,11 @@ def test_disturbed_measurements_lower_the_confidence(
             bench=bench,
             rules=shipped_rules,
         )
-    assert got["calm"].verdict.rule == got["busy"].verdict.rule == "HW111"
-    assert (got["calm"].verdict.confidence.value, got["busy"].verdict.confidence.value) == (
-        "high",
-        "medium",
+    assert (
+        got["calm"].verdict.rule == got["busy"].verdict.rule == got["none"].verdict.rule == "HW111"
     )
+    confidence = [got[n].verdict.confidence.value for n in ("calm", "busy", "none")]
+    assert confidence == ["high", "medium", "medium"]
     assert "HW209" in {f.rule for f in got["busy"].findings} - {
         f.rule for f in got["calm"].findings
     }

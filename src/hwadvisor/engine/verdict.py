@@ -154,7 +154,9 @@ LOW_FRACTION_OF_PEAK = 0.05
 
 
 def doubtful_bench(ctx: Context) -> bool:
-    """The CPU measurements were disturbed, so estimates built on them are doubtful."""
+    """No CPU measurements, or disturbed ones: estimates of this machine rest on less."""
+    if not ctx.get("bench.available"):
+        return True
     load = ctx.get("bench.cpu.load_over_threads")
     frac = ctx.get("bench.cpu.fp32_matmul_of_peak")
     return (load is not None and load >= BUSY_LOAD) or (
