@@ -171,3 +171,14 @@ def test_unknown_rule_id_suggests_close_ones() -> None:
 
 def test_parse_text_without_a_file() -> None:
     assert parse_rules_text("", where="empty.yaml") == []
+
+
+def test_shipped_rule_files_follow_the_published_schema() -> None:
+    import jsonschema
+    import yaml
+
+    from hwadvisor.models.schemas import schema_for
+
+    schema = schema_for("rules")
+    for path in sorted(rules_dir().glob("*.yaml")):
+        jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), schema)
