@@ -24,17 +24,7 @@ MIB = 1024 * 1024
 CPU_MATMUL = (128, 256, 512, 1024, 2048, 4096)
 GPU_MATMUL = (256, 512, 1024, 2048, 4096, 8192, 16384)
 #: ResNet-like 3×3 layer at 56×56, channels-last: (batch, channels) grow together.
-CONV_STEPS = (
-    (1, 64),
-    (2, 64),
-    (4, 64),
-    (8, 64),
-    (8, 128),
-    (16, 128),
-    (16, 256),
-    (32, 256),
-    (64, 256),
-)
+CONV_STEPS = ((1, 64), (4, 64), (8, 128), (16, 128), (16, 256), (32, 256), (64, 256))
 CONV_HW = 56
 #: GPU last-level caches are at most ~100 MiB today; 1 GiB buffers stream from HBM.
 GPU_STREAM_BYTES = 1024 * MIB

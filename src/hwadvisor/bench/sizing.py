@@ -119,7 +119,7 @@ def adapt(
     clock: Callable[[], float],
     allot_s: float,
     start: int = 0,
-    explore_fraction: float = 0.45,
+    explore_fraction: float = 0.6,
     min_run_s: float = 0.02,
     keep_growing: float = 0.85,
 ) -> Outcome:
