@@ -55,8 +55,12 @@ def run_cli(runs: int) -> tuple[list[float], list[dict[str, Any]]]:
         if proc.returncode != 0:
             raise SystemExit(f"bench run {i + 1} failed ({proc.returncode}): {proc.stderr.strip()}")
         docs.append(json.loads(proc.stdout))
+        shapes = ", ".join(
+            f"{r['kernel']} {r['dtype']} {r['shape']} {r['value']:.3g}" for r in docs[-1]["results"]
+        )
         print(
-            f"  run {i + 1}: {walls[-1]:.1f} s wall, load {os.getloadavg()[0]:.1f}", file=sys.stderr
+            f"  run {i + 1}: {walls[-1]:.1f} s wall, load {os.getloadavg()[0]:.1f}: {shapes}",
+            file=sys.stderr,
         )
     return walls, docs
 
