@@ -133,64 +133,80 @@ def ratios() -> list[tuple[str, str, float | None]]:
     from hwadvisor.estimate import build_workload, estimate_workload
 
     out: list[tuple[str, str, float | None]] = []
+    # label, model, task, batch, CPU id, CPU precision, GPU id, GPU precision
     checks = [
         (
-            "R1 ResNet-50 train fp32 b64: 24-core CPU vs 16 GB GPU (doc ~10x)",
+            "R1 ResNet-50 train b64 fp32: 20-core Xeon vs V100-16GB (doc ~10x)",
             "resnet50",
             "train",
             64,
             "xeon-6248",
+            "fp32",
             "v100-16gb",
             "fp32",
         ),
         (
-            "R3 ResNet-50 train AMP b256: server CPU vs A100 (doc 10-100x+)",
+            "R3 ResNet-50 train b256: EPYC 9654 fp32 vs A100 AMP (doc 10-100x+)",
             "resnet50",
             "train",
             256,
             "epyc-9654",
+            "fp32",
             "a100-80gb",
             "amp",
         ),
         (
-            "R4 BERT-base infer b1 fp32: server CPU vs T4 (doc 5-20x)",
+            "R4 BERT-base infer b1: Xeon 6248 fp32 vs T4 fp32 (doc 5-20x)",
             "bert-base",
             "infer",
             1,
             "xeon-6248",
+            "fp32",
             "t4",
             "fp32",
         ),
         (
-            "R5 YOLOv5n infer b1 fp32: laptop CPU vs T4 (doc 2-5x)",
+            "R4 BERT-base infer b1: Xeon 6248 fp32 vs T4 fp16 (doc 5-20x)",
+            "bert-base",
+            "infer",
+            1,
+            "xeon-6248",
+            "fp32",
+            "t4",
+            "fp16",
+        ),
+        (
+            "R5 YOLOv5n infer b1: laptop CPU fp32 vs T4 fp32 (doc 2-5x)",
             "yolov5n",
             "infer",
             1,
             "laptop-i7-1165g7",
+            "fp32",
             "t4",
             "fp32",
         ),
     ]
-    for label, model, task, batch, cpu, gpu, prec in checks:
-        wl = build_workload(model=model, task=task, batch_size=batch, precision=prec)
-        rep = estimate_workload(wl, facts=None, bench=None, on=[cpu, gpu])
-        t_cpu, t_gpu = rep.estimates[0].step_time_s, rep.estimates[1].step_time_s
-        out.append(
-            (
-                label,
-                f"{cpu} {t_cpu * 1e3:.1f} ms / {gpu} {t_gpu * 1e3:.2f} ms"
-                if t_cpu and t_gpu
-                else "unknown",
-                t_cpu / t_gpu if t_cpu and t_gpu else None,
+    for label, model, task, batch, cpu, cpu_prec, gpu, gpu_prec in checks:
+        times = []
+        for dev, prec in ((cpu, cpu_prec), (gpu, gpu_prec)):
+            wl = build_workload(model=model, task=task, batch_size=batch, precision=prec)
+            times.append(
+                estimate_workload(wl, facts=None, bench=None, on=[dev]).estimates[0].step_time_s
             )
+        t_cpu, t_gpu = times
+        detail = (
+            f"{cpu} {t_cpu * 1e3:.1f} ms / {gpu} {t_gpu * 1e3:.2f} ms"
+            if t_cpu and t_gpu
+            else "unknown"
         )
+        out.append((label, detail, t_cpu / t_gpu if t_cpu and t_gpu else None))
     return out
 
 
 def main() -> int:
     """Run every case, print the table; exit 1 when the goal is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="default: all usable cores")
     parser.add_argument("--json", type=Path, default=None)

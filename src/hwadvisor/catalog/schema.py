@@ -119,6 +119,13 @@ class ModelEntry(_Entry):
         description="[effective product size, share of convolution FLOPs] pairs, counted at batch 32",
     )
     kernels: int | None = Field(None, description="operator launches per forward pass")
+    backward_memory_bytes_per_sample: float | None = Field(
+        None, description="cost-weighted bytes of the backward's memory-bound operators per sample"
+    )
+    backward_kernels: int | None = Field(None, description="operator launches per backward pass")
+    dropout: float = Field(
+        0.0, ge=0, lt=1, description="dropout probability in training (transformers)"
+    )
     activation_depends_on: str
     source: str = Field(min_length=3)
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")

@@ -66,6 +66,36 @@ _FREE_OPS = {
 }
 
 
+#: How much slower than streaming (a triad) each memory-bound operator runs in eager
+#: PyTorch on a CPU, per byte it reads and writes. Measured on the development machine
+#: (Zen 3, torch 2.13, one thread, triad ~13 GB/s) by profiling the accuracy benchmark's
+#: models: batch norm ran at ~0.95 GB/s, its backward ~1.4, max pooling with indices
+#: ~0.37, dropout's Bernoulli mask ~0.54 (a random number per element), ReLU's backward
+#: ~3.5, layer norm ~6. Operators not listed stream at about the triad rate.
+MEMORY_OP_COST: dict[str, float] = {
+    "native_batch_norm": 14.0,
+    "_native_batch_norm_legit": 14.0,
+    "_native_batch_norm_legit_functional": 14.0,
+    "native_batch_norm_backward": 9.5,
+    "max_pool2d_with_indices": 35.0,
+    "max_pool2d_with_indices_backward": 2.0,
+    "avg_pool2d": 3.0,
+    "avg_pool2d_backward": 3.0,
+    "threshold_backward": 4.0,
+    "native_layer_norm": 2.0,
+    "native_layer_norm_backward": 2.0,
+    "_softmax": 3.0,
+    "_safe_softmax": 3.0,
+    "_softmax_backward_data": 1.2,
+    "gelu": 3.0,
+    "gelu_backward": 3.0,
+    "bernoulli_": 23.0,
+    "native_dropout": 10.0,
+    "mul": 2.0,
+    "sum": 3.5,
+}
+
+
 @dataclass
 class Count:
     """What one pass counted: FLOPs by class, gemm FLOPs by size, bytes, operator launches."""
@@ -148,7 +178,7 @@ def _make_mode(count: Count) -> Any:
                     count.other_flops += flops
                 return out
             moved = sum(t.numel() * t.element_size() for t in _tensors((args, kwargs, out)))
-            count.memory_bytes += moved
+            count.memory_bytes += moved * MEMORY_OP_COST.get(name, 1.0)
             return out
 
     return _Sorter()
@@ -178,6 +208,7 @@ class Counted:
 
     params: int
     forward: Count
+    backward: Count
     activation_bytes_per_sample: float
     tokens_input: bool
     batch: int
@@ -199,7 +230,7 @@ def build_on_meta(fn: Callable[[], Any], spec: str) -> Any:
     return model.to("meta")
 
 
-def _run(model: Any, x: Any, count: Count, *, backward: bool) -> None:
+def _run(model: Any, x: Any, count: Count, back: Count | None = None) -> None:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -215,26 +246,36 @@ def _run(model: Any, x: Any, count: Count, *, backward: bool) -> None:
     ):
         with _make_mode(count):
             out = model(x)
-        if backward:
+        if back is not None:
             floats = [t for t in _tensors(out) if t.is_floating_point() and t.requires_grad]
             if floats:
-                sum(t.sum() for t in floats).backward()
+                loss = sum(t.sum() for t in floats)
+                with _make_mode(back):
+                    loss.backward()
     # FlopCounterMode is the reference count; ours must agree on the products it knows.
-    count.total_flops = float(fcm.get_total_flops()) if not backward else count.total_flops
+    count.total_flops = float(fcm.get_total_flops()) if back is None else count.total_flops
     count.saved_bytes = sum(saved)
 
 
-def count_model(model: Any, input_shape: list[int], batch: int, spec: str) -> Counted:
-    """Parameters, the forward count at ``batch`` and activation bytes per sample."""
+def count_model(
+    model: Any, input_shape: list[int], batch: int, spec: str, *, train: bool = True
+) -> Counted:
+    """Parameters, the forward (and backward) count at ``batch`` and activation bytes per sample.
+
+    ``train`` counts in training mode (dropout active, batch norm on batch statistics);
+    inference counts in eval mode.
+    """
     tokens = _first_leaf_is_embedding(model)
     params = sum(p.numel() for p in model.parameters())
-    fwd = Count()
+    fwd, bwd = Count(), Count()
     try:
-        model.train()
-        _run(model, _sample_input(input_shape, batch, tokens), fwd, backward=False)
+        model.train(train)
+        _run(model, _sample_input(input_shape, batch, tokens), fwd)
         one, two = Count(), Count()
-        _run(model, _sample_input(input_shape, 1, tokens), one, backward=False)
-        _run(model, _sample_input(input_shape, 2, tokens), two, backward=False)
+        _run(model, _sample_input(input_shape, 1, tokens), one)
+        _run(model, _sample_input(input_shape, 2, tokens), two)
+        # Backward on its own: its memory-bound mix differs (no dropout masks, cheap pooling).
+        _run(model, _sample_input(input_shape, batch, tokens), Count(), bwd)
     except UsageError:
         raise
     except Exception as exc:
@@ -247,6 +288,7 @@ def count_model(model: Any, input_shape: list[int], batch: int, spec: str) -> Co
     return Counted(
         params=params,
         forward=fwd,
+        backward=bwd,
         activation_bytes_per_sample=per_sample,
         tokens_input=tokens,
         batch=batch,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hwadvisor.estimate.counting import effective_size
-from hwadvisor.models.workload import GemmBucket, ModelKind, OpProfile, Workload
+from hwadvisor.estimate.counting import MEMORY_OP_COST, effective_size
+from hwadvisor.models.workload import GemmBucket, ModelKind, OpProfile, Task, Workload
 
 if TYPE_CHECKING:
     from hwadvisor.catalog.schema import ModelEntry
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 UNKNOWN_GEMM_SIZE = 1024
 
 
-def counted_profile(fwd: Count, batch: int) -> OpProfile:
+def counted_profile(fwd: Count, batch: int, bwd: Count | None = None) -> OpProfile:
     """A profile from a meta-device count at ``batch``, per sample."""
     gemm = [GemmBucket(size=s, flops=f / batch) for s, f in sorted(fwd.gemm.items())]
     conv = [GemmBucket(size=s, flops=f / batch) for s, f in sorted(fwd.conv.items())]
@@ -30,6 +30,8 @@ def counted_profile(fwd: Count, batch: int) -> OpProfile:
         other_flops=fwd.other_flops / batch,
         memory_bytes=fwd.memory_bytes / batch,
         kernels=fwd.kernels,
+        backward_memory_bytes=bwd.memory_bytes / batch if bwd else None,
+        backward_kernels=bwd.kernels if bwd else None,
         basis=f"counted per operator on the meta device at batch {batch}",
     )
 
@@ -42,6 +44,8 @@ def attention_flops(seq: int, hidden: int, layers: int) -> float:
 def _transformer(wl: Workload, entry: ModelEntry | None) -> OpProfile:
     s, h, layers = wl.seq_len or 1, wl.hidden or 0, wl.layers or 0
     heads = wl.heads or max(1, h // 64)
+    cost = MEMORY_OP_COST
+    dropout = entry.dropout if entry else 0.0
     fps = wl.flops_per_sample or 0.0
     attn = attention_flops(s, h, layers)
     tokens = wl.batch_size * s
@@ -56,15 +60,22 @@ def _transformer(wl: Workload, entry: ModelEntry | None) -> OpProfile:
     head_dim = max(1, h // heads)
     if attn:
         gemm.append(GemmBucket(size=effective_size(s, s, head_dim), flops=attn))
-    # fp32 bytes per token per layer of the memory-bound operators: two layer norms (2h
-    # each, read + write), GELU on 4h, bias adds and residual adds (~9h read + write),
-    # softmax, scaling and masking of the a·s scores.
-    per_token_layer = 4.0 * (36 * h + 4 * heads * s)
-    mem = per_token_layer * s * layers
+    # Cost-weighted fp32 bytes per token per layer of the memory-bound operators (weights
+    # of counting.MEMORY_OP_COST): two layer norms, GELU on 4h, two residual adds, softmax
+    # and the scaling/masking of the a·s scores.
+    per_token_layer = 4.0 * (2 * 2 * h * cost["native_layer_norm"] + 8 * h * cost["gelu"] + 6 * h)
+    per_token_layer += 4.0 * heads * s * (2 * cost["_softmax"] + 4)
+    # Dropout (training only) on the attention probabilities and the two residual branches:
+    # a Bernoulli mask per element (slow on CPUs), then a multiply.
+    drop_elems = heads * s + 2 * h if (dropout and wl.task is Task.TRAIN) else 0
+    drop_fwd = drop_elems * 4.0 * (2 * cost["bernoulli_"] + 3 * cost["mul"] + 2)
+    mem = (per_token_layer + drop_fwd) * s * layers
+    back = (2 * per_token_layer + drop_elems * 4.0 * 3 * cost["mul"]) * s * layers
     kernels = (entry.kernels if entry and entry.kernels else 0) or 22 * max(layers, 1) + 10
     return OpProfile(
         gemm=gemm,
         memory_bytes=mem,
+        backward_memory_bytes=back,
         kernels=kernels,
         basis="analytic transformer profile (QKV, output and MLP products per layer, 4·s²·h·L "
         "attention, layer norm / GELU / softmax / residual traffic per token)",
@@ -112,6 +123,8 @@ def analytic_profile(wl: Workload, entry: ModelEntry | None) -> OpProfile | None
         conv=conv,
         conv_flops=conv_total,
         memory_bytes=mem,
+        backward_memory_bytes=entry.backward_memory_bytes_per_sample if entry else None,
         kernels=(entry.kernels if entry and entry.kernels else 0),
+        backward_kernels=entry.backward_kernels if entry else None,
         basis=basis,
     )

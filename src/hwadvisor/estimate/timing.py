@@ -9,15 +9,20 @@ the optimizer and per-operator dispatch, which are priced here one by one.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from hwadvisor.estimate.rates import Rates
 from hwadvisor.models.workload import GemmBucket, ModelKind, Optimizer, Precision, Task, Workload
 
-#: Bytes read and written per parameter by one optimizer step of torch's foreach
-#: implementations (several passes over param, grad and state): AdamW ~ 16 fp32 touches,
-#: SGD with momentum ~ 6. Calibrated on this machine by benchmarks/estimate_accuracy.py.
-OPTIMIZER_BYTES_PER_PARAM = {Optimizer.ADAMW: 64.0, Optimizer.SGD: 24.0}
+#: Triad-equivalent bytes per parameter of one optimizer step of torch's foreach
+#: implementations (several passes over param, grad and state). AdamW measured on the
+#: development machine: 1.9 M params in 12 ms and 5.2 M in 30 ms at one thread with a
+#: 14.5 GB/s triad, i.e. ~84-94 bytes/param; SGD with momentum scaled by its passes.
+OPTIMIZER_BYTES_PER_PARAM = {Optimizer.ADAMW: 88.0, Optimizer.SGD: 32.0}
+#: Host-to-device copy rate for inference inputs: PCIe 4 x16 at ~80% of its 32 GB/s
+#: (REFERENCE.md streaming figures); an assumption, stated in the estimate.
+HOST_LINK_BYTES_S = 25e9
 #: Backward = this many times the forward's products and memory-bound traffic.
 BACKWARD_FACTOR = 2.0
 
@@ -68,20 +73,19 @@ def step_time(wl: Workload, rates: Rates) -> StepTime:
     b = float(wl.batch_size)
     parts: dict[str, float] = {}
     notes: list[str] = []
-    mem_bytes = prof.memory_bytes * b * mult * _elem_scale(wl.precision)
+    mem_per_sample = prof.memory_bytes
+    if train:
+        back = prof.backward_memory_bytes
+        mem_per_sample += back if back is not None else BACKWARD_FACTOR * prof.memory_bytes
+    mem_bytes = mem_per_sample * b * _elem_scale(wl.precision)
     mem_time = mem_bytes / rates.bandwidth if rates.bandwidth else None
     key = _class_key(wl)
     if rates.class_rate and key is not None:
         # Published end-to-end fractions already include the memory-bound operators of a
-        # typical model of the class; bandwidth is only a floor for models that are not.
+        # typical model of the class (the per-operator byte costs are CPU measurements and
+        # would overcharge a GPU), so the class rate alone prices the step.
         flops = (wl.flops_per_sample or 0.0) * b * mult
-        compute = flops / rates.class_rate[key]
-        parts["compute"] = compute
-        if mem_time is not None and mem_time > compute:
-            parts["compute"] = mem_time
-            notes.append(
-                f"{rates.device}: memory-bound (bytes / bandwidth exceed the compute time)"
-            )
+        parts["compute"] = flops / rates.class_rate[key]
     else:
         gemm_t = 0.0
         for bucket in prof.gemm:
@@ -106,7 +110,17 @@ def step_time(wl: Workload, rates: Rates) -> StepTime:
             parts["memory"] = mem_time
         elif prof.memory_bytes:
             notes.append("memory bandwidth unknown: memory-bound operators not priced")
-    parts["overhead"] = prof.kernels * mult * rates.op_overhead_s
+    if rates.gpu and not train and wl.input_shape and wl.kind is not ModelKind.ENCODER:
+        # Inference copies each batch's input from host memory to the device first.
+        parts["input_copy"] = 4.0 * math.prod(wl.input_shape) * b / HOST_LINK_BYTES_S
+    kernels = prof.kernels
+    if train:
+        kernels += (
+            prof.backward_kernels
+            if prof.backward_kernels is not None
+            else int(BACKWARD_FACTOR * prof.kernels)
+        )
+    parts["overhead"] = kernels * rates.op_overhead_s
     if train and wl.params:
         if rates.bandwidth:
             parts["optimizer"] = (

@@ -199,7 +199,7 @@ def _from_user_model(
     fn = load_callable(spec)
     module = build_on_meta(fn, spec)
     batch = int(common["batch_size"])
-    counted = count_model(module, input_shape, batch, spec)
+    counted = count_model(module, input_shape, batch, spec, train=common["task"] is Task.TRAIN)
     fwd = counted.forward
     kind = ModelKind.CNN if fwd.conv_flops > 0.5 * max(fwd.total_flops, 1.0) else ModelKind.MLP
     if counted.tokens_input:
@@ -222,4 +222,4 @@ def _from_user_model(
         assumptions=notes,
         **common,
     )
-    return wl.model_copy(update={"profile": counted_profile(fwd, batch)})
+    return wl.model_copy(update={"profile": counted_profile(fwd, batch, counted.backward)})

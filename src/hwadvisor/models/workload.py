@@ -76,9 +76,16 @@ class OpProfile(Document):
     conv_flops: float = 0.0
     other_flops: float = 0.0
     memory_bytes: float = Field(
-        0.0, description="fp32 bytes read+written by memory-bound operators"
+        0.0, description="fp32 bytes read+written by memory-bound operators, weighted by their cost"
     )
     kernels: int = Field(0, description="operator launches per forward pass")
+    backward_memory_bytes: float | None = Field(
+        None,
+        description="cost-weighted bytes of the backward's memory-bound operators per sample (null: 2x forward)",
+    )
+    backward_kernels: int | None = Field(
+        None, description="operator launches per backward pass (null: 2x forward)"
+    )
     basis: str | None = None
 
 
