@@ -32,6 +32,8 @@ GPU_OP_OVERHEAD_S = 5e-6
 #: Without bench figures, "here" assumes these fractions of the theoretical fp32 peak.
 ASSUMED_HERE_GEMM = 0.6
 ASSUMED_HERE_CONV = 0.35
+#: Below the smallest measured matmul, the rate is taken as flat down to this size.
+FLAT_DOWN_TO = 64.0
 
 
 @dataclass
@@ -74,7 +76,10 @@ class Rates:
         if not pts:
             return None
         if size <= pts[0][0]:
-            return pts[0][1] * max(size / pts[0][0], 0.02)
+            # Flat down to FLAT_DOWN_TO (one-thread rates here were flat from 1024 to 64),
+            # then in proportion to the size.
+            knee = min(pts[0][0], FLAT_DOWN_TO)
+            return pts[0][1] * max(min(1.0, size / knee), 0.02)
         if size >= pts[-1][0]:
             return pts[-1][1]
         for (s0, r0), (s1, r1) in itertools.pairwise(pts):
@@ -151,7 +156,7 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
         bw_pts = _results(bench, "triad", "fp32") or _results(bench, "copy", "fp32")
         if gemm:
             notes.append(
-                f"here: measured {dtype} matmul rate at {len(gemm)} sizes, interpolated per product size"
+                f"here: measured {dtype} matmul rate at {len(gemm)} size(s), interpolated per product size"
             )
         if conv_pts:
             notes.append("here: measured conv2d rate for convolutions")

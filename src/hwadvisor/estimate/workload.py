@@ -206,7 +206,7 @@ def _from_user_model(
         kind = ModelKind.ENCODER
     notes = [
         f"counted on the meta device with FlopCounterMode at batch {batch}, input shape {input_shape}",
-        "backward = 2 x forward FLOPs with the same operator sizes; memory-bound traffic 2 x forward",
+        "backward = 2 x forward FLOPs at the same product sizes; its memory-bound operators counted on their own",
     ]
     if counted.tokens_input:
         notes.append("first layer is an embedding: integer token inputs")

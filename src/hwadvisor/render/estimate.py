@@ -52,7 +52,9 @@ def _table(report: EstimateReport) -> object:
     )
     table = Table(title=title, title_justify="left")
     for col in ("device", "step", "total", "samples/s", "memory", "device memory", "fit"):
-        table.add_column(col, justify="right" if col not in ("device", "fit") else "left")
+        table.add_column(
+            col, justify="right" if col not in ("device", "fit") else "left", no_wrap=True
+        )
     for est in report.estimates:
         table.add_row(
             _label(est),
@@ -112,58 +114,40 @@ def render_estimate(
         notes = [a for a in est.assumptions if verbose or a not in seen]
         seen.update(est.assumptions)
         if notes:
-            con.print(
-                f"  [bold]{_label(est)}[/]: " + est.basis
-                if est.basis
-                else f"  [bold]{_label(est)}[/]"
-            )
+            con.print(f"  [bold]{_label(est)}[/]" + (f": {est.basis}" if est.basis else ""))
             for note in notes:
                 con.print(f"    - {note}")
 
 
+def _num(v: float | None) -> str:
+    """A peak or size in at most four characters: 989, 67, 19.5, 0.36; '–' when absent."""
+    if v is None:
+        return "–"
+    return f"{v:.0f}" if v >= 100 else f"{v:.3g}"
+
+
 def render_devices(devices: dict[str, DeviceEntry], *, console: Console | None = None) -> None:
-    """The device catalog as a table."""
+    """The device catalog as a compact table (the JSON view has every field and source)."""
     from rich.table import Table
 
     con = console or stdout_console()
-    table = Table(title="devices (dense peaks, TFLOP/s; int8 TOPS)", title_justify="left")
-    for col in (
-        "id",
-        "kind",
-        "fp32",
-        "tf32",
-        "bf16",
-        "fp16",
-        "fp8",
-        "int8",
-        "memory",
-        "GB/s",
-        "link",
-        "TDP",
-    ):
-        table.add_column(col, justify="left" if col in ("id", "kind", "link") else "right")
+    table = Table(
+        title="devices: dense peaks in TFLOP/s (int8 TOPS), memory GB, bandwidth GB/s",
+        title_justify="left",
+        box=None,
+        pad_edge=False,
+    )
+    for col in ("id", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "GB", "GB/s", "link"):
+        table.add_column(col, justify="left" if col in ("id", "link") else "right", no_wrap=True)
     for d in devices.values():
         p = d.peaks_tflops
-        cells = [
-            f"{v:g}" if v is not None else "–"
-            for v in (p.fp32, p.tf32, p.bf16, p.fp16, p.fp8, p.int8)
-        ]
-        link = d.interconnect.kind + (
-            f" {d.interconnect.gb_s_per_direction:g}" if d.interconnect.gb_s_per_direction else ""
+        cells = [_num(v) for v in (p.fp32, p.tf32, p.bf16, p.fp16, p.fp8, p.int8)]
+        link = {"infinity-fabric": "IF", "ethernet": "eth"}.get(
+            d.interconnect.kind, d.interconnect.kind
         )
-        table.add_row(
-            d.id,
-            d.kind.value,
-            *cells,
-            f"{d.memory_bytes / 1e9:g} GB",
-            f"{d.bandwidth_gb_s:g}",
-            link,
-            f"{d.tdp_watts:g} W" if d.tdp_watts else "–",
-        )
+        table.add_row(d.id, *cells, _num(d.memory_bytes / 1e9), _num(d.bandwidth_gb_s), link)
     con.print(table)
-    con.print(
-        "[dim]sources: `hwadvisor catalog devices --json` (each entry has source, date and achieved.source)[/]"
-    )
+    con.print("[dim]sources and achieved fractions: hwadvisor catalog devices --json[/]")
 
 
 def render_models(models: dict[str, ModelEntry], *, console: Console | None = None) -> None:
@@ -172,7 +156,7 @@ def render_models(models: dict[str, ModelEntry], *, console: Console | None = No
 
     con = console or stdout_console()
     table = Table(title="models (forward FLOPs per sample, real FLOPs)", title_justify="left")
-    for col in ("id", "kind", "params", "GFLOPs", "input", "activation memory depends on"):
+    for col in ("id", "kind", "params", "GFLOPs", "input", "activations"):
         table.add_column(col, justify="right" if col in ("params", "GFLOPs") else "left")
     for m in models.values():
         size = (
@@ -186,6 +170,15 @@ def render_models(models: dict[str, ModelEntry], *, console: Console | None = No
             f"{m.params / 1e6:,.1f} M",
             f"{m.flops_per_sample / 1e9:,.1f}",
             size,
-            m.activation_depends_on,
+            _activations(m),
         )
     con.print(table)
+
+
+def _activations(m: ModelEntry) -> str:
+    """What activation memory is computed from, in a few words."""
+    if m.layers and m.hidden:
+        return f"s·b·h·L formula (L={m.layers}, h={m.hidden}, a={m.heads})"
+    if m.activation_bytes_per_sample:
+        return f"{m.activation_bytes_per_sample / 2**20:,.0f} MiB/sample (counted)"
+    return "unknown"
