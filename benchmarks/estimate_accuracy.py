@@ -12,7 +12,13 @@ It prints the error per model, the median and the maximum. Goal: median <= 15%, 
 over 40%. It also prints the estimated ratios between catalog CPUs and GPUs that
 GUIDANCE R1, R3-R5 report, to compare by eye.
 
-    python benchmarks/estimate_accuracy.py [--steps 6] [--json FILE]
+Three rounds of (microbenchmark, steps) per model, interleaved so that both see the same
+load; the fastest bench figures and the fastest step are compared, because the machine is
+shared and interference only ever adds time. On the 2-vCPU development machine use
+``--threads 1``: at two threads a busy second vCPU stalls every operator at its OpenMP
+barrier and the measured steps say more about the neighbours than about the model.
+
+    python benchmarks/estimate_accuracy.py [--threads 1] [--steps 10] [--rounds 3] [--json FILE]
 """
 
 from __future__ import annotations
