@@ -177,3 +177,33 @@ def test_unknown_activation_memory_stays_unknown() -> None:
     est = estimate_workload(wl, facts=None, bench=None, on=["t4"]).estimates[0]
     assert est.memory_bytes is None and est.fits is None
     assert est.step_time_s is not None
+
+
+def test_implausible_bench_figures_fall_back_to_the_stated_peak_path() -> None:
+    from hwadvisor.models.facts import Cpu, Facts, PeakGflops
+
+    facts = Facts(cpu=Cpu(peak_gflops=PeakGflops(fp32=1000.0)))
+    busy = estimate_workload(
+        _mlp_workload(), facts=facts, bench=_bench(rate_gflops=5.0), on=["here"]
+    )
+    est = busy.estimates[0]
+    assert est.basis and "assumed" in est.basis
+    assert any("probably busy" in a for a in est.assumptions)
+    calm = estimate_workload(
+        _mlp_workload(), facts=facts, bench=_bench(rate_gflops=500.0), on=["here"]
+    )
+    assert calm.estimates[0].basis and "measured" in calm.estimates[0].basis
+
+
+def test_measure_runs_real_steps_and_is_labelled() -> None:
+    from pathlib import Path
+
+    from hwadvisor.estimate.measure import measure_here
+
+    spec = f"{Path(__file__).resolve().parents[1]}/data/models/mlp.py:tiny"
+    wl = build_workload(model=spec, input_shape=[64], batch_size=4, dataset_size=40)
+    est = measure_here(wl, steps=1)
+    assert est.measured is True and est.step_time_s and est.step_time_s > 0
+    assert est.total_time_s == pytest.approx(10 * est.step_time_s)
+    with pytest.raises(UsageError, match="your own model"):
+        measure_here(build_workload(model="resnet50"))

@@ -32,6 +32,10 @@ GPU_OP_OVERHEAD_S = 5e-6
 #: Without bench figures, "here" assumes these fractions of the theoretical fp32 peak.
 ASSUMED_HERE_GEMM = 0.6
 ASSUMED_HERE_CONV = 0.35
+#: A measured matmul rate under this fraction of the theoretical peak is a busy machine
+#: (a 128³ matmul measured 0.3 GFLOP/s here at two threads while other jobs ran), not
+#: the machine's speed.
+IMPLAUSIBLE_FRACTION = 0.02
 #: Below the smallest measured matmul, the rate is taken as flat down to this size.
 FLAT_DOWN_TO = 64.0
 
@@ -140,12 +144,27 @@ def _conv_size(bench: BenchReport) -> float | None:
     return None
 
 
+def _implausible(bench: BenchReport, facts: Facts | None) -> bool:
+    """Whether the best fp32 matmul figure is too far below the theoretical peak to trust."""
+    peak = facts.cpu.peak_gflops.fp32 if facts else None
+    pts = _results(bench, "matmul", "fp32")
+    if not peak or not pts:
+        return False
+    return max(r for _, r in pts) < IMPLAUSIBLE_FRACTION * peak * 1e9
+
+
 def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precision) -> Rates:
     """Rates of this machine's CPU, from the bench figures or, failing that, the facts."""
     name = facts.cpu.model if facts else None
     notes: list[str] = []
     dtype = _bench_dtype(precision)
     mem = facts.memory.cgroup_limit_bytes or facts.memory.total_bytes if facts else None
+    if bench is not None and _implausible(bench, facts):
+        notes.append(
+            f"the measured fp32 matmul rate is under {IMPLAUSIBLE_FRACTION:.0%} of the theoretical "
+            "peak (the machine was probably busy during the bench): those figures are not used"
+        )
+        bench = None
     if bench is not None:
         gemm = _results(bench, "matmul", dtype)
         if not gemm and dtype != "fp32":
