@@ -45,7 +45,11 @@ def estimate_workload(
     estimates = []
     for dev in ids:
         if dev == "here":
-            estimates.append(_here(workload, facts, bench))
+            here = _here(workload, facts, bench)
+            if gpus > 1:
+                note = "--gpus applies to catalog GPUs; 'here' is priced as this machine's CPU"
+                here = here.model_copy(update={"assumptions": [*here.assumptions, note]})
+            estimates.append(here)
         else:
             entry = entries[dev]
             n = gpus if entry.kind is DeviceKind.GPU else 1
