@@ -15,7 +15,7 @@ from hwadvisor.bench import runner as runner_mod
 from hwadvisor.bench.sizing import Outcome, Timing
 from hwadvisor.errors import MissingDependencyError, UsageError
 from hwadvisor.models.bench import BenchReport
-from hwadvisor.models.facts import Cpu, Facts, PeakGflops
+from hwadvisor.models.facts import Cpu, Facts, Gpu, PeakGflops
 from hwadvisor.models.schemas import schema_for
 
 torch = pytest.importorskip("torch")
@@ -114,6 +114,25 @@ def test_quick_measures_the_core_kernels_only(monkeypatch: pytest.MonkeyPatch) -
     assert {(r.kernel, r.dtype) for r in report.results} == {
         ("matmul", "fp32"), ("matmul", "bf16"), ("copy", "fp32"), ("triad", "fp32"),
     }  # fmt: skip
+
+
+def test_gpu_found_but_unusable_is_listed(monkeypatch: pytest.MonkeyPatch) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("torch can use the GPU here")
+
+    def measure_case(
+        torch: Any, case: Any, budget: Any, weights_left: float, clock: Any
+    ) -> Outcome:
+        return Outcome(
+            shape=case.ladder[case.start], timing=Timing(median_s=0.5, iqr_s=0.01, runs=4)
+        )
+
+    monkeypatch.setattr(runner_mod, "_measure_case", measure_case)
+    facts = Facts(gpus=[Gpu(index=0, vendor="nvidia", name="NVIDIA H200")])
+    report = run_bench(facts=facts, device="all", quick=True)
+    (skip,) = report.skipped
+    assert skip.device == "gpu:0" and "NVIDIA H200 was found, but torch" in skip.reason
+    assert run_bench(facts=facts, device="cpu", quick=True).skipped == []
 
 
 @pytest.mark.gpu

@@ -180,17 +180,18 @@ def test_classify_leaves_other_errors_alone() -> None:
     assert classify(err) is err
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     rate=st.floats(min_value=1e5, max_value=1e13),
     peak_at=st.sampled_from([64, 256, 1024, 4096]),
     allot=st.floats(min_value=0.05, max_value=30.0),
 )
 def test_never_far_over_the_allotment(rate: float, peak_at: int, allot: float) -> None:
-    """Whatever the device speed, one kernel overruns its allotment by at most one
-    smallest-size measurement (the price of having any figure at all)."""
+    """Whatever the device speed, one kernel stays within 1.5x its allotment (the fake
+    loses 30% of its throughput past its peak, so a step can cost 1/0.7 of the forecast),
+    plus one smallest-size measurement (the price of having any figure at all)."""
     clock = FakeClock()
     dev = FakeDevice(clock, rate_small=rate, peak_at=peak_at)
     adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=allot, min_run_s=0.01)
     first = work(LADDER[0]) / dev.rate(64)
-    assert clock.now <= allot * 1.25 + 2 * predicted_cost(first, 0.01)
+    assert clock.now <= allot * 1.5 + 2 * predicted_cost(first, 0.01)

@@ -107,6 +107,25 @@ def _free_bytes(torch: Any, target: devmod.Target, facts: Facts | None) -> int |
     return None
 
 
+def unreachable_gpus(
+    torch: Any, device: str, targets: list[devmod.Target], facts: Facts | None
+) -> list[BenchSkip]:
+    """GPUs the probe found that this torch cannot use (a CPU-only build, say), for ``all``."""
+    if device.strip().lower() != "all" or facts is None or any(t.accelerator for t in targets):
+        return []
+    build = str(torch.__version__)
+    return [
+        BenchSkip(
+            device=f"gpu:{g.index}",
+            kernel="all",
+            dtype="all",
+            reason=f"{g.name or g.vendor + ' GPU'} was found, but torch {build} cannot use it "
+            "(no CUDA/ROCm/MPS support in this build, or no working driver)",
+        )
+        for g in facts.gpus
+    ]
+
+
 def warm_up(torch: Any, target: devmod.Target) -> None:
     """Start what torch starts lazily (thread pool, CUDA context, cuBLAS) before any timing.
 
@@ -199,7 +218,7 @@ def run_bench(
     budget = Budget(total, clock, started)
 
     results: list[BenchResult] = []
-    skipped: list[BenchSkip] = []
+    skipped: list[BenchSkip] = unreachable_gpus(torch, device, targets, facts)
     interrupted = False
     try:
         cases = [c for t in targets for c in plan(torch, t, facts, _free_bytes(torch, t, facts))]

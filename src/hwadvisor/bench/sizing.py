@@ -166,12 +166,17 @@ def adapt(
         best = max(rate(k) for k in timings)
         if rate(i) < keep_growing * best:
             break  # past the peak: bigger sizes only cost time
-        per_call = timings[i].median_s * work(ladder[i + 1]) / work(ladder[i])
+        flat = timings[i].median_s * work(ladder[i + 1]) / work(ladder[i])
         # Throughput usually rises with size (small calls are latency-bound): expect the
-        # rise just seen to go on, and from a single point assume up to 4x.
-        growth = rate(i) / rate(i - 1) if i - 1 in timings else 4.0
-        per_call /= min(4.0, max(1.0, growth))
-        if clock() + predicted_cost(per_call, min_run_s) > explore_until:
+        # rise just seen to go on (from a single point, 2x) when filling the exploring
+        # share, but never start a size that would overrun the whole allotment even at
+        # today's throughput.
+        growth = rate(i) / rate(i - 1) if i - 1 in timings else 2.0
+        hopeful = flat / min(4.0, max(1.0, growth))
+        now = clock()
+        if now + predicted_cost(hopeful, min_run_s) > explore_until:
+            break
+        if now + predicted_cost(flat, min_run_s) > until:
             break
         try:
             timings[i + 1] = measure(ladder[i + 1], min_run_s, None)
