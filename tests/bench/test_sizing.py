@@ -82,6 +82,19 @@ def test_grows_to_the_peak_and_confirms_it() -> None:
     assert dev.calls[-1][0] == 512 and dev.calls[-1][2] is not None
 
 
+def test_keeps_the_largest_of_the_equally_fast_sizes() -> None:
+    clock = FakeClock()
+    timings = {64: 1.0, 128: 0.97, 256: 0.80}  # relative throughput per size
+
+    def measure(shape: Shape, min_run_s: float, max_run_s: float | None) -> Timing:
+        clock.now += 0.01
+        per_call = work(shape) / (1e9 * timings[shape[0]])
+        return Timing(median_s=per_call, iqr_s=0.0, runs=3)
+
+    out = adapt(LADDER[:3], work=work, measure=measure, clock=clock, allot_s=100.0)
+    assert out.shape == (128,)  # 3% slower than 64 counts as as fast; 256 (20% slower) does not
+
+
 def test_small_allotment_stops_growing_early_and_stays_near_budget() -> None:
     clock = FakeClock()
     dev = FakeDevice(clock, rate_small=1e6, peak_at=4096)  # slow device: 256³ takes 4 s

@@ -101,6 +101,10 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
 
 
+#: Sizes within this fraction of the best throughput count as equally fast.
+NEAR_BEST = 0.95
+
+
 def predicted_cost(per_call_s: float, min_run_s: float) -> float:
     """Seconds one short measurement of a call taking ``per_call_s`` is expected to need.
 
@@ -186,7 +190,10 @@ def adapt(
         i += 1
         tried.append((ladder[i], rate(i)))
 
-    best_i = max(timings, key=rate)
+    # Among sizes about as fast as the best, keep the largest: it is steadier from run to
+    # run and closer to real layers; a noisy few percent should not flip the choice.
+    top = max(rate(k) for k in timings)
+    best_i = max(k for k in timings if rate(k) >= NEAR_BEST * top)
     timing = timings[best_i]
     left = until - clock()
     if not single and left >= predicted_cost(timing.median_s, min_run_s):
