@@ -102,8 +102,8 @@ def _free_bytes(torch: Any, target: devmod.Target, facts: Facts | None) -> int |
     if target.kind == "cuda":
         free, _total = torch.cuda.mem_get_info(target.index)
         return int(free)
-    if target.kind == "cpu" and facts is not None:
-        return facts.memory.available_bytes
+    if target.kind in ("cpu", "mps") and facts is not None:
+        return facts.memory.available_bytes  # Apple GPUs share the system memory
     return None
 
 
