@@ -28,8 +28,8 @@ CPU_BUDGET_S = 7.5
 QUICK_BUDGET_S = 3.0
 PER_ACCELERATOR_S = 6.0
 QUICK_PER_ACCELERATOR_S = 2.0
-#: Every kernel gets at least this long, so a tiny budget still yields real figures
-#: (and overruns by at most this much per kernel).
+#: Every kernel gets at least this long (and one measurement at its first size), so a
+#: budget the torch import nearly used up still yields figures, at the price of overrunning.
 MIN_ALLOT_S = 0.15
 #: Under --quick only the figures the advice uses most are measured.
 QUICK_KERNELS = {("matmul", "fp32"), ("matmul", "bf16"), ("copy", "fp32"), ("triad", "fp32")}
