@@ -40,7 +40,7 @@ def bench(
     budget: float | None = typer.Option(
         None,
         "--budget",
-        help="Time budget in seconds, torch's import included (default ~10 s CPU-only, more per GPU).",
+        help="Time budget in seconds, torch's import included (default 7.5 s CPU-only, +6 s per GPU: about 10 s in all).",
     ),
     quick: bool = typer.Option(
         False, "--quick", help="About 3 s: only the figures the advice uses most."
