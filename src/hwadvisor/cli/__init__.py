@@ -10,6 +10,7 @@ every usage error becomes one line on stderr (and a JSON error document on stdou
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pkgutil
@@ -45,10 +46,31 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
+_FAST_EXIT = False
+
+
+def _exit(code: int) -> None:
+    """Exit with ``code``; in a real run with torch loaded, skip interpreter teardown.
+
+    Tearing down torch's thread pools and extension modules takes over a second on a
+    small machine and does nothing useful for a finished command; every output file has
+    already been written and synced, so flush the streams and leave at once. Only when
+    :func:`main` runs as the program (no ``argv`` given), never inside a test process.
+    """
+    if _FAST_EXIT and "torch" in sys.modules:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit with the SPEC §4 code; never lets a traceback through."""
     from hwadvisor.cli._common import fail
 
+    global _FAST_EXIT
+    _FAST_EXIT = argv is None
     args = list(sys.argv[1:] if argv is None else argv)
     wants_json = "--json" in args
     try:
@@ -62,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             rv = get_app()(args=args, prog_name="hwadvisor", standalone_mode=False)
         except typer.Exit as exc:
-            sys.exit(exc.exit_code)
+            _exit(int(exc.exit_code))
         except typer.Abort:
             fail(HwadvisorError("interrupted"), wants_json, code=ExitCode.INTERRUPTED)
         except typer.TyperException as exc:
@@ -84,4 +106,4 @@ def main(argv: list[str] | None = None) -> None:
         if os.environ.get("HWADVISOR_DEBUG"):
             raise
         fail(HwadvisorError(detail), wants_json, code=ExitCode.UNKNOWN)
-    sys.exit(rv if isinstance(rv, int) else 0)
+    _exit(rv if isinstance(rv, int) else 0)

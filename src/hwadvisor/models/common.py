@@ -22,7 +22,7 @@ class Document(BaseModel):
     minor release must still load); models are frozen once built.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
 
 class ToolInfo(Document):
