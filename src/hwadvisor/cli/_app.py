@@ -18,7 +18,7 @@ from hwadvisor.errors import ExitCode, HwadvisorError
 class _Group(TyperGroup):
     """The root command group: maps domain errors and Ctrl-C to exit codes."""
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         from hwadvisor.cli._common import report_error
 
         wants_json = "--json" in [*getattr(ctx, "_protected_args", []), *ctx.args]

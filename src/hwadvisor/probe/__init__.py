@@ -22,7 +22,7 @@ DEFAULT_TIMEOUT_S = 10.0
 
 def probe_machine(seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOUT_S) -> Facts:
     """Probe everything; never raises for a machine's quirks, records them instead."""
-    from hwadvisor.models.facts import Facts, Gpu
+    from hwadvisor.models.facts import Facts
     from hwadvisor.probe import amd, apple, cpu, host, memory, nvidia, software
     from hwadvisor.probe.runner import ProbeLog
 
