@@ -126,6 +126,14 @@ class ModelEntry(_Entry):
     dropout: float = Field(
         0.0, ge=0, lt=1, description="dropout probability in training (transformers)"
     )
+    dataset: str | None = Field(
+        None, description="the data set the model is usually trained on, when there is one"
+    )
+    dataset_size: int | None = Field(
+        None,
+        gt=0,
+        description="samples in that data set's training split (the default --dataset-size)",
+    )
     activation_depends_on: str
     source: str = Field(min_length=3)
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")

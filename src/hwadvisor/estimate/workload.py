@@ -130,6 +130,14 @@ def _from_catalog(
         ratio = math.prod(input_shape[1:]) / math.prod(entry.input_shape[1:])
         fps = entry.flops_per_sample * ratio
         notes.append(f"FLOPs scaled by input area from {entry.input_shape} to {input_shape}")
+    if common["dataset_size"] is None and entry.dataset_size is not None:
+        # A catalog model has a canonical data set; one epoch of it is the job a person
+        # naming the model most likely means. Stated, so it can be overridden.
+        common = {**common, "dataset_size": entry.dataset_size}
+        notes.append(
+            f"dataset: {entry.dataset} ({entry.dataset_size:,} samples), the catalog default;"
+            " give --dataset-size for your own data"
+        )
     kind = ModelKind(entry.kind.value)
     wl = Workload(
         model=entry.id,
