@@ -31,6 +31,9 @@ QUICK_PER_ACCELERATOR_S = 2.0
 #: Every kernel gets at least this long (and one measurement at its first size), so a
 #: budget the torch import nearly used up still yields figures, at the price of overrunning.
 MIN_ALLOT_S = 0.15
+#: The largest budget accepted: an hour is far past any size the ladders reach usefully,
+#: and a larger figure is a typo (or 1e308) that would otherwise look like a hang.
+MAX_BUDGET_S = 3600.0
 #: Under --quick only the figures the advice uses most are measured.
 QUICK_KERNELS = {("matmul", "fp32"), ("matmul", "bf16"), ("copy", "fp32"), ("triad", "fp32")}
 #: ... and on GPUs also the tensor-core dtypes and the host link.
@@ -71,9 +74,15 @@ def import_torch() -> Any:
             # A torch wheel without numpy warns on import; that is not the user's problem here.
             warnings.simplefilter("ignore")
             import torch
+    except ModuleNotFoundError as exc:
+        raise MissingDependencyError(MISSING_TORCH) from exc
     except Exception as exc:
-        detail = "" if isinstance(exc, ModuleNotFoundError) else f" ({type(exc).__name__}: {exc})"
-        raise MissingDependencyError(f"{MISSING_TORCH}{detail}") from exc
+        # Installed but broken (a CUDA runtime that will not load, a half-upgraded wheel):
+        # "not installed" would send the user to pip for the wrong reason.
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise MissingDependencyError(
+            f"torch is installed but failed to import ({type(exc).__name__}: {first})"
+        ) from exc
     return torch
 
 
@@ -92,10 +101,13 @@ def default_budget(accelerators: int, quick: bool) -> float:
     return CPU_BUDGET_S + PER_ACCELERATOR_S * accelerators
 
 
-def check_budget(budget_s: float | None) -> None:
-    """Refuse a zero, negative, infinite or NaN budget."""
+def check_budget(budget_s: float | None, option: str = "--budget") -> None:
+    """Refuse a zero, negative, infinite or NaN budget, and one over :data:`MAX_BUDGET_S`."""
     if budget_s is not None and (not math.isfinite(budget_s) or budget_s <= 0):
-        raise UsageError(f"--budget must be a positive number of seconds, not {budget_s}")
+        raise UsageError(f"{option} must be a positive number of seconds, not {budget_s}")
+    if budget_s is not None and budget_s > MAX_BUDGET_S:
+        # A finite but absurd budget (1e308) would keep the ladder climbing for ever.
+        raise UsageError(f"{option} must be at most {MAX_BUDGET_S:g} seconds, not {budget_s:g}")
 
 
 def _free_bytes(torch: Any, target: devmod.Target, facts: Facts | None) -> int | None:

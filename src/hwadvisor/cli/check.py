@@ -28,8 +28,13 @@ def _with_bench(facts: Facts, budget: float | None) -> tuple[Facts, bool]:
                 facts=facts, device="all", budget_s=budget, quick=budget is None, progress=progress
             )
     except MissingDependencyError as exc:
+        # Not installed is "absent"; installed but failing to import is an "error".
+        broken = exc.__cause__ is not None and not isinstance(exc.__cause__, ModuleNotFoundError)
         record = ProbeRecord(
-            name="bench", status=ProbeStatus.ABSENT, source="torch", error=exc.message
+            name="bench",
+            status=ProbeStatus.ERROR if broken else ProbeStatus.ABSENT,
+            source="torch",
+            error=exc.message,
         )
         return facts.model_copy(update={"probes": [*facts.probes, record]}), False
     record = ProbeRecord(
@@ -67,8 +72,10 @@ def check(
 
     if not math.isfinite(timeout) or timeout <= 0:
         raise UsageError(f"--timeout must be a positive number of seconds, not {timeout}")
-    if bench_budget is not None and (not math.isfinite(bench_budget) or bench_budget <= 0):
-        raise UsageError(f"--bench-budget must be a positive number of seconds, not {bench_budget}")
+    if bench_budget is not None:
+        from hwadvisor.bench.runner import check_budget
+
+        check_budget(bench_budget, "--bench-budget")
     facts = probe_machine(timeout=timeout)
     interrupted = False
     if bench:

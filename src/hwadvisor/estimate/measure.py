@@ -32,12 +32,13 @@ def _input(model: Any, wl: Workload) -> Any:
 
 def measure_here(wl: Workload, *, steps: int = STEPS) -> DeviceEstimate:
     """Median seconds of real steps of ``wl``'s model on this CPU, as a measured estimate."""
-    import torch
+    from hwadvisor.bench.runner import import_torch
 
     if wl.model is None or not looks_like_user_model(wl.model):
         raise UsageError(
             "--measure needs your own model (--model module:callable or file.py:callable)"
         )
+    torch = import_torch()  # a broken torch is a clear error (exit 3), not a traceback
     model = load_callable(wl.model)()
     train = wl.task is Task.TRAIN
     model.train(train)

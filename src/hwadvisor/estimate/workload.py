@@ -204,6 +204,11 @@ def _from_user_model(
                 f"model '{spec}' needs --input-shape (one sample, e.g. 3,224,224 or 128)"
             )
         input_shape = [seq_len]
+    # Torch first, quietly and with a clear error: the user's file usually imports it, and
+    # a broken torch (or its import-time warnings) must not surface as the user's fault.
+    from hwadvisor.bench.runner import import_torch
+
+    import_torch()
     fn = load_callable(spec)
     module = build_on_meta(fn, spec)
     batch = int(common["batch_size"])

@@ -8,6 +8,7 @@ the field, not a silently ignored key. Conditions are a closed grammar: ``all`` 
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from typing import Annotated, Any
 
@@ -128,6 +129,11 @@ class Condition(BaseModel):
             raise ValueError(f"`{op.value}` needs a `value` or a `ref`")
         if has_value and self.value is None:
             raise ValueError("`value` is null: test a missing fact with `op: exists, value: false`")
+        values = self.value if isinstance(self.value, list) else [self.value]
+        if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+            # YAML reads .nan and .inf as floats; NaN compares false with everything and
+            # infinity is no threshold, so such a rule would silently never (or always) fire.
+            raise ValueError("`value` must be a finite number, not .nan or .inf")
         if op in LIST_OPS:
             if self.ref is not None or not isinstance(self.value, list):
                 raise ValueError(f"`{op.value}` needs `value` to be a list")
