@@ -17,11 +17,32 @@ from hwadvisor.models.workload import ModelKind, Optimizer, Precision, Task, Wor
 DEFAULT_BATCH = {Task.TRAIN: 32, Task.INFER: 1}
 
 
+#: The largest value each option accepts: far beyond any real job (a trillion-parameter
+#: model is 1e12, a year-long deadline 8760 h), yet small enough that products of them
+#: (FLOPs x samples x epochs, bytes x batch) stay finite floats instead of overflowing.
+LIMITS: dict[str, float] = {
+    "params": 1e15,
+    "flops-per-sample": 1e21,
+    "seq-len": 1e8,
+    "batch-size": 1e9,
+    "dataset-size": 1e15,
+    "epochs": 1e6,
+    "qps": 1e9,
+    "latency-ms": 1e9,
+    "deadline": 1e6,
+}
+#: The largest dimension of --input-shape, and of the elements of one sample.
+MAX_SHAPE_ELEMENTS = 1e12
+
+
 def _positive(name: str, value: float | None) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not math.isfinite(float(value)) or float(value) <= 0:
         raise UsageError(f"--{name} must be a positive finite number, got {value!r}")
+    limit = LIMITS.get(name)
+    if limit is not None and float(value) > limit:
+        raise UsageError(f"--{name} must be at most {limit:g}, got {float(value):g}")
 
 
 def _choice(
@@ -78,6 +99,11 @@ def build_workload(
     ):
         raise UsageError(
             f"--input-shape must be positive integers such as 3,224,224, got {input_shape!r}"
+        )
+    if input_shape is not None and math.prod(input_shape) > MAX_SHAPE_ELEMENTS:
+        raise UsageError(
+            f"--input-shape has {math.prod(input_shape):g} elements per sample, "
+            f"over the limit of {MAX_SHAPE_ELEMENTS:g}"
         )
     the_task = _choice("task", task, Task) or Task.TRAIN
     assert isinstance(the_task, Task)
