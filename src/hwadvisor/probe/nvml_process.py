@@ -117,6 +117,13 @@ def run_child(timeout: float, env: dict[str, str], argv: list[str] | None = None
             out, err = (again.output or b""), (again.stderr or b"")
             result.abandoned = True
             _ABANDONED.append(proc)
+    except BaseException:
+        # Ctrl-C (or any error) while waiting: the child runs in its own session, so the
+        # terminal's SIGINT never reaches it and a hung driver call would outlive us.
+        _kill_group(proc.pid)
+        with contextlib.suppress(Exception):
+            proc.wait(timeout=REAP_TIMEOUT_S)  # reap it: no zombie left behind either
+        raise
     result.returncode = proc.returncode
     if proc.returncode is not None and proc.returncode < 0:
         try:
