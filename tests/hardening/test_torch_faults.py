@@ -158,3 +158,36 @@ def test_missing_torch_everywhere() -> None:
         user.stderr.strip()
         == "hwadvisor: error: torch is not installed: pip install 'hwadvisor[bench]'"
     )
+
+
+def test_ctrl_c_during_a_real_bench_exits_130_with_a_document() -> None:
+    """SIGINT to the whole group, as a terminal sends it, some seconds into a real run:
+    exit 130, one stderr line, and on stdout either the partial bench document
+    (``interrupted: true``, valid against the schema) or, if torch was still importing,
+    the JSON error document. tests/bench/ checks the partial figures with fakes."""
+    import os
+    import signal
+    import time
+
+    child = subprocess.Popen(
+        [sys.executable, "-m", "hwadvisor", "bench", "--json", "--device", "cpu", "--budget", "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        time.sleep(3)  # into the run (torch imported or importing); not a timing
+        os.killpg(child.pid, signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+    assert child.returncode == 130
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    doc = json.loads(out)
+    if "error" in doc:
+        assert doc["error"]["exit_code"] == 130
+    else:
+        assert doc["interrupted"] is True
+        jsonschema.validate(doc, schema_for("bench"))
