@@ -54,6 +54,7 @@ def _facts_ok(doc: dict[str, Any]) -> dict[str, Any]:
         ("mismatch", "error", "version mismatch", 0),
         ("one", "ok", "FunctionNotFound", 1),
     ],
+    ids=["hang", "segv", "mismatch", "one"],
 )
 def test_check_survives_the_standin_library(
     standin_nvml: Path,
