@@ -117,6 +117,9 @@ BAD_VALUES: list[tuple[list[str], str]] = [
     (["rules", "explain", "NOPE", "--json"], "no rule 'NOPE'"),
     (["check", "--json", "--definitely-not-an-option"], "--definitely-not-an-option"),
     (["no-such-command", "--json"], "no-such-command"),
+    # deadlines past any use (1e308 s overflowed the NVML child's wait)
+    (["check", "--json", "--timeout", "1e308"], "--timeout must be a number of seconds"),
+    (["export", "--json", "--format", "nfd", "--timeout", "1e9"], "at most 3600"),
 ]  # fmt: skip
 
 
@@ -131,7 +134,7 @@ def test_bad_value_is_exit_2_one_line(
 
 #: A sample of the table (indices into BAD_VALUES, one or two per command) run in a real
 #: process: stderr exactly as a user sees it. 56 builds a model, so torch is imported.
-REAL_PROCESS = [0, 12, 24, 37, 30, 43, 48, 56, 59, 72, 74, 77]
+REAL_PROCESS = [0, 12, 24, 37, 30, 43, 48, 56, 59, 72, 74, 77, 78]
 
 
 @pytest.mark.parametrize("index", REAL_PROCESS)

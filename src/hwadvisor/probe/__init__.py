@@ -7,8 +7,10 @@ real machine, and every source records a status in ``Facts.probes``.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
+from hwadvisor.errors import UsageError
 from hwadvisor.probe.seams import Seams
 
 if TYPE_CHECKING:
@@ -18,14 +20,26 @@ if TYPE_CHECKING:
 
 #: Default deadline for the whole GPU probe (NVML runs in a child process under it).
 DEFAULT_TIMEOUT_S = 10.0
+#: The longest deadline accepted: a healthy NVML answers in well under a second, and a
+#: deadline like 1e308 s overflows the child-process wait (and is no deadline at all).
+MAX_TIMEOUT_S = 3600.0
 
 
 def probe_machine(seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOUT_S) -> Facts:
-    """Probe everything; never raises for a machine's quirks, records them instead."""
+    """Probe everything; never raises for a machine's quirks, records them instead.
+
+    Only an impossible ``timeout`` (not finite, not above 0, over :data:`MAX_TIMEOUT_S`)
+    raises, as a :class:`UsageError`.
+    """
     from hwadvisor.models.facts import Facts
     from hwadvisor.probe import amd, apple, cpu, host, memory, nvidia, software
     from hwadvisor.probe.runner import ProbeLog
 
+    if not math.isfinite(timeout) or not 0 < timeout <= MAX_TIMEOUT_S:
+        raise UsageError(
+            f"--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}, "
+            f"not {timeout:g}"
+        )
     seams = seams or Seams()
     log = ProbeLog()
     host_facts = host.probe_host(seams, log)
