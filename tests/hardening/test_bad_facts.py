@@ -191,3 +191,62 @@ def test_deep_nesting_in_a_real_process(
         ["recommend", "--json", "--no-bench", "--scenario", "training", "--facts", str(path)]
     )
     clean_error(result, 2, "nested too deeply", wants_json=True)
+
+
+# Catalog files (--catalog) ------------------------------------------------------------
+
+
+def _nine_fold(levels: int) -> str:
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x"]']
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + f"\ndevices: *a{levels - 1}\nmodels: *a{levels - 1}\n"
+
+
+#: name -> (file text, substring of the error line)
+BAD_CATALOGS: dict[str, tuple[str, str]] = {
+    "malformed-yaml": ("devices:\n  - {id: x1, name: [unclosed\n", "not valid YAML at line"),
+    "nested-5000": ("devices: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+    "binary": ("\udcff\udcfe\x00", "cannot read catalog file"),
+    "not-entries": ("devices:\n  - 1\n  - 2\nmodels: [1]\n", "expected a list of entries"),
+    "entry-missing-fields": (
+        "devices:\n  - {id: zz9}\nmodels:\n  - {id: zz9}\n",
+        "entry zz9: field",
+    ),
+    "alias-bomb": (_nine_fold(6), "expected a list of entries"),
+}
+
+CATALOG_READERS = {
+    "catalog-devices": ["catalog", "devices", "--json", "--catalog"],
+    "catalog-models": ["catalog", "models", "--json", "--catalog"],
+    "estimate": ["estimate", "--json", "--no-bench", "--model", "resnet50", "--on", "t4", "--catalog"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("reader", sorted(CATALOG_READERS))
+@pytest.mark.parametrize("case", sorted(BAD_CATALOGS))
+def test_bad_catalog_file_is_exit_2_one_line(
+    case: str,
+    reader: str,
+    tmp_path: Path,
+    cli: Callable[..., Any],
+    clean_error: Callable[..., None],
+) -> None:
+    text, needle = BAD_CATALOGS[case]
+    path = tmp_path / f"{case}.yaml"
+    path.write_text(text, encoding="utf-8", errors="surrogateescape")
+    clean_error(cli(*CATALOG_READERS[reader], str(path)), 2, str(path), needle, wants_json=True)
+
+
+def test_missing_huge_and_folder_catalogs(
+    tmp_path: Path, cli: Callable[..., Any], clean_error: Callable[..., None]
+) -> None:
+    huge = tmp_path / "huge.yaml"
+    with huge.open("wb") as handle:
+        handle.truncate(5 * 1024 * 1024)
+    for path, needle in (
+        (tmp_path / "nope.yaml", "not found"),
+        (huge, "too large"),
+        (tmp_path, "cannot read"),
+    ):
+        for command in CATALOG_READERS.values():
+            clean_error(cli(*command, str(path)), 2, str(path), needle, wants_json=True)

@@ -45,6 +45,7 @@ def test_counts_match_the_tables() -> None:
     assert f"{len(values.REAL_PROCESS)}\nof them also in a child process" in DOC
     assert f"{len(facts.BAD_FACTS) * len(facts.READERS)} cases)" in DOC
     assert f"{len(rules.BAD_RULES) * len(rules.COMMANDS)} cases)" in DOC
-    for case in [*facts.BAD_FACTS, *rules.BAD_RULES, *hosts.DAMAGE]:
+    assert f"{len(facts.BAD_CATALOGS) * len(facts.CATALOG_READERS)} cases)" in DOC
+    for case in [*facts.BAD_FACTS, *facts.BAD_CATALOGS, *rules.BAD_RULES, *hosts.DAMAGE]:
         assert f"`{case}`" in DOC, case
     assert "60 per property" in DOC and "max_examples=60," in (HERE / "test_fuzz.py").read_text()

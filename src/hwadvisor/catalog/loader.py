@@ -38,6 +38,9 @@ def _parse(text: str, where: str, section: str) -> list[dict[str, Any]]:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""
         raise CatalogError(f"not valid YAML{line}", where=where) from exc
+    except RecursionError as exc:
+        # PyYAML's composer recurses per level: thousands of nested [ ... ] exhaust the stack.
+        raise CatalogError("catalog file is nested too deeply", where=where) from exc
     if isinstance(data, dict):
         data = data.get(section, [])
     if data is None:
