@@ -225,3 +225,31 @@ def test_disk_full_on_output_keeps_the_old_file(command: list[str], tmp_path: Pa
     assert json.loads(done.stdout)["error"]["kind"] == "output"
     assert target.read_text() == "previous report"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_hostile_cache_path_in_the_ansible_fact_is_only_text(
+    tmp_path: Path, cli: Callable[..., Any], clean_error: Callable[..., None]
+) -> None:
+    """The fact script runs as root under Ansible: a --cache path full of shell syntax is
+    quoted, prints JSON, and runs nothing; a relative or multi-line path is refused."""
+    cache = tmp_path / "a'b $(touch CANARY);`touch CANARY`.json"
+    script = tmp_path / "hwadvisor.fact"
+    result = cli("export", "--format", "ansible", "--cache", str(cache), "--output", str(script))
+    assert result.code == 0, result.err
+    for present in (False, True):
+        if present:
+            cache.write_text('{"cached": true}\n')
+        done = subprocess.run(
+            ["sh", str(script)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        doc = json.loads(done.stdout)
+        assert doc == {"cached": True} if present else "missing or unreadable" in doc["error"]
+    assert not (tmp_path / "CANARY").exists()
+    for bad in ("relative/cache.json", "/tmp/two\nlines.json"):
+        clean_error(cli("export", "--format", "ansible", "--cache", bad), 2, "--cache")
