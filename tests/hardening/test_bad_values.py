@@ -253,3 +253,41 @@ def test_hostile_cache_path_in_the_ansible_fact_is_only_text(
     assert not (tmp_path / "CANARY").exists()
     for bad in ("relative/cache.json", "/tmp/two\nlines.json"):
         clean_error(cli("export", "--format", "ansible", "--cache", bad), 2, "--cache")
+
+
+#: Output written inside a typer command with sys.stdout / typer.echo: typer's vendored
+#: click turns EPIPE into exit 1 before hwadvisor.cli.main sees it. The fix belongs in
+#: cli/_app.py (_Group.invoke: catch BrokenPipeError, silence stdout, exit 0); these
+#: cases flip to passing, and then must lose the marker, once it is in.
+_CLICK_EPIPE = pytest.mark.xfail(strict=True, reason="click exits 1 on EPIPE (cli/_app.py)")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["check"],
+        ["check", "--json"],
+        ["catalog", "devices"],
+        ["recommend", "--no-bench", "--facts", FACTS, "--scenario", "training"],
+        pytest.param([*TRAIN, "--model", "resnet50"], marks=_CLICK_EPIPE),
+        pytest.param(["schema", "facts"], marks=_CLICK_EPIPE),
+    ],
+    ids=["check", "check-json", "catalog", "recommend", "recommend-json", "schema"],
+)
+def test_reader_gone_is_exit_0_and_quiet(command: list[str]) -> None:
+    """stdout whose reader has gone (`| head` that already exited): no traceback, no
+    message, exit 0 (rich's own handler exited 1, the code of a failed gate)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write the child makes fails with EPIPE
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "hwadvisor", *command],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (0, "")

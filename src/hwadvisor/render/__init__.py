@@ -6,6 +6,8 @@ Tables and charts go to stdout; progress bars and warnings go to stderr, so that
 
 from __future__ import annotations
 
+import os
+import sys
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -18,7 +20,17 @@ def stdout_console() -> Console:
     """The console for reports (stdout)."""
     from rich.console import Console
 
-    return Console(highlight=False)
+    class _ReportConsole(Console):
+        def on_broken_pipe(self) -> None:
+            # rich exits 1 here, the code SPEC §4 keeps for a failed gate. A reader that
+            # stopped early (`hwadvisor check | head`) is no error: silence the rest, as
+            # rich does, and let the CLI's BrokenPipeError handler exit 0 as for JSON.
+            self.quiet = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise BrokenPipeError
+
+    return _ReportConsole(highlight=False)
 
 
 @lru_cache(maxsize=1)
