@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,24 @@ def atomic_write_text(path: str | Path, text: str, *, mode: int | None = None) -
 
     Readers see the old file or the whole new one, never a half-written one; on any
     failure (read-only folder, full disk) the temporary file is removed and an
-    :class:`OutputError` names the path.
+    :class:`OutputError` names the path. A symlink is written through (its file is
+    replaced, the link kept); a device or pipe (``/dev/null``, ``/dev/stdout``) is
+    written to directly.
     """
     target = Path(path)
+    try:
+        info = os.stat(target)  # follows links: what a write would reach
+    except OSError:
+        info = None  # absent (or unreachable: the write below reports it)
+    if info is not None and not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+        # /dev/null, /dev/stdout, a FIFO: renaming over it would replace the device node
+        # itself (run as root, `--output /dev/null` destroyed /dev/null). Write to it as a
+        # shell redirect would; atomicity means nothing for a stream.
+        _write_stream(target, text)
+        return
+    if target.is_symlink():
+        # Replace the file the link names, not the link: other paths to it stay valid.
+        target = Path(os.path.realpath(target))
     folder = target.parent if str(target.parent) else Path(".")
     fd = -1
     tmp = ""
@@ -53,6 +69,15 @@ def atomic_write_text(path: str | Path, text: str, *, mode: int | None = None) -
         if tmp:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def _write_stream(target: Path, text: str) -> None:
+    """Write ``text`` to a device or pipe at ``target`` (no temporary file, no rename)."""
+    try:
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise OutputError(exc.strerror or str(exc), where=str(target)) from exc
 
 
 def read_json_document(path: str | Path, *, what: str = "document") -> dict[str, Any]:
