@@ -93,11 +93,20 @@ def test_hung_driver_bounds_export_too(standin_nvml: Path, proc: Callable[..., A
     assert "hwadvisor.io/" in json.loads(result.out)["content"]
 
 
-def test_ctrl_c_during_a_hung_nvml_init_exits_130_and_kills_the_child(
-    standin_nvml: Path,
+@pytest.mark.parametrize(
+    ("signum", "to_group", "code", "stderr"),
+    [
+        (signal.SIGINT, True, 130, "hwadvisor: error: interrupted\n"),
+        (signal.SIGTERM, False, 143, ""),
+    ],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_interrupted_during_a_hung_nvml_init_kills_the_child(
+    standin_nvml: Path, signum: int, to_group: bool, code: int, stderr: str
 ) -> None:
-    """Ctrl-C reaches the whole foreground group; the NVML child runs in its own session,
-    so hwadvisor must kill it itself or a hung driver call outlives the command."""
+    """Ctrl-C reaches the whole foreground group; `timeout 5 hwadvisor check` sends
+    SIGTERM to hwadvisor alone. The NVML child runs in its own session, so hwadvisor must
+    kill it itself, or a hung driver call outlives the command."""
     env = {
         **os.environ,
         "LD_LIBRARY_PATH": str(standin_nvml),
@@ -122,14 +131,17 @@ def test_ctrl_c_during_a_hung_nvml_init_exits_130_and_kills_the_child(
             ).stdout.split()
         assert grandchildren, "the NVML child never started"
         time.sleep(0.3)  # let it reach nvmlInit
-        os.killpg(child.pid, signal.SIGINT)
+        if to_group:
+            os.killpg(child.pid, signum)
+        else:
+            os.kill(child.pid, signum)
         out, err = child.communicate(timeout=30)
     finally:
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)
-    assert child.returncode == 130
-    assert err == "hwadvisor: error: interrupted\n"
-    assert json.loads(out)["error"]["exit_code"] == 130
+    assert (child.returncode, err) == (code, stderr)
+    if code == 130:
+        assert json.loads(out)["error"]["exit_code"] == 130
     for pid in grandchildren:
         status = Path(f"/proc/{pid}/status")
         state = status.read_text().split("State:")[1].split()[0] if status.exists() else "gone"

@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,49 @@ def run_child(timeout: float, env: dict[str, str], argv: list[str] | None = None
         start_new_session=True,
         close_fds=True,
     )
+    with _terminate_raises():
+        out, err = _wait(proc, timeout, result)
+    result.returncode = proc.returncode
+    if proc.returncode is not None and proc.returncode < 0:
+        try:
+            result.signal_name = signal.Signals(-proc.returncode).name
+        except ValueError:
+            result.signal_name = f"signal {-proc.returncode}"
+    parse_output(out or b"", result)
+    result.stderr_tail = (err or b"").decode("utf-8", errors="replace").strip()[-500:]
+    return result
+
+
+@contextlib.contextmanager
+def _terminate_raises() -> Iterator[None]:
+    """While waiting, SIGTERM (``timeout 5 hwadvisor check``) raises SystemExit(143).
+
+    Python's default SIGTERM ends the process at once, with no cleanup, and the child in
+    its own session would outlive us, hung in the driver. Raising lets :func:`_wait`
+    kill it first. Only from the main thread, and only over the default handler.
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def _raise(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _wait(proc: Any, timeout: float, result: ChildResult) -> tuple[bytes, bytes]:
+    """The child's output within ``timeout`` (then SIGKILL and a bounded reap)."""
+    import subprocess
+
     try:
         out, err = proc.communicate(timeout=max(timeout, 0.0))
     except subprocess.TimeoutExpired:
@@ -124,12 +168,4 @@ def run_child(timeout: float, env: dict[str, str], argv: list[str] | None = None
         with contextlib.suppress(Exception):
             proc.wait(timeout=REAP_TIMEOUT_S)  # reap it: no zombie left behind either
         raise
-    result.returncode = proc.returncode
-    if proc.returncode is not None and proc.returncode < 0:
-        try:
-            result.signal_name = signal.Signals(-proc.returncode).name
-        except ValueError:
-            result.signal_name = f"signal {-proc.returncode}"
-    parse_output(out or b"", result)
-    result.stderr_tail = (err or b"").decode("utf-8", errors="replace").strip()[-500:]
-    return result
+    return out, err
