@@ -21,6 +21,7 @@ import json
 import math
 import os
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,14 @@ SCHEMAS = {"recommend": "advice", "estimate": "estimate", "check": "facts"}
 ALLOWED_CODES = {0, 1, 2, 3}
 
 
+@cache
+def _validator(name: str) -> Any:
+    """A compiled validator: ``jsonschema.validate`` re-checks the schema itself on every
+    call, about 0.2 s here, which would dominate these tests."""
+    schema = schema_for(name)
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
 def _refuse_constant(name: str) -> None:
     raise AssertionError(f"{name} in a JSON document")
 
@@ -89,7 +98,7 @@ def judge(result: Any, args: list[str]) -> None:
         doc = json.loads(result.out, parse_constant=_refuse_constant)
         name = SCHEMAS.get(args[0])
         if name and isinstance(doc, dict) and "error" not in doc:
-            jsonschema.validate(doc, schema_for(name))
+            _validator(name).validate(doc)
 
 
 # Hostile values ----------------------------------------------------------------------
