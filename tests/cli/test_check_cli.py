@@ -133,3 +133,12 @@ def test_version_and_module_entry_point() -> None:
     proc = run_cli("--version")
     assert proc.returncode == 0
     assert proc.stdout.startswith("hwadvisor ")
+
+
+def test_error_line_is_printable_and_bounded() -> None:
+    from hwadvisor.cli._common import MAX_ERROR_CHARS, one_line
+
+    line = one_line("bad value \x1b[31mred\x1b[0m\x07 " + "x" * 5000 + "\nsecond line")
+    assert "\x1b" not in line and "\x07" not in line and "\n" not in line
+    assert len(line) <= MAX_ERROR_CHARS
+    assert line.startswith("bad value red x")

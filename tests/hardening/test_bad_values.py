@@ -264,13 +264,6 @@ def test_hostile_cache_path_in_the_ansible_fact_is_only_text(
         clean_error(cli("export", "--format", "ansible", "--cache", bad), 2, "--cache")
 
 
-#: Output written inside a typer command with sys.stdout / typer.echo: typer's vendored
-#: click turns EPIPE into exit 1 before hwadvisor.cli.main sees it. The fix belongs in
-#: cli/_app.py (_Group.invoke: catch BrokenPipeError, silence stdout, exit 0); these
-#: cases flip to passing, and then must lose the marker, once it is in.
-_CLICK_EPIPE = pytest.mark.xfail(strict=True, reason="click exits 1 on EPIPE (cli/_app.py)")
-
-
 @pytest.mark.parametrize(
     "command",
     [
@@ -278,8 +271,8 @@ _CLICK_EPIPE = pytest.mark.xfail(strict=True, reason="click exits 1 on EPIPE (cl
         ["check", "--json"],
         ["catalog", "devices"],
         ["recommend", "--no-bench", "--facts", FACTS, "--scenario", "training"],
-        pytest.param([*TRAIN, "--model", "resnet50"], marks=_CLICK_EPIPE),
-        pytest.param(["schema", "facts"], marks=_CLICK_EPIPE),
+        [*TRAIN, "--model", "resnet50"],
+        ["schema", "facts"],
     ],
     ids=["check", "check-json", "catalog", "recommend", "recommend-json", "schema"],
 )

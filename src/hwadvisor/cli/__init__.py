@@ -97,7 +97,9 @@ def main(argv: list[str] | None = None) -> None:
         fail(HwadvisorError("interrupted"), wants_json, code=ExitCode.INTERRUPTED)
     except BrokenPipeError:
         # `hwadvisor check --json | head` closes the pipe early: not an error of ours.
-        sys.stderr.close()
+        from hwadvisor.cli._common import silence_stdout
+
+        silence_stdout()
         sys.exit(0)
     except Exception as exc:  # a bug of ours: still one line, never a traceback
         detail = (

@@ -19,7 +19,7 @@ class _Group(TyperGroup):
     """The root command group: maps domain errors and Ctrl-C to exit codes."""
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
-        from hwadvisor.cli._common import report_error
+        from hwadvisor.cli._common import report_error, silence_stdout
 
         wants_json = "--json" in [*getattr(ctx, "_protected_args", []), *ctx.args]
         try:
@@ -30,6 +30,12 @@ class _Group(TyperGroup):
         except KeyboardInterrupt:
             report_error(HwadvisorError("interrupted"), wants_json, code=ExitCode.INTERRUPTED)
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+        except BrokenPipeError:
+            # The reader went away (`hwadvisor ... | head`): not an error of ours. Point
+            # stdout at /dev/null so the final flush cannot fail again, and exit 0 (click
+            # would exit 1, the code of a failed gate).
+            silence_stdout()
+            raise typer.Exit(0) from None
 
 
 app = typer.Typer(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
@@ -47,10 +50,33 @@ def error_document(exc: HwadvisorError, code: int) -> dict[str, object]:
     }
 
 
+#: A one-line error longer than this is shortened: values are echoed into messages, and a
+#: hostile input (a 100 KB option value) must not flood the terminal.
+MAX_ERROR_CHARS = 400
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x1f\x7f]")
+
+
+def one_line(text: str) -> str:
+    """``text`` as one printable line: escape sequences and control characters removed,
+    whitespace collapsed, and shortened with an ellipsis past :data:`MAX_ERROR_CHARS`."""
+    clean = " ".join(_CONTROL.sub(" ", text).split())
+    if len(clean) > MAX_ERROR_CHARS:
+        clean = clean[: MAX_ERROR_CHARS - 1] + "…"
+    return clean
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null once its reader has gone, so later flushes succeed."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def report_error(exc: HwadvisorError, wants_json: bool, *, code: int | None = None) -> int:
     """Print one line on stderr (and the JSON error document on stdout); return the code."""
     exit_code = int(code if code is not None else exc.exit_code)
-    line = " ".join(exc.line().split())
+    line = one_line(exc.line())
     sys.stderr.write(f"hwadvisor: error: {line}\n")
     sys.stderr.flush()
     if wants_json:
