@@ -7,41 +7,23 @@ from pathlib import Path
 
 import typer
 
+from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 
 
 @app.command()
 def estimate(
-    model: str | None = typer.Option(
-        None,
-        "--model",
-        "-m",
-        help="Catalog id (see `hwadvisor catalog models`), module:callable or file.py:callable.",
-    ),
-    task: str | None = typer.Option(None, "--task", help="train or infer (default train)."),
-    batch_size: int | None = typer.Option(
-        None, "--batch-size", "-b", help="Samples per step and device."
-    ),
-    precision: str | None = typer.Option(
-        None, "--precision", help="fp32, amp, bf16, fp16 or int8."
-    ),
-    optimizer: str | None = typer.Option(None, "--optimizer", help="adamw or sgd."),
-    dataset_size: int | None = typer.Option(
-        None, "--dataset-size", help="Samples per epoch, for the total time."
-    ),
-    epochs: float | None = typer.Option(None, "--epochs", help="Epochs (default 1)."),
-    seq_len: int | None = typer.Option(
-        None, "--seq-len", help="Sequence length for transformer-like models."
-    ),
-    input_shape: str | None = typer.Option(
-        None, "--input-shape", help="Shape of one sample, e.g. 3,224,224 or 128 (token ids)."
-    ),
-    params: int | None = typer.Option(
-        None, "--params", help="Parameter count, when there is no model."
-    ),
-    flops_per_sample: float | None = typer.Option(
-        None, "--flops-per-sample", help="Forward FLOPs per sample (real FLOPs, not MACs)."
-    ),
+    model: str | None = wl.MODEL,
+    task: str | None = wl.TASK,
+    batch_size: int | None = wl.BATCH_SIZE,
+    precision: str | None = wl.PRECISION,
+    optimizer: str | None = wl.OPTIMIZER,
+    dataset_size: int | None = wl.DATASET_SIZE,
+    epochs: float | None = wl.EPOCHS,
+    seq_len: int | None = wl.SEQ_LEN,
+    input_shape: str | None = wl.INPUT_SHAPE,
+    params: int | None = wl.PARAMS,
+    flops_per_sample: float | None = wl.FLOPS_PER_SAMPLE,
     on: list[str] | None = typer.Option(
         None,
         "--on",
@@ -52,9 +34,7 @@ def estimate(
         None, "--bench-file", help="Use a saved `hwadvisor bench --json`."
     ),
     no_bench: bool = typer.Option(False, "--no-bench", help="Do not run the quick microbenchmark."),
-    catalog: list[Path] | None = typer.Option(
-        None, "--catalog", help="Extra catalog YAML file (merged by id)."
-    ),
+    catalog: list[Path] | None = wl.CATALOG,
     measure: bool = typer.Option(
         False, "--measure", help="Also run a few real steps of your model here."
     ),

@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 from hwadvisor.errors import ExitCode, UsageError
 from hwadvisor.models.workload import Scenario
@@ -31,36 +32,20 @@ def fleet(
         help="Saved reports (`hwadvisor check --json --bench`) of the machines.",
     ),
     scenario: Scenario = typer.Option(Scenario.TRAINING, "--scenario", help="What the job is."),
-    model: str | None = typer.Option(
-        None, "--model", help="Catalog model, module:callable or file.py:callable."
-    ),
-    params: int | None = typer.Option(None, "--params", help="Parameter count (without --model)."),
-    flops_per_sample: float | None = typer.Option(
-        None, "--flops-per-sample", help="Forward FLOPs per sample."
-    ),
-    batch_size: int | None = typer.Option(None, "--batch-size"),
-    dataset_size: int | None = typer.Option(
-        None, "--dataset-size", help="Samples per epoch (training time needs it)."
-    ),
-    epochs: float | None = typer.Option(None, "--epochs"),
-    seq_len: int | None = typer.Option(None, "--seq-len"),
-    input_shape: str | None = typer.Option(None, "--input-shape", help="C,H,W"),
-    precision: str | None = typer.Option(
-        None, "--precision", help="fp32, amp, bf16, fp16 or int8."
-    ),
-    optimizer: str | None = typer.Option(None, "--optimizer", help="adamw or sgd."),
-    task: str | None = typer.Option(
-        None, "--task", help="train or infer (default from the scenario)."
-    ),
-    qps: float | None = typer.Option(
-        None, "--qps", help="Inference: requests per second to sustain."
-    ),
-    latency_ms: float | None = typer.Option(
-        None, "--latency-ms", help="Inference: latency target per batch."
-    ),
-    deadline: float | None = typer.Option(
-        None, "--deadline", help="Training: hours the job may take (default 24)."
-    ),
+    model: str | None = wl.MODEL,
+    params: int | None = wl.PARAMS,
+    flops_per_sample: float | None = wl.FLOPS_PER_SAMPLE,
+    batch_size: int | None = wl.BATCH_SIZE,
+    dataset_size: int | None = wl.DATASET_SIZE,
+    epochs: float | None = wl.EPOCHS,
+    seq_len: int | None = wl.SEQ_LEN,
+    input_shape: str | None = wl.INPUT_SHAPE,
+    precision: str | None = wl.PRECISION,
+    optimizer: str | None = wl.OPTIMIZER,
+    task: str | None = wl.TASK,
+    qps: float | None = wl.QPS,
+    latency_ms: float | None = wl.LATENCY_MS,
+    deadline: float | None = wl.DEADLINE,
     json_out: bool = typer.Option(False, "--json", help="Print the ranking as JSON on stdout."),
     output: str | None = typer.Option(
         None, "--output", "-o", help="Also write the JSON ranking to FILE (atomically)."

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 from hwadvisor.errors import ExitCode, MissingDependencyError, UsageError
 from hwadvisor.models.advice import Budget, Team
@@ -95,35 +96,19 @@ def recommend(
         "-s",
         help="prototyping, training, distributed, inference, edge or preprocessing.",
     ),
-    model: str | None = typer.Option(
-        None,
-        "--model",
-        help="Catalog model (resnet50, bert-base, ...), module:callable or file.py:callable.",
-    ),
-    params: int | None = typer.Option(None, "--params", help="Parameter count (without --model)."),
-    flops_per_sample: float | None = typer.Option(
-        None, "--flops-per-sample", help="Forward FLOPs per sample (real FLOPs)."
-    ),
-    batch_size: int | None = typer.Option(None, "--batch-size"),
-    dataset_size: int | None = typer.Option(
-        None, "--dataset-size", help="Samples per epoch (training time needs it)."
-    ),
-    epochs: float | None = typer.Option(None, "--epochs"),
-    seq_len: int | None = typer.Option(None, "--seq-len"),
-    input_shape: str | None = typer.Option(None, "--input-shape", help="C,H,W"),
-    precision: str | None = typer.Option(
-        None, "--precision", help="fp32, amp, bf16, fp16 or int8."
-    ),
-    optimizer: str | None = typer.Option(None, "--optimizer", help="adamw or sgd."),
-    qps: float | None = typer.Option(
-        None, "--qps", help="Inference: requests per second to sustain."
-    ),
-    latency_ms: float | None = typer.Option(
-        None, "--latency-ms", help="Inference: latency target in ms."
-    ),
-    deadline: float | None = typer.Option(
-        None, "--deadline", help="Training: hours the job may take (default 24)."
-    ),
+    model: str | None = wl.MODEL,
+    params: int | None = wl.PARAMS,
+    flops_per_sample: float | None = wl.FLOPS_PER_SAMPLE,
+    batch_size: int | None = wl.BATCH_SIZE,
+    dataset_size: int | None = wl.DATASET_SIZE,
+    epochs: float | None = wl.EPOCHS,
+    seq_len: int | None = wl.SEQ_LEN,
+    input_shape: str | None = wl.INPUT_SHAPE,
+    precision: str | None = wl.PRECISION,
+    optimizer: str | None = wl.OPTIMIZER,
+    qps: float | None = wl.QPS,
+    latency_ms: float | None = wl.LATENCY_MS,
+    deadline: float | None = wl.DEADLINE,
     budget: Budget = typer.Option(Budget.NORMAL, "--budget", help="low, normal or high."),
     team: Team | None = typer.Option(None, "--team", help="new, experienced or cluster."),
     facts_file: str | None = typer.Option(
