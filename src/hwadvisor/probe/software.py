@@ -64,13 +64,55 @@ def present_names(paths: Sequence[str]) -> set[str]:
     return names
 
 
+class _Dist:
+    """An installed distribution read straight from its metadata folder.
+
+    ``importlib.metadata`` costs about 25 ms to import on a small machine, a tenth of
+    ``check``'s budget; the two things needed here (the version, and a file beside the
+    package) are one header line and one path away.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.version = self._read_version()
+
+    def _read_version(self) -> str | None:
+        for meta in ("METADATA", "PKG-INFO"):
+            try:
+                with open(self.folder / meta, encoding="utf-8", errors="replace") as handle:
+                    for line in handle:
+                        if line.startswith("Version:"):
+                            return line.partition(":")[2].strip() or None
+                        if not line.strip():
+                            break  # the headers end at the first blank line
+            except OSError:
+                continue
+        return None
+
+    def locate_file(self, relative: str) -> Path:
+        """Where ``relative`` lies in the installation this metadata folder belongs to."""
+        return self.folder.parent / relative
+
+
 def _distribution(name: str, paths: Sequence[str], present: set[str] | None = None) -> Any:
     """The first installed distribution called ``name`` on ``paths``, or None."""
-    if present is not None and _norm(name) not in present:
+    wanted = _norm(name)
+    if present is not None and wanted not in present:
         return None
-    from importlib import metadata
-
-    return next(iter(metadata.distributions(name=name, path=list(paths))), None)
+    for path in paths:
+        try:
+            entries = sorted(os.listdir(path or "."))
+        except OSError:
+            continue
+        for entry in entries:
+            stem, dot, suffix = entry.rpartition(".")
+            if (
+                dot
+                and suffix in ("dist-info", "egg-info")
+                and _norm(stem.split("-", 1)[0]) == wanted
+            ):
+                return _Dist(Path(path or ".") / entry)
+    return None
 
 
 def _version(
