@@ -196,15 +196,18 @@ def _local_estimates(
     if not facts.gpus:
         return []
     try:
+        from hwadvisor.catalog.match import match_gpu
         from hwadvisor.estimate import estimate_workload
-        from hwadvisor.export.gather import catalog_gpu
     except ImportError:
         return []
     try:
-        ident = catalog_gpu(facts.gpus[0], extra_catalogs)
+        first = facts.gpus[0]
+        ident = match_gpu(first.name, first.memory_total_bytes, extra_catalogs)
         if ident is None:
             return []
-        same = sum(catalog_gpu(g, extra_catalogs) == ident for g in facts.gpus)
+        same = sum(
+            match_gpu(g.name, g.memory_total_bytes, extra_catalogs) == ident for g in facts.gpus
+        )
         out: list[DeviceEstimate] = []
         for n in [1, same] if same > 1 else [1]:
             rep = estimate_workload(

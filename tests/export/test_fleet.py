@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from hwadvisor.catalog.match import match_gpu
 from hwadvisor.cli import app
 from hwadvisor.estimate import build_workload
 from hwadvisor.export.fleet import Candidate, FleetStatus, rank_fleet
-from hwadvisor.export.gather import catalog_gpu, gather_fleet
+from hwadvisor.export.gather import gather_fleet
 from hwadvisor.models.estimate import DeviceEstimate
-from hwadvisor.models.facts import Gpu
 from hwadvisor.models.workload import Task, Workload
 
 from .conftest import BAD_REPORTS, GOOD_REPORTS, PARTIAL_REPORTS, REPORTS, report_named
@@ -109,8 +109,7 @@ def test_candidate_without_estimate_is_skipped() -> None:
     ],
 )
 def test_catalog_gpu_match(name: str, gib: float, expected: str | None) -> None:
-    gpu = Gpu(index=0, vendor="nvidia", name=name, memory_total_bytes=int(gib * GIB))
-    assert catalog_gpu(gpu) == expected
+    assert match_gpu(name, int(gib * GIB)) == expected
 
 
 def test_saved_fleet_training_ranks_gpus_first_and_skips_bad_reports() -> None:

@@ -6,7 +6,7 @@ price, becomes a :class:`~hwadvisor.export.fleet.FleetSkip` with the reason; not
 one report stops the others from being ranked.
 
 "here" in the estimator prices a machine's CPU; a GPU machine is priced on its GPU's
-catalog entry (matched by name and memory, see :func:`catalog_gpu`), with all of its GPUs
+catalog entry (matched by name and memory, see :func:`hwadvisor.catalog.match.match_gpu`), with all of its GPUs
 of that type for the ``distributed`` scenario and one otherwise. CPU-class scenarios
 (``prototyping``, ``edge``, ``preprocessing``) are priced on the CPU everywhere. Each
 machine also gets the rule engine's verdict (``hwadvisor.pipeline.advise``, as
@@ -15,15 +15,14 @@ machine also gets the rule engine's verdict (``hwadvisor.pipeline.advise``, as
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hwadvisor.catalog.match import match_gpu
 from hwadvisor.errors import HwadvisorError
 from hwadvisor.export.fleet import Candidate, FleetReport, FleetSkip, rank_fleet
 from hwadvisor.export.report import Report, load_report
-from hwadvisor.models.facts import Gpu
 from hwadvisor.models.workload import Scenario, Workload
 
 if TYPE_CHECKING:
@@ -31,42 +30,6 @@ if TYPE_CHECKING:
 
 #: Scenarios whose work belongs on a CPU (GUIDANCE S1, S7, S8): ranked on CPU estimates.
 CPU_SCENARIOS = frozenset({"prototyping", "edge", "preprocessing"})
-_NOISE = {"sxm", "pcie"}
-
-
-def _tokens(text: str) -> set[str]:
-    return {t for t in re.split(r"[^a-z0-9]+", text.lower()) if t}
-
-
-def catalog_gpu(gpu: Gpu, extra_catalogs: list[Path] | None = None) -> str | None:
-    """The catalog id of ``gpu``, or None when the catalog has no such GPU.
-
-    Every token of the catalog id except memory sizes and form factors (``h100`` of
-    ``h100-sxm``, ``rtx`` and ``4090`` of ``rtx-4090``) must be a word of the GPU's name
-    (``NVIDIA H100 80GB HBM3``), so ``a10`` never matches an A100; among several entries,
-    a "PCIe" name picks the PCIe one, then the closest memory size wins.
-    """
-    from hwadvisor.catalog import load_devices
-    from hwadvisor.catalog.schema import DeviceKind
-
-    if not gpu.name:
-        return None
-    words = _tokens(gpu.name)
-    pcie = "pcie" in words
-    best: tuple[tuple[int, float], str] | None = None
-    for entry in load_devices(extra_catalogs).values():
-        if entry.kind is not DeviceKind.GPU:
-            continue
-        parts = entry.id.lower().split("-")
-        required = [p for p in parts if p not in _NOISE and not re.fullmatch(r"\d+gb", p)]
-        if not required or not all(p in words for p in required):
-            continue
-        form = 0 if ("pcie" in parts) == pcie else 1
-        gap = abs(entry.memory_bytes - (gpu.memory_total_bytes or entry.memory_bytes))
-        key = (form, float(gap))
-        if best is None or key < best[0]:
-            best = (key, entry.id)
-    return best[1] if best else None
 
 
 def _advice(
@@ -115,7 +78,7 @@ def _candidate(
     facts = report.facts
     on, gpus = "here", 1
     if facts.gpus and scenario not in CPU_SCENARIOS:
-        ids = [catalog_gpu(g) for g in facts.gpus]
+        ids = [match_gpu(g.name, g.memory_total_bytes) for g in facts.gpus]
         known = [i for i in ids if i is not None]
         if not known:
             names = ", ".join(sorted({g.name or g.vendor for g in facts.gpus}))

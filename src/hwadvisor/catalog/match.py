@@ -1,0 +1,54 @@
+"""Which catalog device a detected GPU is, from the name the driver or torch reports.
+
+Used wherever a measured or probed GPU meets the catalog: the microbenchmark's peaks,
+the fleet's pricing, and ``recommend``'s estimates for a machine's own GPUs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+#: Form factors: parts of a catalog id a GPU's name need not contain.
+_FORMS = {"sxm", "pcie"}
+_MEMORY = re.compile(r"\d+gb")
+
+
+def _tokens(text: str) -> set[str]:
+    return {t for t in re.split(r"[^a-z0-9]+", text.lower()) if t}
+
+
+def match_gpu(
+    name: str | None, memory_bytes: int | None = None, extra_catalogs: list[Path] | None = None
+) -> str | None:
+    """The catalog id of the GPU called ``name``, or None when the catalog has no such GPU.
+
+    Every token of the catalog id except memory sizes and form factors (``h100`` of
+    ``h100-sxm``, ``rtx`` and ``4090`` of ``rtx-4090``) must be a word of the name
+    (``NVIDIA H100 80GB HBM3``), so ``a10`` never matches an A100. Among several entries a
+    "PCIe" name picks the PCIe one, then a memory size written in the name
+    (``A100-SXM4-80GB``), then the memory size closest to ``memory_bytes``.
+    """
+    from hwadvisor.catalog import load_devices
+    from hwadvisor.catalog.schema import DeviceKind
+
+    if not name:
+        return None
+    words = _tokens(name)
+    pcie = "pcie" in words
+    best: tuple[tuple[int, int, float], str] | None = None
+    for entry in load_devices(extra_catalogs).values():
+        if entry.kind is not DeviceKind.GPU:
+            continue
+        parts = entry.id.lower().split("-")
+        required = [p for p in parts if p not in _FORMS and not _MEMORY.fullmatch(p)]
+        if not required or not all(p in words for p in required):
+            continue
+        form = 0 if ("pcie" in parts) == pcie else 1
+        sizes = [p for p in parts if _MEMORY.fullmatch(p)]
+        named = 0 if not sizes or any(s in words for s in sizes) else 1
+        gap = abs(entry.memory_bytes - (memory_bytes or entry.memory_bytes))
+        key = (form, named, float(gap))
+        if best is None or key < best[0]:
+            best = (key, entry.id)
+    return best[1] if best else None
