@@ -15,7 +15,6 @@ import contextlib
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -29,7 +28,6 @@ from hwadvisor.cli import main
 
 TESTS = Path(__file__).parents[1]
 FACTS = TESTS / "data" / "facts"
-STANDIN_SOURCE = TESTS / "data" / "nvml" / "standin" / "libnvidia-ml.c"
 
 
 @dataclass
@@ -123,21 +121,6 @@ def proc() -> Callable[..., Result]:
 def clean_error() -> Callable[..., None]:
     """:func:`assert_clean_error`: exit code, one stderr line, no traceback, JSON error."""
     return assert_clean_error
-
-
-@pytest.fixture(scope="session")
-def standin_nvml(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding the stand-in ``libnvidia-ml.so.1`` built from C for this run."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler to build the stand-in NVML library")
-    out = tmp_path_factory.mktemp("standin-nvml")
-    subprocess.run(
-        [cc, "-shared", "-fPIC", "-o", str(out / "libnvidia-ml.so.1"), str(STANDIN_SOURCE)],
-        check=True,
-        timeout=60,
-    )
-    return out
 
 
 @pytest.fixture

@@ -7,8 +7,6 @@ driver/library mismatch, or answers for one GPU with most functions missing, as
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -20,27 +18,11 @@ from hwadvisor.probe import nvidia
 from hwadvisor.probe.runner import ProbeLog
 from hwadvisor.probe.seams import HostFS, Seams, SystemInfo
 
-SOURCE = Path(__file__).parents[1] / "data" / "nvml" / "standin" / "libnvidia-ml.c"
-
-
-@pytest.fixture(scope="module")
-def standin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler to build the stand-in NVML library")
-    out = tmp_path_factory.mktemp("standin")
-    subprocess.run(
-        [cc, "-shared", "-fPIC", "-o", str(out / "libnvidia-ml.so.1"), str(SOURCE)],
-        check=True,
-        timeout=60,
-    )
-    return out
-
 
 def _probe(
-    standin_dir: Path, mode: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, timeout: float
+    standin_nvml: Path, mode: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, timeout: float
 ) -> tuple[list[Gpu], ProbeRecord]:
-    monkeypatch.setenv("LD_LIBRARY_PATH", str(standin_dir))
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(standin_nvml))
     monkeypatch.setenv("STANDIN_NVML_MODE", mode)
     monkeypatch.delenv("HWADVISOR_FAKE_NVML", raising=False)
     seams = Seams(fs=HostFS(tmp_path), system=SystemInfo(env={"HWADVISOR_NVML": "force"}))
@@ -50,9 +32,9 @@ def _probe(
 
 
 def test_one_gpu_with_most_functions_missing(
-    standin_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    standin_nvml: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    gpus, rec = _probe(standin_dir, "one", monkeypatch, tmp_path, timeout=30)
+    gpus, rec = _probe(standin_nvml, "one", monkeypatch, tmp_path, timeout=30)
     assert rec.status is ProbeStatus.OK
     assert len(gpus) == 1
     gpu = gpus[0]
@@ -72,26 +54,26 @@ def test_one_gpu_with_most_functions_missing(
 
 
 def test_version_mismatch_is_an_error(
-    standin_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    standin_nvml: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    gpus, rec = _probe(standin_dir, "mismatch", monkeypatch, tmp_path, timeout=30)
+    gpus, rec = _probe(standin_nvml, "mismatch", monkeypatch, tmp_path, timeout=30)
     assert gpus == []
     assert rec.status is ProbeStatus.ERROR and "version mismatch" in (rec.error or "")
 
 
 def test_segfault_in_nvml_init_is_an_error_naming_the_signal(
-    standin_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    standin_nvml: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    gpus, rec = _probe(standin_dir, "segv", monkeypatch, tmp_path, timeout=30)
+    gpus, rec = _probe(standin_nvml, "segv", monkeypatch, tmp_path, timeout=30)
     assert gpus == []
     assert rec.status is ProbeStatus.ERROR and "SIGSEGV" in (rec.error or "")
 
 
 def test_nvml_init_that_never_returns_times_out(
-    standin_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    standin_nvml: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     started = time.monotonic()
-    gpus, rec = _probe(standin_dir, "hang", monkeypatch, tmp_path, timeout=1.5)
+    gpus, rec = _probe(standin_nvml, "hang", monkeypatch, tmp_path, timeout=1.5)
     assert gpus == []
     assert rec.status is ProbeStatus.TIMEOUT
     assert time.monotonic() - started < 1.5 + 1 + 2
