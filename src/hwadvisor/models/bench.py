@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 from pydantic import Field
 
 from hwadvisor.models.common import Document, Versioned
+from hwadvisor.models.plain import utc_now
 
 
 class BenchResult(Document):
@@ -57,14 +56,10 @@ class Derived(Document):
     text: str
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 class BenchReport(Versioned):
     """All figures of one microbenchmark run."""
 
-    generated_at: str = Field(default_factory=_now)
+    generated_at: str = Field(default_factory=utc_now)
     torch_version: str | None = None
     load_avg_1m: float | None = Field(
         None,

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hwadvisor import __version__
 from hwadvisor.errors import FactsError
+from hwadvisor.models.plain import SCHEMA_MAJOR, SCHEMA_VERSION, ProbeStatus
 
-#: Version of every JSON document hwadvisor writes. A minor bump only adds fields.
-SCHEMA_VERSION = "1.0"
-SCHEMA_MAJOR = int(SCHEMA_VERSION.split(".")[0])
+__all__ = [
+    "SCHEMA_MAJOR",
+    "SCHEMA_VERSION",
+    "Document",
+    "ProbeRecord",
+    "ProbeStatus",
+    "ToolInfo",
+    "Versioned",
+    "check_schema_version",
+    "validate_document",
+]
 
 
 class Document(BaseModel):
@@ -30,17 +38,6 @@ class ToolInfo(Document):
 
     name: str = "hwadvisor"
     version: str = __version__
-
-
-class ProbeStatus(str, Enum):
-    """Outcome of one probe (SPEC §3 ``probes``)."""
-
-    OK = "ok"
-    ABSENT = "absent"
-    UNSUPPORTED = "unsupported"
-    DENIED = "denied"
-    ERROR = "error"
-    TIMEOUT = "timeout"
 
 
 class ProbeRecord(Document):

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 from pydantic import Field
 
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.common import Document, ProbeRecord, ProbeStatus, Versioned
+from hwadvisor.models.plain import utc_now
 
 
 class Host(Document):
@@ -155,14 +154,10 @@ class Software(Document):
     issues: list[str] = Field(default_factory=list)
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 class Facts(Versioned):
     """Everything ``hwadvisor check`` found; every fact may be null, ``probes`` says why."""
 
-    generated_at: str = Field(default_factory=_now)
+    generated_at: str = Field(default_factory=utc_now)
     host: Host = Field(default_factory=Host)
     cpu: Cpu = Field(default_factory=Cpu)
     memory: Memory = Field(default_factory=Memory)

@@ -1,0 +1,60 @@
+"""The pydantic-free half of the models: constants, the probe status, and JSON for dataclasses.
+
+``hwadvisor check --json`` is run on every node by provisioning scripts and has a start-up
+budget of a quarter of a second; importing pydantic and building its validators takes
+most of that on a small machine. So the probe fills the plain dataclasses of
+:mod:`hwadvisor.models.facts_plain` (generated from the pydantic models, and kept equal
+to them by a test), and :func:`to_json_value` turns them into exactly the JSON the
+pydantic :class:`~hwadvisor.models.facts.Facts` would print. Every other command
+validates that JSON into the pydantic models as usual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime, timezone
+from enum import Enum
+
+#: Version of every JSON document hwadvisor writes. A minor bump only adds fields.
+SCHEMA_VERSION = "1.0"
+SCHEMA_MAJOR = int(SCHEMA_VERSION.split(".")[0])
+
+
+class ProbeStatus(str, Enum):
+    """Outcome of one probe (SPEC §3 ``probes``)."""
+
+    OK = "ok"
+    ABSENT = "absent"
+    UNSUPPORTED = "unsupported"
+    DENIED = "denied"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+
+
+def utc_now() -> str:
+    """The current time as an ISO 8601 string in UTC, to the second (``generated_at``)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def to_json_value(value: object) -> object:
+    """``value`` (plain dataclasses, lists, enums, scalars) as JSON-ready Python values.
+
+    Fields keep their declared order, and a number is coerced to the declared type of
+    its field (``_coerce`` on each generated class), as pydantic does: an ``int`` read
+    into a ``float`` field prints as ``45.0``, not ``45``.
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        coerce: dict[str, type] = getattr(value, "_coerce", {})
+        out: dict[str, object] = {}
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            kind = coerce.get(f.name)
+            if kind is not None and item is not None and type(item) is not kind:
+                item = kind(item)
+            out[f.name] = to_json_value(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [to_json_value(v) for v in value]
+    if isinstance(value, Enum):
+        return value.value
+    return value

@@ -1,0 +1,166 @@
+"""Writes :mod:`hwadvisor.models.facts_plain`: the facts models as plain dataclasses.
+
+The pydantic models in :mod:`hwadvisor.models.facts` stay the one definition of the
+facts document. This module derives from them, field for field and in the same order,
+dataclasses that the probe can fill without importing pydantic. They are a transfer form
+that lives for one probe run, so they are not frozen: a frozen dataclass costs about
+1 ms more to define, of a start-up budget of 250 ms. ``scripts/gen_facts_plain.py``
+writes the file; a test fails when it drifts from the models.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from typing import Any, Union
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from hwadvisor import __version__
+from hwadvisor.models.plain import SCHEMA_VERSION, ProbeStatus, utc_now
+
+#: Fields of the facts document the probe never fills: typed ``object`` in the plain
+#: classes, so that their models stay out of them.
+OPAQUE = {("Facts", "bench")}
+
+#: Defaults written as a name rather than a literal, so that a release bump needs no
+#: regeneration.
+NAMED_DEFAULTS = {__version__: "__version__", SCHEMA_VERSION: "SCHEMA_VERSION"}
+
+HEADER = '''"""The facts document as plain dataclasses, for the probe (generated: do not edit).
+
+Written by ``scripts/gen_facts_plain.py`` from the pydantic models in
+:mod:`hwadvisor.models.facts`, field for field and in the same order; a test fails when
+the two differ. See :mod:`hwadvisor.models.plain` for why the probe needs them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from hwadvisor import __version__
+from hwadvisor.models.plain import SCHEMA_VERSION, ProbeStatus, utc_now
+
+__all__ = [
+{names}
+]
+'''
+
+
+def _non_none(tp: Any) -> list[Any]:
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        return [a for a in typing.get_args(tp) if a is not type(None)]
+    return [] if tp is type(None) else [tp]
+
+
+def _models_in(tp: Any) -> list[type[BaseModel]]:
+    found: list[type[BaseModel]] = []
+    for arg in _non_none(tp):
+        if typing.get_origin(arg) is list:
+            found += _models_in(typing.get_args(arg)[0])
+        elif isinstance(arg, type) and issubclass(arg, BaseModel):
+            found.append(arg)
+    return found
+
+
+def facts_models() -> list[type[BaseModel]]:
+    """The models the facts document is made of, each after the models it contains."""
+    from hwadvisor.models.facts import Facts
+
+    order: list[type[BaseModel]] = []
+
+    def visit(model: type[BaseModel]) -> None:
+        if model in order:
+            return
+        for name, info in model.model_fields.items():
+            if (model.__name__, name) not in OPAQUE:
+                for inner in _models_in(info.annotation):
+                    visit(inner)
+        order.append(model)
+
+    visit(Facts)
+    return order
+
+
+def _type_source(tp: Any, model: str, name: str) -> str:
+    if (model, name) in OPAQUE:
+        return "object | None"
+    if tp is type(None):
+        return "None"
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        return " | ".join(_type_source(a, model, name) for a in typing.get_args(tp))
+    if typing.get_origin(tp) is list:
+        return f"list[{_type_source(typing.get_args(tp)[0], model, name)}]"
+    if tp is ProbeStatus or (isinstance(tp, type) and issubclass(tp, BaseModel)):
+        return tp.__name__
+    if tp in (str, int, float, bool):
+        return tp.__name__
+    raise TypeError(f"{model}.{name}: no plain form for type {tp!r}")
+
+
+def _default_source(model: str, name: str, info: Any) -> str | None:
+    """The right-hand side of the field, or None for a required field."""
+    factory = info.default_factory
+    if factory is not None:
+        if factory is list:
+            return "field(default_factory=list)"
+        if factory is utc_now:
+            return "field(default_factory=utc_now)"
+        if isinstance(factory, type) and issubclass(factory, BaseModel):
+            return f"field(default_factory={factory.__name__})"
+        raise TypeError(f"{model}.{name}: no plain form for default factory {factory!r}")
+    if info.default is PydanticUndefined:
+        return None
+    if isinstance(info.default, str) and info.default in NAMED_DEFAULTS:
+        return NAMED_DEFAULTS[info.default]
+    if isinstance(info.default, str):
+        return json.dumps(info.default)
+    if info.default is None or isinstance(info.default, (bool, int, float)):
+        return repr(info.default)
+    raise TypeError(f"{model}.{name}: no plain form for default {info.default!r}")
+
+
+def _coerced(tp: Any) -> str | None:
+    kinds = _non_none(tp)
+    if kinds in ([float], [int]):
+        return str(kinds[0].__name__)
+    return None
+
+
+def _class_source(model: type[BaseModel]) -> str:
+    doc = (model.__doc__ or model.__name__).strip().split("\n\n")[0]
+    doc = " ".join(doc.split())
+    lines = ["@dataclass(slots=True, kw_only=True)", f"class {model.__name__}:"]
+    lines.append(f'    """{doc}"""')
+    lines.append("")
+    coerce = {
+        name: kind
+        for name, info in model.model_fields.items()
+        if (kind := _coerced(info.annotation)) is not None
+    }
+    if coerce:
+        lines.append("    _coerce: ClassVar[dict[str, type]] = {")
+        lines += [f'        "{n}": {k},' for n, k in coerce.items()]
+        lines.append("    }")
+    else:
+        lines.append("    _coerce: ClassVar[dict[str, type]] = {}")
+    lines.append("")
+    for name, info in model.model_fields.items():
+        if info.description:
+            lines.append(f"    #: {' '.join(info.description.split())}")
+        annotation = _type_source(info.annotation, model.__name__, name)
+        default = _default_source(model.__name__, name, info)
+        lines.append(f"    {name}: {annotation}" + ("" if default is None else f" = {default}"))
+    return "\n".join(lines)
+
+
+def render() -> str:
+    """The source text of ``facts_plain.py`` for the current models."""
+    models = facts_models()
+    names = "\n".join(f'    "{m.__name__}",' for m in sorted(models, key=lambda m: m.__name__))
+    parts = [HEADER.format(names=names).rstrip("\n")]
+    parts += [_class_source(m) for m in models]
+    return "\n\n\n".join(parts) + "\n"
