@@ -109,24 +109,34 @@ def test_bad_usage_with_json_prints_error_document() -> None:
     assert "--timeout" in doc["error"]["message"]
 
 
-def test_check_never_imports_torch_or_cpuinfo() -> None:
+@pytest.mark.parametrize("extra", [[], ["--output", "facts.json"]], ids=["stdout", "output"])
+def test_check_json_imports_neither_torch_nor_pydantic(extra: list[str], tmp_path: Path) -> None:
+    """The start-up budget: torch, py-cpuinfo, pydantic and typer stay out of ``check --json``."""
     code = (
         "import sys\n"
         "from hwadvisor.cli import main\n"
         "try:\n"
-        "    main(['check', '--json'])\n"
+        f"    main(['check', '--json', *{extra!r}])\n"
         "except SystemExit as e:\n"
         "    assert e.code == 0, e.code\n"
-        "bad = [m for m in ('torch', 'cpuinfo') if m in sys.modules]\n"
+        "bad = [m for m in ('torch', 'cpuinfo', 'pydantic', 'typer') if m in sys.modules]\n"
         "sys.stderr.write('IMPORTED:' + ','.join(bad))\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
     imported = proc.stderr.rsplit("IMPORTED:", 1)[1].strip()
-    expected = "" if sys.platform.startswith("linux") else imported
+    # Off Linux the CPU probe needs py-cpuinfo; nothing else may come in anywhere.
+    expected = "" if sys.platform.startswith("linux") else "cpuinfo"
     assert imported == expected
+    if extra:
+        assert json.loads((tmp_path / "facts.json").read_text(encoding="utf-8"))["cpu"]
 
 
 def test_version_and_module_entry_point() -> None:

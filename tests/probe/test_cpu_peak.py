@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from hwadvisor.models.facts import CpuFeatures
+import dataclasses
+
+from hwadvisor.models.facts_plain import CpuFeatures
 from hwadvisor.probe.cpu_peak import PeakInputs, peak_gflops
+
+FEATURE_NAMES = {f.name for f in dataclasses.fields(CpuFeatures)}
 
 
 def inputs(flags: set[str], **kw: object) -> PeakInputs:
     """Peak inputs for an x86 CPU with ``flags`` (features derived from them)."""
-    features = CpuFeatures(**{f: True for f in flags if f in CpuFeatures.model_fields})
+    features = CpuFeatures(**{f: True for f in flags if f in FEATURE_NAMES})
     base: dict[str, object] = {
         "features": features,
         "flags": frozenset(flags),

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hwadvisor.models.common import ProbeStatus
+from hwadvisor.models.plain import ProbeStatus, to_json_value
 from hwadvisor.probe import cpu, host, memory
 from hwadvisor.probe.runner import ProbeLog
 from hwadvisor.probe.seams import Seams
@@ -56,9 +56,9 @@ def test_recorded_host_gives_expected_facts(recorded: Path) -> None:
     seams = Seams.recorded(recorded)
     log = ProbeLog()
     actual = {
-        "host": host.probe_host(seams, log).model_dump(mode="json"),
-        "cpu": cpu.probe_cpu(seams, log).model_dump(mode="json"),
-        "memory": memory.probe_memory(seams, log).model_dump(mode="json"),
+        "host": to_json_value(host.probe_host(seams, log)),
+        "cpu": to_json_value(cpu.probe_cpu(seams, log)),
+        "memory": to_json_value(memory.probe_memory(seams, log)),
     }
     wanted = {k: v for k, v in expected.items() if k in actual}
     assert wanted, "expected.json has no cpu/memory/host part"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from hwadvisor.models.common import ProbeRecord
-from hwadvisor.models.facts import Gpu
+from hwadvisor.models.facts_plain import Gpu, ProbeRecord
+from hwadvisor.models.plain import to_json_value
 from hwadvisor.probe import nvidia
 from hwadvisor.probe.nvml_fake import FakeNvml
 from hwadvisor.probe.runner import ProbeLog
@@ -37,7 +37,7 @@ def _check(expected: dict[str, Any], gpus: list[Gpu], record: ProbeRecord) -> No
         assert record.error is not None and text.lower() in record.error.lower(), record.error
     want = expected.get("gpus", [])
     assert len(gpus) == expected.get("count", len(want))
-    dumped = [g.model_dump(mode="json") for g in gpus]
+    dumped = [to_json_value(g) for g in gpus]
     for got in dumped:
         for key, value in expected.get("all", {}).items():
             assert got[key] == value, (got["index"], key)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hwadvisor.models.common import ProbeRecord, ProbeStatus
-from hwadvisor.models.facts import Gpu
+from hwadvisor.models.facts_plain import Gpu, ProbeRecord
+from hwadvisor.models.plain import ProbeStatus
 from hwadvisor.probe import nvidia
 from hwadvisor.probe.runner import ProbeLog
 from hwadvisor.probe.seams import HostFS, Seams, SystemInfo

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from importlib import metadata
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hwadvisor.models.facts import Gpu, TorchInfo
+from hwadvisor.models.facts_plain import Gpu, TorchInfo
 from hwadvisor.probe import nvidia
 from hwadvisor.probe.nvml_fake import FakeNvml
 from hwadvisor.probe.runner import ProbeLog
@@ -83,7 +84,7 @@ def test_torch_within_the_driver_is_fine_and_said_once_for_eight_gpus(tmp_path: 
         == []
     )
     gpus = [
-        g.model_copy(update={"cuda_driver_version": "12.2"})
+        dataclasses.replace(g, cuda_driver_version="12.2")
         for g in _recorded_gpus("h100_sxm_8x_nvlink")
     ]
     issues = compatibility_issues(TorchInfo(version="2.4.0", cuda="12.4"), gpus)

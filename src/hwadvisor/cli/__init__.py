@@ -11,9 +11,7 @@ every usage error becomes one line on stderr (and a JSON error document on stdou
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
-import pkgutil
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +29,9 @@ def get_app() -> typer.Typer:
     """The typer app with every command module registered (built once)."""
     global _APP
     if _APP is None:
+        import importlib
+        import pkgutil
+
         from hwadvisor.cli._app import app as built
 
         for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):

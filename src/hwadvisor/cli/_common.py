@@ -15,12 +15,24 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
 
-def document_json(doc: BaseModel) -> str:
-    """A document as indented JSON with a final newline (nulls kept: null is a fact)."""
+def document_json(doc: BaseModel | dict[str, object]) -> str:
+    """A document as indented JSON with a final newline (nulls kept: null is a fact).
+
+    ``doc`` is a model, or the JSON-ready dict of one (the fast ``check`` path, which
+    never builds the pydantic model; a test keeps the two texts equal).
+    """
+    if isinstance(doc, dict):
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     return doc.model_dump_json(indent=2) + "\n"
 
 
-def emit(doc: BaseModel, *, as_json: bool, output: str | None, render: object = None) -> None:
+def emit(
+    doc: BaseModel | dict[str, object],
+    *,
+    as_json: bool,
+    output: str | None,
+    render: object = None,
+) -> None:
     """Write ``doc`` to ``--output`` (atomically) and to stdout as JSON or through ``render``.
 
     ``render`` is a callable taking the document that prints the human view; with

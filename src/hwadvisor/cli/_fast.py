@@ -2,8 +2,9 @@
 
 Provisioning scripts run ``check --json`` on every node, often; building typer's command
 tree costs more than the probe itself on a small machine. When the arguments are exactly
-the simple form, :func:`try_fast_check` runs the same probe and output code the typer
-command runs; anything else (help, ``--bench``, a malformed value) returns ``None`` and
+the simple form, :func:`try_fast_check` runs the same probe the typer command runs, and
+prints the JSON from the probe's plain dataclasses without building the pydantic models
+(see :mod:`hwadvisor.models.plain`); anything else (help, ``--bench``, a malformed value) returns ``None`` and
 the full CLI handles it, with its usual messages.
 """
 
@@ -52,17 +53,21 @@ def try_fast_check(args: list[str]) -> int | None:
         return None
     as_json, output, timeout = parsed
     from hwadvisor.cli._common import emit, report_error
-    from hwadvisor.probe import probe_machine
+    from hwadvisor.models.plain import to_json_value
+    from hwadvisor.probe import probe_plain
 
     try:
-        facts = probe_machine(timeout=timeout)
+        document = to_json_value(probe_plain(timeout=timeout))
+        assert isinstance(document, dict)
 
-        def render(doc: object) -> None:
+        def render(doc: dict[str, object]) -> None:
+            # Only the terminal view needs the models; --json never imports pydantic.
+            from hwadvisor.models.facts import Facts
             from hwadvisor.render.check import render_facts
 
-            render_facts(doc)  # type: ignore[arg-type]
+            render_facts(Facts.model_validate(doc))
 
-        emit(facts, as_json=as_json, output=output, render=render)
+        emit(document, as_json=as_json, output=output, render=render)
     except HwadvisorError as exc:
         return report_error(exc, as_json)
     return 0

@@ -3,6 +3,11 @@
 Only ``probe/`` and ``bench/`` touch the machine. Every source reads through
 :class:`~hwadvisor.probe.seams.Seams`, so a recorded host folder can stand in for the
 real machine, and every source records a status in ``Facts.probes``.
+
+The probe fills the plain dataclasses of :mod:`hwadvisor.models.facts_plain` and never
+imports pydantic (:func:`probe_plain`), so that ``check --json`` starts fast;
+:func:`probe_machine` validates the result into the pydantic :class:`Facts` that every
+other stage takes.
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ from hwadvisor.probe.seams import Seams
 
 if TYPE_CHECKING:
     # Imported lazily: the NVML child process imports this package and must not pay
-    # for building the pydantic models.
-    from hwadvisor.models.facts import Facts, Gpu
+    # for building the models.
+    from hwadvisor.models import facts_plain
+    from hwadvisor.models.facts import Facts
 
 #: Default deadline for the whole GPU probe (NVML runs in a child process under it).
 DEFAULT_TIMEOUT_S = 10.0
@@ -25,13 +31,15 @@ DEFAULT_TIMEOUT_S = 10.0
 MAX_TIMEOUT_S = 3600.0
 
 
-def probe_machine(seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOUT_S) -> Facts:
-    """Probe everything; never raises for a machine's quirks, records them instead.
+def probe_plain(
+    seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOUT_S
+) -> facts_plain.Facts:
+    """Probe everything into plain dataclasses; never raises for a machine's quirks.
 
     Only an impossible ``timeout`` (not finite, not above 0, over :data:`MAX_TIMEOUT_S`)
     raises, as a :class:`UsageError`.
     """
-    from hwadvisor.models.facts import Facts
+    from hwadvisor.models import facts_plain
     from hwadvisor.probe import amd, apple, cpu, host, memory, nvidia, software
     from hwadvisor.probe.runner import ProbeLog
 
@@ -45,11 +53,19 @@ def probe_machine(seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOU
     host_facts = host.probe_host(seams, log)
     cpu_facts = cpu.probe_cpu(seams, log)
     mem_facts = memory.probe_memory(seams, log)
-    gpus: list[Gpu] = []
+    gpus: list[facts_plain.Gpu] = []
     gpus += nvidia.probe_nvidia(seams, log, timeout=timeout)
     gpus += amd.probe_amd(seams, log, start_index=len(gpus))
     gpus += apple.probe_apple(seams, log, mem_facts, start_index=len(gpus))
     sw = software.probe_software(seams, log, gpus)
-    return Facts(
+    return facts_plain.Facts(
         host=host_facts, cpu=cpu_facts, memory=mem_facts, gpus=gpus, software=sw, probes=log.records
     )
+
+
+def probe_machine(seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOUT_S) -> Facts:
+    """Probe everything into the validated :class:`Facts` (see :func:`probe_plain`)."""
+    from hwadvisor.models.facts import Facts
+    from hwadvisor.models.plain import to_json_value
+
+    return Facts.model_validate(to_json_value(probe_plain(seams, timeout=timeout)))

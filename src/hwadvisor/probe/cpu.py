@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hwadvisor.models.common import ProbeStatus
-from hwadvisor.models.facts import Cpu
+from hwadvisor.models.facts_plain import Cpu
+from hwadvisor.models.plain import ProbeStatus
 from hwadvisor.probe import cgroup, cpu_topology
 from hwadvisor.probe.cpu_features import amx_note, is_arm, normalise_features
 from hwadvisor.probe.cpu_peak import PeakInputs, peak_gflops

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hwadvisor.models.common import ProbeStatus
-from hwadvisor.models.facts import Cpu
+from hwadvisor.models.facts_plain import Cpu
+from hwadvisor.models.plain import ProbeStatus
 from hwadvisor.probe.runner import ProbeLog, ProbeSkip
 from hwadvisor.probe.seams import Seams
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 
-from hwadvisor.models.facts import Host
+from hwadvisor.models.facts_plain import Host
 from hwadvisor.probe.runner import ProbeLog
 from hwadvisor.probe.seams import Seams
 
@@ -118,15 +118,20 @@ def shm_bytes(seams: Seams) -> int | None:
 
 def probe_host(seams: Seams, log: ProbeLog) -> Host:
     """Probe the host; never raises (each part that fails is left null)."""
-    facts: dict[str, object] = {
-        "hostname": seams.system.hostname or None,
-        "kernel": seams.system.release or None,
-        "python": seams.system.python or None,
-    }
+    os_text = runtime = virt = None
+    shm = None
     with log.step("host", source="/etc/os-release"):
-        facts["os"] = os_name(seams)
-        facts["container"] = container(seams)
-        facts["shm_bytes"] = shm_bytes(seams)
+        os_text = os_name(seams)
+        runtime = container(seams)
+        shm = shm_bytes(seams)
     with log.step("host.virtualization", source="/sys/class/dmi/id"):
-        facts["virtualization"] = virtualization(seams)
-    return Host.model_validate(facts)
+        virt = virtualization(seams)
+    return Host(
+        hostname=seams.system.hostname or None,
+        os=os_text,
+        kernel=seams.system.release or None,
+        python=seams.system.python or None,
+        virtualization=virt,
+        container=runtime,
+        shm_bytes=shm,
+    )

@@ -1,0 +1,156 @@
+"""The probe's plain dataclasses print exactly what the pydantic facts models print.
+
+``check --json`` writes the JSON of :mod:`hwadvisor.models.facts_plain` without building
+the models; every other command validates it into :class:`~hwadvisor.models.facts.Facts`.
+These tests keep the two the same document: the generated module matches the models,
+and the text printed from either is identical, on every recorded machine and for any
+values the fields can hold.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hwadvisor.cli._common import document_json
+from hwadvisor.models import facts as checked
+from hwadvisor.models import facts_plain as plain
+from hwadvisor.models.plain import ProbeStatus, to_json_value
+from hwadvisor.models.plain_gen import facts_models, render
+from hwadvisor.probe import nvidia, probe_plain
+from hwadvisor.probe.nvml_fake import FakeNvml
+from hwadvisor.probe.runner import ProbeLog
+from hwadvisor.probe.seams import Seams
+
+DATA = Path(__file__).parents[1] / "data"
+HOSTS = sorted(p for p in (DATA / "hosts").iterdir() if p.is_dir())
+GPU_RECORDINGS = ["rtx4090", "h100_sxm_8x_nvlink", "a100_mig", "t4_old_driver", "h200"]
+
+
+def _both_texts(facts: plain.Facts) -> tuple[str, str]:
+    """The ``check --json`` text from the plain classes, and from the validated model."""
+    document = to_json_value(facts)
+    assert isinstance(document, dict)
+    return document_json(document), document_json(checked.Facts.model_validate(document))
+
+
+def test_generated_module_matches_the_models() -> None:
+    source = Path(plain.__file__).read_text(encoding="utf-8")
+    assert source == render(), "run: python scripts/gen_facts_plain.py"
+
+
+def test_every_model_has_a_plain_twin_with_the_same_fields_in_order() -> None:
+    for model in facts_models():
+        twin = getattr(plain, model.__name__)
+        assert [f.name for f in dataclasses.fields(twin)] == list(model.model_fields)
+
+
+@pytest.mark.parametrize("host", HOSTS, ids=lambda p: p.name)
+def test_recorded_host_prints_the_same_text_either_way(host: Path) -> None:
+    fast, validated = _both_texts(probe_plain(Seams.recorded(host)))
+    assert fast == validated
+
+
+@pytest.mark.parametrize("name", GPU_RECORDINGS)
+def test_gpus_print_the_same_text_either_way(name: str) -> None:
+    rec = json.loads((DATA / "nvml" / f"{name}.json").read_text(encoding="utf-8"))
+    log = ProbeLog()
+    gpus = nvidia.probe_in_process(FakeNvml(rec), log)
+    assert gpus
+    fast, validated = _both_texts(plain.Facts(gpus=gpus, probes=log.records))
+    assert fast == validated
+    assert json.loads(fast)["gpus"][0]["supports"]
+
+
+def test_this_machine_prints_the_same_text_either_way() -> None:
+    fast, validated = _both_texts(probe_plain())
+    assert fast == validated
+
+
+def test_numbers_take_the_type_of_their_field() -> None:
+    gpu = plain.Gpu(index=0, vendor="nvidia", temperature_c=45, power_limit_watts=700)
+    cpu = plain.Cpu(base_mhz=2000, cgroup_quota_cores=2, usable_cores=2)
+    out: Any = to_json_value(plain.Facts(cpu=cpu, gpus=[gpu]))
+    assert out["gpus"][0]["temperature_c"] == 45.0
+    assert isinstance(out["gpus"][0]["temperature_c"], float)
+    assert isinstance(out["cpu"]["cgroup_quota_cores"], float)
+    assert isinstance(out["cpu"]["usable_cores"], int)
+    assert out["probes"] == []
+
+
+def test_probe_status_prints_as_its_value() -> None:
+    record = plain.ProbeRecord(name="cpu", status=ProbeStatus.DENIED, elapsed_ms=1)
+    assert to_json_value(record) == {
+        "name": "cpu",
+        "status": "denied",
+        "source": None,
+        "elapsed_ms": 1.0,
+        "error": None,
+    }
+
+
+_maybe_int = st.none() | st.integers(min_value=0, max_value=2**53)
+_maybe_number = st.none() | st.integers(0, 10**6) | st.floats(0, 1e6, allow_nan=False)
+_maybe_text = st.none() | st.text(max_size=20)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    temp=_maybe_number,
+    power=_maybe_number,
+    util=_maybe_number,
+    memory=_maybe_int,
+    name=_maybe_text,
+    mig=st.none() | st.booleans(),
+)
+def test_any_gpu_values_print_the_same_either_way(
+    temp: float | None,
+    power: float | None,
+    util: float | None,
+    memory: int | None,
+    name: str | None,
+    mig: bool | None,
+) -> None:
+    gpu = plain.Gpu(
+        index=3,
+        vendor="nvidia",
+        name=name,
+        memory_total_bytes=memory,
+        temperature_c=temp,
+        power_limit_watts=power,
+        utilization_percent=util,
+        mig_enabled=mig,
+        supports=plain.GpuSupports(fp16=True, fp8=None),
+    )
+    fast = to_json_value(gpu)
+    assert fast == checked.Gpu.model_validate(fast).model_dump(mode="json")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    quota=_maybe_number,
+    mhz=_maybe_number,
+    cores=_maybe_int,
+    flags=st.lists(st.text(min_size=1, max_size=8), max_size=5),
+    model=_maybe_text,
+)
+def test_any_cpu_values_print_the_same_either_way(
+    quota: float | None, mhz: float | None, cores: int | None, flags: list[str], model: str | None
+) -> None:
+    cpu = plain.Cpu(
+        model=model,
+        cgroup_quota_cores=quota,
+        base_mhz=mhz,
+        usable_cores=cores,
+        flags=flags,
+        features=plain.CpuFeatures(avx2=True),
+        peak_gflops=plain.PeakGflops(fp32=mhz, basis="test"),
+    )
+    fast = to_json_value(cpu)
+    assert fast == checked.Cpu.model_validate(fast).model_dump(mode="json")
