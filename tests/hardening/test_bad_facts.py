@@ -61,6 +61,20 @@ BAD_FACTS: dict[str, tuple[Callable[[dict[str, Any]], str], str]] = {
         lambda d: json.dumps(d).replace('"total_bytes": ', '"total_bytes": NaN, "x": ', 1),
         "finite",
     ),
+    "negative-memory": (_doc(_set("memory.total_bytes", -1)), "memory.total_bytes: Input should be greater than 0"),
+    "zero-usable-cores": (_doc(_set("cpu.usable_cores", 0)), "cpu.usable_cores: Input should be greater than or equal to 1"),
+    "infinite-clock": (
+        lambda d: json.dumps(d).replace('"base_mhz": ', '"base_mhz": Infinity, "x": ', 1),
+        "cpu.base_mhz: Input should be a finite number",
+    ),
+    "utilization-150": (
+        _doc(_set("gpus", [{"index": 0, "vendor": "nvidia", "utilization_percent": 150}])),
+        "gpus.0.utilization_percent: Input should be less than or equal to 100",
+    ),
+    "negative-probe-time": (
+        _doc(_set("probes", [{"name": "cpu", "status": "ok", "elapsed_ms": -3}])),
+        "probes.0.elapsed_ms",
+    ),
     "gpu-missing-fields": (_doc(_set("gpus", [{"index": 0}])), "gpus.0"),
     "bad-probe-status": (
         _doc(_set("probes", [{"name": "cpu", "status": "exploded", "source": "x"}])),

@@ -19,9 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hwadvisor.cli._common import document_json
+from hwadvisor.models import common
 from hwadvisor.models import facts as checked
 from hwadvisor.models import facts_plain as plain
 from hwadvisor.models.plain import ProbeStatus, to_json_value
+from hwadvisor.models.plain import null_impossible as plain_null_impossible
 from hwadvisor.models.plain_gen import facts_models, render
 from hwadvisor.probe import nvidia, probe_plain
 from hwadvisor.probe.nvml_fake import FakeNvml
@@ -128,6 +130,7 @@ def test_any_gpu_values_print_the_same_either_way(
         mig_enabled=mig,
         supports=plain.GpuSupports(fp16=True, fp8=None),
     )
+    plain_null_impossible(gpu)  # as probe_plain does
     fast = to_json_value(gpu)
     assert fast == checked.Gpu.model_validate(fast).model_dump(mode="json")
 
@@ -152,5 +155,68 @@ def test_any_cpu_values_print_the_same_either_way(
         features=plain.CpuFeatures(avx2=True),
         peak_gflops=plain.PeakGflops(fp32=mhz, basis="test"),
     )
+    plain_null_impossible(cpu)  # as probe_plain does
     fast = to_json_value(cpu)
     assert fast == checked.Cpu.model_validate(fast).model_dump(mode="json")
+
+
+# Bounds: a probe's impossible reading is left null, exactly where the models refuse it.
+
+#: Each plain class with bounds, and the least a model of it needs besides the field.
+_REQUIRED: dict[str, dict[str, object]] = {
+    "Gpu": {"index": 0, "vendor": "nvidia"},
+    "ProbeRecord": {"name": "cpu", "status": "ok"},
+}
+BOUNDED = [
+    (cls, name) for cls in (getattr(plain, n) for n in plain.__all__) for name in cls._bounds
+]
+
+
+def test_the_bounded_fields_are_the_ones_that_matter() -> None:
+    names = {f"{cls.__name__}.{name}" for cls, name in BOUNDED}
+    assert {"Memory.total_bytes", "Cpu.usable_cores", "Gpu.utilization_percent"} <= names
+    assert plain.Gpu._bounds["utilization_percent"] == (("ge", 0), ("le", 100), ("finite", 1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    field=st.sampled_from(BOUNDED),
+    value=st.one_of(
+        st.integers(-(2**40), 2**40),
+        st.sampled_from([0, 1, -1, 100, 101, 0.0, -0.0, 1e-300, -273.15, -273.16]),
+        st.floats(allow_nan=True, allow_infinity=True),
+    ),
+)
+def test_a_value_is_left_null_exactly_when_the_model_refuses_it(
+    field: tuple[type, str], value: float
+) -> None:
+    from pydantic import ValidationError
+
+    cls, name = field
+    if type(value) is float and cls._coerce.get(name) is int:
+        value = int(value) if value == value and abs(value) != float("inf") else 0
+    required = _REQUIRED.get(cls.__name__, {})
+    plain_required = {**required, "status": ProbeStatus.OK} if "status" in required else required
+    obj = cls(**{**plain_required, name: value})
+    dropped = plain_null_impossible(obj)
+    model = getattr(checked, cls.__name__, None) or getattr(common, cls.__name__)
+    try:
+        model.model_validate({**required, name: value})
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert (dropped == []) == accepted, (cls.__name__, name, value, dropped)
+    assert getattr(obj, name) == (value if accepted else None)
+
+
+def test_impossible_readings_are_named_in_a_probe_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hwadvisor.probe import memory
+
+    monkeypatch.setattr(memory, "probe_memory", lambda seams, log: plain.Memory(total_bytes=-1))
+    facts = probe_plain(Seams.recorded(DATA / "hosts" / "laptop-avx2"))
+    assert facts.memory.total_bytes is None
+    record = next(p for p in facts.probes if p.name == "facts.bounds")
+    assert record.status is ProbeStatus.ERROR
+    assert record.error == "impossible readings left null: memory.total_bytes=-1"
+    fast, validated = _both_texts(facts)
+    assert fast == validated

@@ -161,6 +161,20 @@ def test_malformed_record_keeps_the_gpu_and_says_so() -> None:
     assert notes and "GPU 2" in notes[0]
 
 
+def test_impossible_nvml_values_lose_only_their_field() -> None:
+    rec = json.loads((NVML_DIR / "h200.json").read_text())
+    good, _ = query_gpus(FakeNvml(rec))
+    bad = {**good[0], "utilization_percent": 255, "temperature_c": float("nan")}
+    notes: list[str] = []
+    (gpu,) = nvidia.gpus_from_records([bad], notes)
+    assert gpu.utilization_percent is None and gpu.temperature_c is None
+    assert gpu.memory_total_bytes == good[0]["memory_total_bytes"]
+    assert gpu.name == good[0]["name"]
+    assert notes == [
+        "GPU 0: malformed NVML fields left null: temperature_c=nan, utilization_percent=255"
+    ]
+
+
 def test_nvlink_counts_only_enabled_links() -> None:
     rec = json.loads((NVML_DIR / "h200.json").read_text())
     rec["devices"][0]["nvlink_states"] = [1, 0, 1, 1]

@@ -46,7 +46,7 @@ class ProbeRecord(Document):
     name: str
     status: ProbeStatus
     source: str | None = None
-    elapsed_ms: float | None = None
+    elapsed_ms: float | None = Field(None, ge=0, allow_inf_nan=False)
     error: str | None = None
 
 

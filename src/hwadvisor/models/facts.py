@@ -23,7 +23,7 @@ class Host(Document):
         None, description="container runtime (docker, podman, kubernetes, ...) or null"
     )
     shm_bytes: int | None = Field(
-        None, description="size of /dev/shm (data loader workers share tensors through it)"
+        None, ge=0, description="size of /dev/shm (data loader workers share tensors through it)"
     )
 
 
@@ -52,10 +52,13 @@ class CpuFeatures(Document):
 class PeakGflops(Document):
     """Theoretical peak of all usable cores: ISA FLOPs/cycle × cores × clock."""
 
-    fp32: float | None = None
-    bf16: float | None = None
+    fp32: float | None = Field(None, ge=0, allow_inf_nan=False)
+    bf16: float | None = Field(None, ge=0, allow_inf_nan=False)
     int8: float | None = Field(
-        None, description="GOP/s of int8 multiply-accumulate, counted as 2 ops"
+        None,
+        ge=0,
+        allow_inf_nan=False,
+        description="GOP/s of int8 multiply-accumulate, counted as 2 ops",
     )
     basis: str | None = Field(None, description="how the peak was derived, for a person to check")
 
@@ -69,17 +72,17 @@ class Cpu(Document):
     microarchitecture: str | None = Field(
         None, description="a guess from vendor/family/model and flags"
     )
-    sockets: int | None = None
-    physical_cores: int | None = None
-    logical_cores: int | None = None
-    affinity_cores: int | None = None
-    cgroup_quota_cores: float | None = None
-    usable_cores: int | None = Field(None, description="min(affinity, ceil(cgroup quota))")
-    base_mhz: float | None = None
-    max_mhz: float | None = None
-    numa_nodes: int | None = None
-    l2_bytes: int | None = Field(None, description="L2 per core")
-    l3_bytes: int | None = Field(None, description="L3 in total over all sockets")
+    sockets: int | None = Field(None, ge=1)
+    physical_cores: int | None = Field(None, ge=1)
+    logical_cores: int | None = Field(None, ge=1)
+    affinity_cores: int | None = Field(None, ge=1)
+    cgroup_quota_cores: float | None = Field(None, gt=0, allow_inf_nan=False)
+    usable_cores: int | None = Field(None, ge=1, description="min(affinity, ceil(cgroup quota))")
+    base_mhz: float | None = Field(None, gt=0, allow_inf_nan=False)
+    max_mhz: float | None = Field(None, gt=0, allow_inf_nan=False)
+    numa_nodes: int | None = Field(None, ge=1)
+    l2_bytes: int | None = Field(None, ge=0, description="L2 per core")
+    l3_bytes: int | None = Field(None, ge=0, description="L3 in total over all sockets")
     features: CpuFeatures = Field(default_factory=CpuFeatures)
     flags: list[str] = Field(default_factory=list)
     peak_gflops: PeakGflops = Field(default_factory=PeakGflops)
@@ -89,9 +92,9 @@ class Cpu(Document):
 class Memory(Document):
     """System memory and the container's limit."""
 
-    total_bytes: int | None = None
-    available_bytes: int | None = None
-    cgroup_limit_bytes: int | None = None
+    total_bytes: int | None = Field(None, gt=0)
+    available_bytes: int | None = Field(None, ge=0)
+    cgroup_limit_bytes: int | None = Field(None, gt=0)
 
 
 class GpuSupports(Document):
@@ -112,25 +115,25 @@ class Gpu(Document):
     pci_bus_id: str | None = None
     vendor: str
     name: str | None = None
-    memory_total_bytes: int | None = None
-    memory_free_bytes: int | None = None
+    memory_total_bytes: int | None = Field(None, ge=0)
+    memory_free_bytes: int | None = Field(None, ge=0)
     compute_capability: str | None = Field(
         None, description="MAJOR.MINOR for NVIDIA, gfx target for AMD"
     )
     architecture: str | None = None
-    multiprocessors: int | None = None
+    multiprocessors: int | None = Field(None, ge=1)
     supports: GpuSupports = Field(default_factory=GpuSupports)
     driver_version: str | None = None
     cuda_driver_version: str | None = Field(
         None, description="highest CUDA version the driver runs"
     )
-    pcie_generation: int | None = None
-    pcie_width: int | None = None
-    nvlink_active_links: int | None = None
+    pcie_generation: int | None = Field(None, ge=1)
+    pcie_width: int | None = Field(None, ge=1)
+    nvlink_active_links: int | None = Field(None, ge=0)
     mig_enabled: bool | None = None
-    power_limit_watts: float | None = None
-    temperature_c: float | None = None
-    utilization_percent: float | None = None
+    power_limit_watts: float | None = Field(None, ge=0, allow_inf_nan=False)
+    temperature_c: float | None = Field(None, ge=-273.15, allow_inf_nan=False)
+    utilization_percent: float | None = Field(None, ge=0, le=100, allow_inf_nan=False)
     unified_memory: bool = False
 
 

@@ -34,6 +34,7 @@ class ToolInfo:
     """Which program wrote a document."""
 
     _coerce: ClassVar[dict[str, type]] = {}
+    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {}
 
     name: str = "hwadvisor"
     version: str = __version__
@@ -45,6 +46,9 @@ class Host:
 
     _coerce: ClassVar[dict[str, type]] = {
         "shm_bytes": int,
+    }
+    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {
+        "shm_bytes": (("ge", 0),),
     }
 
     hostname: str | None = None
@@ -64,6 +68,7 @@ class CpuFeatures:
     """Normalised instruction-set features that matter for deep learning (x86 and Arm)."""
 
     _coerce: ClassVar[dict[str, type]] = {}
+    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {}
 
     avx2: bool = False
     fma: bool = False
@@ -93,6 +98,11 @@ class PeakGflops:
         "bf16": float,
         "int8": float,
     }
+    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {
+        "fp32": (("ge", 0), ("finite", 1)),
+        "bf16": (("ge", 0), ("finite", 1)),
+        "int8": (("ge", 0), ("finite", 1)),
+    }
 
     fp32: float | None = None
     bf16: float | None = None
@@ -118,6 +128,19 @@ class Cpu:
         "numa_nodes": int,
         "l2_bytes": int,
         "l3_bytes": int,
+    }
+    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {
+        "sockets": (("ge", 1),),
+        "physical_cores": (("ge", 1),),
+        "logical_cores": (("ge", 1),),
+        "affinity_cores": (("ge", 1),),
+        "cgroup_quota_cores": (("gt", 0), ("finite", 1)),
+        "usable_cores": (("ge", 1),),
+        "base_mhz": (("gt", 0), ("finite", 1)),
+        "max_mhz": (("gt", 0), ("finite", 1)),
+        "numa_nodes": (("ge", 1),),
+        "l2_bytes": (("ge", 0),),
+        "l3_bytes": (("ge", 0),),
     }
 
     vendor: str | None = None
@@ -155,6 +178,11 @@ class Memory:
         "available_bytes": int,
         "cgroup_limit_bytes": int,
     }
+    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {
+        "total_bytes": (("gt", 0),),
+        "available_bytes": (("ge", 0),),
+        "cgroup_limit_bytes": (("gt", 0),),
+    }
 
     total_bytes: int | None = None
     available_bytes: int | None = None
@@ -166,6 +194,7 @@ class GpuSupports:
     """Tensor-core data types the GPU runs natively."""
 
     _coerce: ClassVar[dict[str, type]] = {}
+    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {}
 
     fp16: bool | None = None
     bf16: bool | None = None
@@ -189,6 +218,17 @@ class Gpu:
         "power_limit_watts": float,
         "temperature_c": float,
         "utilization_percent": float,
+    }
+    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {
+        "memory_total_bytes": (("ge", 0),),
+        "memory_free_bytes": (("ge", 0),),
+        "multiprocessors": (("ge", 1),),
+        "pcie_generation": (("ge", 1),),
+        "pcie_width": (("ge", 1),),
+        "nvlink_active_links": (("ge", 0),),
+        "power_limit_watts": (("ge", 0), ("finite", 1)),
+        "temperature_c": (("ge", -273.15), ("finite", 1)),
+        "utilization_percent": (("ge", 0), ("le", 100), ("finite", 1)),
     }
 
     index: int
@@ -221,6 +261,7 @@ class TorchInfo:
     """The installed torch build, read from its metadata without importing it."""
 
     _coerce: ClassVar[dict[str, type]] = {}
+    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {}
 
     version: str
     cuda: str | None = None
@@ -233,6 +274,7 @@ class Software:
     """Deep-learning software found, and incompatibilities between it and the driver."""
 
     _coerce: ClassVar[dict[str, type]] = {}
+    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {}
 
     python: str | None = None
     torch: TorchInfo | None = None
@@ -249,6 +291,9 @@ class ProbeRecord:
     _coerce: ClassVar[dict[str, type]] = {
         "elapsed_ms": float,
     }
+    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {
+        "elapsed_ms": (("ge", 0), ("finite", 1)),
+    }
 
     name: str
     status: ProbeStatus
@@ -262,6 +307,7 @@ class Facts:
     """Everything ``hwadvisor check`` found; every fact may be null, ``probes`` says why."""
 
     _coerce: ClassVar[dict[str, type]] = {}
+    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {}
 
     schema_version: str = SCHEMA_VERSION
     tool: ToolInfo = field(default_factory=ToolInfo)

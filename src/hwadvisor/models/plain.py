@@ -12,6 +12,8 @@ validates that JSON into the pydantic models as usual.
 from __future__ import annotations
 
 import dataclasses
+import math
+import operator
 from datetime import datetime, timezone
 from enum import Enum
 
@@ -58,3 +60,43 @@ def to_json_value(value: object) -> object:
     if isinstance(value, Enum):
         return value.value
     return value
+
+
+_COMPARE = {"ge": operator.ge, "gt": operator.gt, "le": operator.le, "lt": operator.lt}
+
+
+def within(value: float, bounds: tuple[tuple[str, float], ...]) -> bool:
+    """Whether ``value`` meets every ``(op, limit)`` of a field (``finite``: no NaN or inf)."""
+    for op, limit in bounds:
+        if op == "finite":
+            if not math.isfinite(value):
+                return False
+        elif not _COMPARE[op](value, limit):
+            return False
+    return True
+
+
+def null_impossible(value: object, path: str = "") -> list[str]:
+    """Set every number outside its field's bounds to None, in place; say which, and what.
+
+    The bounds are the pydantic models' constraints (``_bounds`` on each generated class),
+    so what this leaves is what the models accept: a probe's impossible reading (a
+    negative size, a NaN clock) becomes an unknown fact instead of a document that every
+    other command would refuse.
+    """
+    dropped: list[str] = []
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            dropped += null_impossible(item, f"{path}[{i}]")
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        bounds: dict[str, tuple[tuple[str, float], ...]] = getattr(value, "_bounds", {})
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            where = f"{path}.{f.name}" if path else f.name
+            limits = bounds.get(f.name)
+            if limits and isinstance(item, (int, float)) and not within(item, limits):
+                setattr(value, f.name, None)
+                dropped.append(f"{where}={item!r}")
+            elif isinstance(item, list) or dataclasses.is_dataclass(item):
+                dropped += null_impossible(item, where)
+    return dropped

@@ -130,6 +130,23 @@ def _coerced(tp: Any) -> str | None:
     return None
 
 
+def _bounds(model: str, name: str, info: Any) -> list[tuple[str, float]]:
+    """The field's numeric constraints as ``(op, limit)`` pairs; ``("finite", 1)`` for
+    a float that may not be NaN or infinite."""
+    out: list[tuple[str, float]] = []
+    for item in info.metadata:
+        for op in ("ge", "gt", "le", "lt"):
+            limit = getattr(item, op, None)
+            if isinstance(limit, (int, float)) and type(item).__name__.lower() == op:
+                out.append((op, limit))
+        if getattr(item, "allow_inf_nan", True) is False:
+            out.append(("finite", 1))
+    if out and type(None) not in typing.get_args(info.annotation):
+        # A reading out of its bounds is left null, so only a nullable field may have them.
+        raise TypeError(f"{model}.{name}: bounds on a field that cannot be null")
+    return out
+
+
 def _class_source(model: type[BaseModel]) -> str:
     doc = (model.__doc__ or model.__name__).strip().split("\n\n")[0]
     doc = " ".join(doc.split())
@@ -147,6 +164,19 @@ def _class_source(model: type[BaseModel]) -> str:
         lines.append("    }")
     else:
         lines.append("    _coerce: ClassVar[dict[str, type]] = {}")
+    bounds = {
+        name: found
+        for name, info in model.model_fields.items()
+        if (found := _bounds(model.__name__, name, info))
+    }
+    if bounds:
+        lines.append("    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {")
+        for n, pairs in bounds.items():
+            inner = ", ".join(f'("{op}", {limit!r})' for op, limit in pairs)
+            lines.append(f'        "{n}": ({inner}{"," if len(pairs) == 1 else ""}),')
+        lines.append("    }")
+    else:
+        lines.append("    _bounds: ClassVar[dict[str, tuple[tuple[str, float], ...]]] = {}")
     lines.append("")
     for name, info in model.model_fields.items():
         if info.description:

@@ -36,10 +36,14 @@ def probe_plain(
 ) -> facts_plain.Facts:
     """Probe everything into plain dataclasses; never raises for a machine's quirks.
 
+    A reading outside its field's bounds (see :func:`~hwadvisor.models.plain.null_impossible`)
+    is left null, with a ``facts.bounds`` record that names it.
+
     Only an impossible ``timeout`` (not finite, not above 0, over :data:`MAX_TIMEOUT_S`)
     raises, as a :class:`UsageError`.
     """
     from hwadvisor.models import facts_plain
+    from hwadvisor.models.plain import ProbeStatus, null_impossible
     from hwadvisor.probe import amd, apple, cpu, host, memory, nvidia, software
     from hwadvisor.probe.runner import ProbeLog
 
@@ -58,9 +62,19 @@ def probe_plain(
     gpus += amd.probe_amd(seams, log, start_index=len(gpus))
     gpus += apple.probe_apple(seams, log, mem_facts, start_index=len(gpus))
     sw = software.probe_software(seams, log, gpus)
-    return facts_plain.Facts(
+    facts = facts_plain.Facts(
         host=host_facts, cpu=cpu_facts, memory=mem_facts, gpus=gpus, software=sw, probes=log.records
     )
+    dropped = null_impossible(facts)
+    if dropped:
+        facts.probes.append(
+            facts_plain.ProbeRecord(
+                name="facts.bounds",
+                status=ProbeStatus.ERROR,
+                error="impossible readings left null: " + ", ".join(dropped),
+            )
+        )
+    return facts
 
 
 def probe_machine(seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOUT_S) -> Facts:

@@ -92,7 +92,11 @@ def gpu_from_record(rec: dict[str, Any]) -> Gpu:
 def gpus_from_records(
     records: Sequence[dict[str, Any]], notes: list[str] | None = None
 ) -> list[Gpu]:
-    """Validate the child's records; a malformed one keeps its index and gets a note."""
+    """Validate the child's records; a malformed field is left null and named in a note.
+
+    A wrong type or an impossible value (a utilization of 255 %) loses that field only;
+    a record that still fails without its bad fields keeps just its index.
+    """
     from pydantic import ValidationError
 
     gpus: list[Gpu] = []
@@ -101,10 +105,18 @@ def gpus_from_records(
         index = raw if isinstance(raw, int) else pos
         try:
             gpus.append(gpu_from_record(rec))
+            continue
+        except ValidationError as exc:
+            bad = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]} - {"index"})
+        described = ", ".join(f"{name}={rec.get(name)!r}"[:80] for name in bad)
+        try:
+            gpus.append(gpu_from_record({k: v for k, v in rec.items() if k not in bad}))
+            note = f"GPU {index}: malformed NVML fields left null: {described}"
         except ValidationError as exc:
             gpus.append(Gpu(index=index, vendor="nvidia"))
-            if notes is not None:
-                notes.append(f"GPU {index}: malformed NVML record ({exc.error_count()} bad fields)")
+            note = f"GPU {index}: malformed NVML record ({exc.error_count()} bad fields)"
+        if notes is not None:
+            notes.append(note)
     return gpus
 
 
