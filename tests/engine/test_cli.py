@@ -155,7 +155,9 @@ def test_rules_override_changes_the_advice(
 def test_rules_list_show_validate(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "rules", "list", "--json")
     assert code == 0
-    ids = [r["id"] for r in json.loads(out)]
+    doc = json.loads(out)
+    assert doc["schema_version"] == "1.0" and doc["tool"]["name"] == "hwadvisor"
+    ids = [r["id"] for r in doc["rules"]]
     assert ids == sorted(ids) and "HW401" in ids
     code, out, _ = run(capsys, "rules", "show", "hw401")
     assert code == 0 and "version_gt" in out and "M4:" in out

@@ -76,6 +76,10 @@ BAD_FACTS: dict[str, tuple[Callable[[dict[str, Any]], str], str]] = {
         "probes.0.elapsed_ms",
     ),
     "gpu-missing-fields": (_doc(_set("gpus", [{"index": 0}])), "gpus.0"),
+    "advice-not-facts": (
+        lambda d: json.dumps({"schema_version": "1.0", "tool": d["tool"], "verdict": {"device": "cpu"}}),
+        "not a facts",
+    ),
     "bad-probe-status": (
         _doc(_set("probes", [{"name": "cpu", "status": "exploded", "source": "x"}])),
         "probes.0.status",

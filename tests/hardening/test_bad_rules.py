@@ -141,7 +141,7 @@ def test_code_in_rules_is_only_text(
         assert finding["message"].startswith(literal + " on "), finding["message"]
     assert not (tmp_path / "CANARY").exists()
     shown = cli("rules", "show", "HX001", "--json", "--rules", str(folder))
-    assert shown.code == 0 and json.loads(shown.out)["title"] == CODE_LIKE[0]
+    assert shown.code == 0 and json.loads(shown.out)["rule"]["title"] == CODE_LIKE[0]
 
 
 def test_hostile_rules_in_the_environment_path(

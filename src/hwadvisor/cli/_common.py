@@ -50,16 +50,30 @@ def emit(
         render(doc)
 
 
-def error_document(exc: HwadvisorError, code: int) -> dict[str, object]:
-    """The JSON error document printed on stdout under ``--json``."""
+def stamped(body: dict[str, object]) -> dict[str, object]:
+    """``body`` as a document: ``schema_version`` and ``tool`` first (SPEC §3), for the
+    JSON outputs that have no pydantic model of their own."""
     from hwadvisor import __version__
-    from hwadvisor.models.common import SCHEMA_VERSION
+    from hwadvisor.models.plain import SCHEMA_VERSION
 
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "hwadvisor", "version": __version__},
-        "error": {"kind": exc.kind, "message": exc.message, "where": exc.where, "exit_code": code},
+        **body,
     }
+
+
+def print_json(body: dict[str, object]) -> None:
+    """Print ``body``, stamped, as indented JSON on stdout."""
+    sys.stdout.write(json.dumps(stamped(body), indent=2, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def error_document(exc: HwadvisorError, code: int) -> dict[str, object]:
+    """The JSON error document printed on stdout under ``--json``."""
+    return stamped(
+        {"error": {"kind": exc.kind, "message": exc.message, "where": exc.where, "exit_code": code}}
+    )
 
 
 #: A one-line error longer than this is shortened: values are echoed into messages, and a

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import typer
@@ -24,7 +22,6 @@ def catalog(
 ) -> None:
     """List the device or model catalog (peaks, memory, FLOPs) with each entry's source."""
     from hwadvisor.catalog import load_devices, load_models
-    from hwadvisor.models.common import SCHEMA_VERSION
 
     if kind not in KINDS:
         from hwadvisor.catalog import did_you_mean
@@ -34,14 +31,9 @@ def catalog(
         )
     entries = load_devices(extra) if kind == "devices" else load_models(extra)
     if json_out:
-        from hwadvisor import __version__
+        from hwadvisor.cli._common import print_json
 
-        doc = {
-            "schema_version": SCHEMA_VERSION,
-            "tool": {"name": "hwadvisor", "version": __version__},
-            kind: [e.model_dump(mode="json") for e in entries.values()],
-        }
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        print_json({kind: [e.model_dump(mode="json") for e in entries.values()]})
         return
     from hwadvisor.render.estimate import render_devices, render_models
 

@@ -17,12 +17,9 @@ from hwadvisor.export.nfd import DEFAULT_EXPIRY_HOURS, MAX_EXPIRY_HOURS
 
 
 def _summary(fmt: ExportFormat, output: str | None, text: str, cache: str | None) -> str:
-    from hwadvisor import __version__
-    from hwadvisor.models.common import SCHEMA_VERSION
+    from hwadvisor.cli._common import stamped
 
     doc: dict[str, object] = {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "hwadvisor", "version": __version__},
         "format": fmt.value,
         "output": output,
         "bytes": len(text.encode("utf-8")),
@@ -30,7 +27,7 @@ def _summary(fmt: ExportFormat, output: str | None, text: str, cache: str | None
     }
     if output is None:
         doc["content"] = text
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(stamped(doc), indent=2) + "\n"
 
 
 @app.command()

@@ -33,12 +33,9 @@ INFER_SCENARIOS = frozenset({Scenario.INFERENCE, Scenario.EDGE})
 def load_facts(path: str) -> Facts:
     """A saved facts document (``check --json``), version-checked and validated."""
     from hwadvisor.io import read_json_document
-    from hwadvisor.models.common import validate_document
-    from hwadvisor.models.facts import Facts
+    from hwadvisor.models.facts import validate_facts
 
-    return validate_document(
-        Facts, read_json_document(path, what="facts"), where=path, what="facts"
-    )
+    return validate_facts(read_json_document(path, what="facts"), where=path)
 
 
 def load_bench(path: str) -> BenchReport:

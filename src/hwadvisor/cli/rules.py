@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from hwadvisor.cli._app import app
+from hwadvisor.cli._common import print_json
 from hwadvisor.models.advice import Budget, Team
 from hwadvisor.models.workload import Scenario
 
@@ -49,7 +50,7 @@ def list_rules(
     rs = gather_rules(rules_dirs)
     chosen = [r for r in rs.sorted() if scenario is None or applies(r, scenario)]
     if json_out:
-        typer.echo(json.dumps([_rule_data(r, rs.origin[r.id]) for r in chosen], indent=2))
+        print_json({"rules": [_rule_data(r, rs.origin[r.id]) for r in chosen]})
         return
     from rich.table import Table
 
@@ -86,7 +87,7 @@ def show_rule(
     rule = rs.get(rule_id.upper())
     data = _rule_data(rule, rs.origin[rule.id])
     if json_out:
-        typer.echo(json.dumps(data, indent=2))
+        print_json({"rule": data})
         return
     typer.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=88).rstrip())
     typer.echo("sources:")
@@ -104,7 +105,7 @@ def validate_rules(
 
     counts = {p: len(load_folder(p)[0]) for p in paths}
     if json_out:
-        typer.echo(json.dumps({"valid": True, "rules": counts}, indent=2))
+        print_json({"valid": True, "rules": counts})
         return
     for p, n in counts.items():
         typer.echo(f"{p}: {n} rule{'s' if n != 1 else ''}, valid")
@@ -173,7 +174,7 @@ def explain_rule(
         ctx = with_verdict(ctx, apply_rules(rs, ctx, scen).verdict)
     exp = explain(rule, ctx, scen)
     if json_out:
-        doc = {
+        doc: dict[str, object] = {
             "rule": rule.id,
             "scenario": scen.value,
             "applies_to_scenario": exp.applies,
@@ -184,7 +185,7 @@ def explain_rule(
                 for ln in exp.lines
             ],
         }
-        typer.echo(json.dumps(doc, indent=2, default=str))
+        print_json(doc)
         return
     from hwadvisor.render import stdout_console
 

@@ -23,8 +23,14 @@ class SchemaName(str, Enum):
 @app.command()
 def schema(
     name: SchemaName = typer.Argument(..., help="facts | bench | advice | estimate | rules"),
+    json_out: bool = typer.Option(
+        False,
+        "--json",
+        help="Taken by every command; the schema is JSON either way, and errors become a JSON document.",
+    ),
 ) -> None:
     """Print the JSON Schema generated from hwadvisor's models."""
+    del json_out  # the output is JSON with or without it
     from hwadvisor.models.schemas import schema_for
 
     typer.echo(json.dumps(schema_for(name.value), indent=2, sort_keys=True))

@@ -13,10 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hwadvisor.errors import FactsError
 from hwadvisor.models.bench import BenchReport
-from hwadvisor.models.common import validate_document
-from hwadvisor.models.facts import Facts
+from hwadvisor.models.facts import Facts, validate_facts
 
 #: Keys under which a facts document may carry recommendations.
 ADVICE_KEYS = ("advice", "recommendation", "recommendations")
@@ -72,18 +70,8 @@ def _verdicts(data: dict[str, Any]) -> tuple[Verdict, ...]:
 
 
 def report_from_data(data: dict[str, Any], *, where: str) -> Report:
-    """Validate a facts document and pick up the verdicts saved beside it.
-
-    Every facts field is optional, so any versioned document would validate as empty
-    facts; a document with neither ``cpu`` nor ``host`` is refused as not a facts report
-    (an advice or bench document given by mistake).
-    """
-    if "cpu" not in data and "host" not in data:
-        raise FactsError(
-            "not a facts report (no 'cpu' or 'host' section); use `hwadvisor check --json` output",
-            where=where,
-        )
-    facts = validate_document(Facts, data, where=where, what="facts report")
+    """Validate a facts document and pick up the verdicts saved beside it."""
+    facts = validate_facts(data, where=where, what="facts report")
     return Report(facts=facts, verdicts=_verdicts(data), source=where)
 
 

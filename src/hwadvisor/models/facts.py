@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
+from hwadvisor.errors import FactsError
 from hwadvisor.models.bench import BenchReport
-from hwadvisor.models.common import Document, ProbeRecord, ProbeStatus, Versioned
+from hwadvisor.models.common import Document, ProbeRecord, ProbeStatus, Versioned, validate_document
 from hwadvisor.models.plain import utc_now
 
 
@@ -177,3 +180,19 @@ class Facts(Versioned):
         """Whether probe ``name`` ran and succeeded."""
         rec = self.probe(name)
         return rec is not None and rec.status is ProbeStatus.OK
+
+
+def validate_facts(data: dict[str, Any], *, where: str, what: str = "facts") -> Facts:
+    """A saved facts document, version-checked and validated.
+
+    Every facts field is optional, so any versioned document would validate as empty
+    facts; a document with neither ``cpu`` nor ``host`` is refused as not a facts
+    document (an advice or bench document given by mistake).
+    """
+    if "cpu" not in data and "host" not in data:
+        raise FactsError(
+            f"not a {what} document (no 'cpu' or 'host' section); "
+            "use `hwadvisor check --json` output",
+            where=where,
+        )
+    return validate_document(Facts, data, where=where, what=what)
