@@ -204,3 +204,14 @@ def test_rules_explain_second_pass_rule_sees_the_verdict(
     assert code == 0
     doc = json.loads(out)
     assert doc["fires"] is True and doc["nodes"][0]["values"] == {"verdict.moves_to_gpu": True}
+
+
+def test_a_mac_is_held_to_the_deadline_like_any_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    """The M2's GPU is found in the catalog, so its time estimate meets the deadline."""
+    args = ("--scenario", "training", "--model", "resnet50", "--json", "--require-fit")
+    code, out, _ = recommend(capsys, "apple-m2", *args, "--epochs", "100")
+    verdict = json.loads(out)["verdict"]
+    assert code == 1 and verdict["fits_here"] is False
+    assert "does not finish within the deadline" in " ".join(verdict["fits_reasons"])
+    code, out, _ = recommend(capsys, "apple-m2", *args, "--dataset-size", "10000", "--epochs", "1")
+    assert code == 0 and json.loads(out)["verdict"]["fits_here"] is True

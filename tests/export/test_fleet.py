@@ -106,6 +106,8 @@ def test_candidate_without_estimate_is_skipped() -> None:
         ("Tesla T4", 15.0, "t4"),
         ("NVIDIA GeForce RTX 4090", 23.99, "rtx-4090"),
         ("NVIDIA GeForce GTX 1080", 8.0, None),
+        ("Apple M2 GPU (10-core)", 16.0, "apple-m2"),  # a system-on-chip entry
+        ("AMD EPYC 9654", 0.0, None),  # CPU entries are never a GPU's match
     ],
 )
 def test_catalog_gpu_match(name: str, gib: float, expected: str | None) -> None:

@@ -23,6 +23,8 @@ def match_gpu(
 ) -> str | None:
     """The catalog id of the GPU called ``name``, or None when the catalog has no such GPU.
 
+    A system-on-chip entry matches its GPU (``Apple M2 GPU (10-core)`` is ``apple-m2``).
+
     Every token of the catalog id except memory sizes and form factors (``h100`` of
     ``h100-sxm``, ``rtx`` and ``4090`` of ``rtx-4090``) must be a word of the name
     (``NVIDIA H100 80GB HBM3``), so ``a10`` never matches an A100. Among several entries a
@@ -38,8 +40,8 @@ def match_gpu(
     pcie = "pcie" in words
     best: tuple[tuple[int, int, float], str] | None = None
     for entry in load_devices(extra_catalogs).values():
-        if entry.kind is not DeviceKind.GPU:
-            continue
+        if entry.kind is DeviceKind.CPU:
+            continue  # GPUs and the GPUs of SoCs (Apple M-series, Jetson) only
         parts = entry.id.lower().split("-")
         required = [p for p in parts if p not in _FORMS and not _MEMORY.fullmatch(p)]
         if not required or not all(p in words for p in required):
