@@ -117,7 +117,7 @@ def test_fresh_probe_when_no_report_is_given() -> None:
         (
             ["--format", "nfd", "--from", str(REPORTS / "bad-not-facts.json")],
             2,
-            "not a facts report",
+            "not a facts document",
         ),
         (["--format", "nfd", "--from", EPYC, "--prefix", "nvidia.com"], 2, "nvidia.com"),
         (["--format", "nfd", "--from", EPYC, "--expiry", "-1"], 2, "--expiry"),

@@ -203,24 +203,29 @@ def test_saved_fleet_carries_the_rule_engine_verdict() -> None:
     assert by_stem["recorded-laptop-avx2"].rules_fit is False
 
 
-def test_fleet_with_no_readable_report_exits_3() -> None:
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hwadvisor",
-            "fleet",
-            *map(str, BAD_REPORTS),
-            "/nonexistent/report.json",
-            "--json",
-        ],
+def _fleet(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hwadvisor", "fleet", *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def test_fleet_with_no_readable_report_is_bad_input() -> None:
+    """Nothing given could be read: exit 2 with one line and the JSON error document."""
+    run = _fleet(*map(str, BAD_REPORTS), "/nonexistent/report.json", "--json")
+    assert run.returncode == 2
+    (line,) = run.stderr.strip().splitlines()
+    assert line.startswith("hwadvisor: error: ") and "no report could be read" in line
+    assert f"(and {len(BAD_REPORTS)} more)" in line
+    assert json.loads(run.stdout)["error"]["exit_code"] == 2
+
+
+def test_fleet_with_reports_that_cannot_be_ranked_is_undetermined() -> None:
+    """Reports read but none rankable (no GPU in the catalog, no figures): exit 3."""
+    run = _fleet(*map(str, PARTIAL_REPORTS), "--json", "--model", "resnet50")
     assert run.returncode == 3
     doc = json.loads(run.stdout)
-    assert doc["machines"] == []
-    assert len(doc["skipped"]) == len(BAD_REPORTS) + 1
-    assert "file not found" in doc["skipped"][-1]["reason"]
+    assert doc["machines"] == [] and len(doc["skipped"]) == len(PARTIAL_REPORTS)

@@ -160,7 +160,7 @@ def test_fleet_skips_bad_reports_with_their_reason(
     case: str, tmp_path: Path, laptop_facts: dict[str, Any], cli: Callable[..., Any]
 ) -> None:
     """fleet ranks what it can; a bad report is skipped with the reason, and when nothing
-    is left to rank the exit is 3 (undetermined), not a traceback."""
+    given could be read the exit is 2 (bad input) with the first reason, not a traceback."""
     make, needle = BAD_FACTS[case]
     bad = _write(tmp_path, case, make(laptop_facts))
     mixed = cli("fleet", str(FACTS), str(bad), "--json")
@@ -169,11 +169,11 @@ def test_fleet_skips_bad_reports_with_their_reason(
     assert len(doc["machines"]) == 1
     assert any(needle.lower() in json.dumps(s).lower() for s in doc["skipped"]), doc["skipped"]
     alone = cli("fleet", str(bad), "--json")
-    assert alone.code == 3
-    assert alone.err.strip().splitlines() == [
-        "hwadvisor: error: no report could be ranked (see the skipped reasons)"
-    ]
-    assert json.loads(alone.out)["machines"] == []
+    assert alone.code == 2
+    (line,) = alone.err.strip().splitlines()
+    assert line.startswith(f"hwadvisor: error: {bad}: no report could be read: ")
+    assert needle.lower() in line.lower()
+    assert json.loads(alone.out)["error"]["exit_code"] == 2
 
 
 @pytest.mark.parametrize(

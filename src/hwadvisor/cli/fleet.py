@@ -8,7 +8,7 @@ import typer
 
 from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
-from hwadvisor.errors import ExitCode, UsageError
+from hwadvisor.errors import ExitCode, FactsError, UsageError
 from hwadvisor.models.workload import Scenario
 
 #: Scenarios whose default task is inference.
@@ -55,7 +55,7 @@ def fleet(
     from hwadvisor.cli._common import emit
     from hwadvisor.estimate import build_workload
     from hwadvisor.export.fleet import FleetReport
-    from hwadvisor.export.gather import gather_fleet
+    from hwadvisor.export.gather import gather_fleet, read_reports
 
     workload = build_workload(
         model=model,
@@ -73,7 +73,13 @@ def fleet(
         latency_ms=latency_ms,
         deadline_hours=deadline,
     )
-    result = gather_fleet(reports, workload, scenario=scenario.value)
+    read = read_reports(reports)
+    if not read[0]:
+        # Nothing given could be read: bad input (exit 2), not an undetermined ranking.
+        first = read[1][0]
+        more = f" (and {len(read[1]) - 1} more)" if len(read[1]) > 1 else ""
+        raise FactsError(f"no report could be read: {first.reason}{more}", where=first.source)
+    result = gather_fleet(reports, workload, scenario=scenario.value, read=read)
 
     def render(doc: FleetReport) -> None:
         from hwadvisor.render.fleet import render_fleet

@@ -105,15 +105,9 @@ def _candidate(
     )
 
 
-def gather_fleet(
-    paths: Sequence[str | Path], workload: Workload, *, scenario: str | None = None
-) -> FleetReport:
-    """Load each report, estimate ``workload`` there, and rank; bad reports are skipped."""
-    from hwadvisor.engine import load_rules
-
-    # The shipped rules (and HWADVISOR_RULES_PATH), loaded once for the whole fleet.
-    rules = load_rules() if scenario is not None else None
-    candidates: list[Candidate] = []
+def read_reports(paths: Sequence[str | Path]) -> tuple[list[Report], list[FleetSkip]]:
+    """Load each saved report once; an unreadable or invalid one is skipped with its reason."""
+    reports: list[Report] = []
     skipped: list[FleetSkip] = []
     seen: set[str] = set()
     for path in paths:
@@ -122,9 +116,27 @@ def gather_fleet(
             continue
         seen.add(key)
         try:
-            report = load_report(path)
+            reports.append(load_report(path))
         except HwadvisorError as exc:
             skipped.append(FleetSkip(source=key, reason=exc.message))
-            continue
-        candidates.append(_candidate(report, workload, scenario, rules))
+    return reports, skipped
+
+
+def gather_fleet(
+    paths: Sequence[str | Path],
+    workload: Workload,
+    *,
+    scenario: str | None = None,
+    read: tuple[list[Report], list[FleetSkip]] | None = None,
+) -> FleetReport:
+    """Load each report, estimate ``workload`` there, and rank; bad reports are skipped.
+
+    ``read`` is the result of :func:`read_reports` when the caller has already loaded them.
+    """
+    from hwadvisor.engine import load_rules
+
+    reports, skipped = read if read is not None else read_reports(paths)
+    # The shipped rules (and HWADVISOR_RULES_PATH), loaded once for the whole fleet.
+    rules = load_rules() if scenario is not None else None
+    candidates = [_candidate(report, workload, scenario, rules) for report in reports]
     return rank_fleet(candidates, workload, scenario=scenario, skipped=skipped)

@@ -191,8 +191,7 @@ def validate_facts(data: dict[str, Any], *, where: str, what: str = "facts") -> 
     """
     if "cpu" not in data and "host" not in data:
         raise FactsError(
-            f"not a {what} document (no 'cpu' or 'host' section); "
-            "use `hwadvisor check --json` output",
+            "not a facts document (no 'cpu' or 'host' section); use `hwadvisor check --json` output",
             where=where,
         )
     return validate_document(Facts, data, where=where, what=what)
