@@ -50,6 +50,17 @@ def test_bf16_slower_than_fp32_is_said_plainly_with_the_reason() -> None:
     assert "prefer fp32" in d.text
 
 
+def test_a_figure_past_the_peak_says_the_peak_is_understated() -> None:
+    """A VM hides the top clock; the peak then assumes the base clock, and boost beats it."""
+    over = [result("cpu", "matmul", "fp32", 162.0, efficiency=1.038, peak=156.0)]
+    d = by_id(derive(over, facts_with(avx2=True)))["cpu.fp32_matmul_of_peak"]
+    assert d.ratio == pytest.approx(1.038)
+    assert "104% of this CPU's theoretical peak (156 GFLOP/s)" in d.text
+    assert "the clock the peak assumes is too low" in d.text
+    under = [result("cpu", "matmul", "fp32", 120.0, efficiency=0.77, peak=156.0)]
+    assert "too low" not in by_id(derive(under, None))["cpu.fp32_matmul_of_peak"].text
+
+
 def test_without_facts_no_cause_is_claimed() -> None:
     res = [result("cpu", "matmul", "fp32", 100.0), result("cpu", "matmul", "int8", 50.0)]
     d = by_id(derive(res, None))["cpu.int8_over_fp32"]

@@ -88,11 +88,17 @@ def _efficiency(results: list[BenchResult], device: str) -> Derived | None:
     if r is None or r.efficiency is None or r.peak is None:
         return None
     where = "this CPU's" if device == "cpu" else f"{device}'s"
-    return Derived(
-        id=f"{device}.fp32_matmul_of_peak",
-        ratio=round(r.efficiency, 3),
-        text=f"fp32 matmul reaches {r.efficiency:.{0 if r.efficiency >= 0.1 else 1}%} of {where} theoretical peak ({r.peak:,.0f} {r.unit})",
-    )
+    text = f"fp32 matmul reaches {r.efficiency:.{0 if r.efficiency >= 0.1 else 1}%} of {where} theoretical peak ({r.peak:,.0f} {r.unit})"
+    if r.efficiency > 1.0:
+        # Only possible when the peak is understated: a CPU whose top clock is unknown
+        # (a VM hides it) gets its peak from the base clock, and its cores boost past it.
+        text += (
+            ": more than the peak, so the clock the peak assumes is too low"
+            " (the top clock is unknown here, so the base clock was used)"
+            if device == "cpu"
+            else ": more than the peak, so the catalog's peak for it is too low"
+        )
+    return Derived(id=f"{device}.fp32_matmul_of_peak", ratio=round(r.efficiency, 3), text=text)
 
 
 def _over_cpu(results: list[BenchResult], device: str) -> list[Derived]:

@@ -22,7 +22,8 @@ class BenchResult(Document):
     runs: int
     threads: int | None = None
     efficiency: float | None = Field(
-        None, description="value / theoretical peak, 0..1, where the peak is known"
+        None,
+        description="value / theoretical peak, where the peak is known; above 1 only when the peak is understated (a CPU whose top clock is unknown gets its peak from the base clock)",
     )
     peak: float | None = Field(None, description="the peak used for efficiency, in `unit`")
     note: str | None = Field(
