@@ -33,7 +33,10 @@ class DeviceEstimate(Document):
 
     device: str
     name: str | None = None
-    gpus: int = 1
+    gpus: int = Field(
+        1,
+        description="how many of the device the job is spread over: GPUs for a GPU; always 1 for a CPU or `here` (the whole processor, all its usable cores)",
+    )
     step_time_s: float | None = None
     total_time_s: float | None = None
     throughput_samples_s: float | None = None
