@@ -6,7 +6,32 @@ commands spell, abbreviate and explain every workload option the same way.
 
 from __future__ import annotations
 
+import math
+import re
+
 import typer
+
+_COUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmbgt]?)\s*$", re.IGNORECASE)
+_SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+
+
+def parse_count(text: str) -> int:
+    """A count as people write it: ``125000000``, ``1.25e8``, ``125M``, ``7B``, ``1.5k``.
+
+    The result must be a whole number; limits (above 0, not absurd) are the workload's.
+    """
+    m = _COUNT.match(text)
+    if not m:
+        raise typer.BadParameter(
+            f"{text!r} is not a count (write e.g. 125000000, 1.25e8, 125M or 7B)"
+        )
+    value = float(m.group(1)) * _SCALE[m.group(2).lower()]
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"{text!r} is too large")
+    if value != int(value):
+        raise typer.BadParameter(f"{text!r} is not a whole number")
+    return int(value)
+
 
 MODEL = typer.Option(
     None,
@@ -14,7 +39,12 @@ MODEL = typer.Option(
     "-m",
     help="Catalog model (resnet50, bert-base, ...), module:callable or file.py:callable.",
 )
-PARAMS = typer.Option(None, "--params", help="Parameter count, when there is no model.")
+PARAMS = typer.Option(
+    None,
+    "--params",
+    parser=parse_count,
+    help="Parameter count, when there is no model (125000000, 1.25e8, 125M, 7B).",
+)
 FLOPS_PER_SAMPLE = typer.Option(
     None, "--flops-per-sample", help="Forward FLOPs per sample (real FLOPs, not MACs)."
 )
@@ -22,7 +52,8 @@ BATCH_SIZE = typer.Option(None, "--batch-size", "-b", help="Samples per step and
 DATASET_SIZE = typer.Option(
     None,
     "--dataset-size",
-    help="Samples per epoch, for the total time (catalog models may have a default).",
+    parser=parse_count,
+    help="Samples per epoch, for the total time (catalog models may have a default; 1.28M works).",
 )
 EPOCHS = typer.Option(None, "--epochs", help="Epochs (default 1).")
 SEQ_LEN = typer.Option(None, "--seq-len", help="Sequence length for transformer-like models.")

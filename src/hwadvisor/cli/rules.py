@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 from hwadvisor.cli._common import print_json
 from hwadvisor.models.advice import Budget, Team
@@ -121,8 +122,8 @@ def explain_rule(
         None, "--scenario", help="Scenario (default: the rule's first, or training)."
     ),
     model: str | None = typer.Option(None, "--model", help="Workload model, to have estimates."),
-    params: int | None = typer.Option(None, "--params"),
-    dataset_size: int | None = typer.Option(None, "--dataset-size"),
+    params: int | None = wl.PARAMS,
+    dataset_size: int | None = wl.DATASET_SIZE,
     epochs: float | None = typer.Option(None, "--epochs"),
     qps: float | None = typer.Option(None, "--qps"),
     latency_ms: float | None = typer.Option(None, "--latency-ms"),
