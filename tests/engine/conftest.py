@@ -17,11 +17,11 @@ import pytest
 import yaml
 
 from hwadvisor.engine import RuleSet, load_rules
-from hwadvisor.models.advice import Advice, Budget, Team
+from hwadvisor.models.advice import Advice
 from hwadvisor.models.bench import BenchReport, BenchResult, Derived
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
 from hwadvisor.models.facts import Facts
-from hwadvisor.models.workload import Scenario, Workload
+from hwadvisor.models.workload import Budget, Scenario, Team, Workload
 from hwadvisor.pipeline import advise
 
 HERE = Path(__file__).parent

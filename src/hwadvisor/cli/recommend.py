@@ -16,8 +16,7 @@ import typer
 from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 from hwadvisor.errors import ExitCode, MissingDependencyError, UsageError
-from hwadvisor.models.advice import Budget, Team
-from hwadvisor.models.workload import Scenario
+from hwadvisor.models.workload import Budget, Scenario, Team
 
 if TYPE_CHECKING:
     from hwadvisor.engine import RuleSet

@@ -10,8 +10,7 @@ import typer
 from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 from hwadvisor.cli._common import print_json
-from hwadvisor.models.advice import Budget, Team
-from hwadvisor.models.workload import Scenario
+from hwadvisor.models.workload import Budget, Scenario, Team
 
 if TYPE_CHECKING:
     from hwadvisor.models.rules import Rule

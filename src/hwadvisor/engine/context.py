@@ -13,11 +13,11 @@ from typing import Any
 
 from hwadvisor.engine.paths import BENCH_DEVICES, LOCAL_PREFIX
 from hwadvisor.engine.versions import newest_wheel_tag, parse_version
-from hwadvisor.models.advice import Budget, Team, Verdict
+from hwadvisor.models.advice import Verdict
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
 from hwadvisor.models.facts import Facts, Gpu
-from hwadvisor.models.workload import Scenario, Workload
+from hwadvisor.models.workload import Budget, Scenario, Team, Workload
 
 Context = dict[str, Any]
 

@@ -20,10 +20,10 @@ from functools import lru_cache
 
 from pydantic import BaseModel
 
-from hwadvisor.models.advice import Budget, Confidence, DeviceClass, Team
+from hwadvisor.models.advice import Confidence, DeviceClass
 from hwadvisor.models.estimate import DeviceEstimate
 from hwadvisor.models.facts import Facts
-from hwadvisor.models.workload import Scenario, Workload
+from hwadvisor.models.workload import Budget, Scenario, Team, Workload
 
 
 class FactType(str, Enum):

@@ -14,7 +14,8 @@ from hwadvisor.engine.loader import RuleSet
 from hwadvisor.engine.logic import Truth, evidence, trace
 from hwadvisor.engine.template import placeholders, render
 from hwadvisor.engine.verdict import decide
-from hwadvisor.models.advice import Finding, MigrationStep, Severity, Verdict
+from hwadvisor.models.advice import MigrationStep, Verdict
+from hwadvisor.models.finding import Finding, Severity
 from hwadvisor.models.rules import Rule, RuleKind
 from hwadvisor.models.workload import Scenario
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
 
 from pydantic import Field
 
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.common import Document, Versioned
 from hwadvisor.models.estimate import DeviceEstimate
-from hwadvisor.models.workload import Scenario, Workload
+from hwadvisor.models.finding import Finding
+from hwadvisor.models.workload import Budget, Scenario, Team, Workload
 
 
 class DeviceClass(str, Enum):
@@ -29,30 +29,6 @@ class Confidence(str, Enum):
     HIGH = "high"
 
 
-class Severity(str, Enum):
-    """How much a finding matters; ``critical`` means the job will fail as set up."""
-
-    INFO = "info"
-    WARNING = "warning"
-    CRITICAL = "critical"
-
-
-class Budget(str, Enum):
-    """The user's budget (``--budget``)."""
-
-    LOW = "low"
-    NORMAL = "normal"
-    HIGH = "high"
-
-
-class Team(str, Enum):
-    """The team's operations experience (``--team``)."""
-
-    NEW = "new"
-    EXPERIENCED = "experienced"
-    CLUSTER = "cluster"
-
-
 class Verdict(Document):
     """The recommendation in one place: the device class, whether this machine fits, why."""
 
@@ -66,19 +42,6 @@ class Verdict(Document):
         None, description="the rule that decided the device class, or null for the fallback"
     )
     fits_reasons: list[str] = Field(default_factory=list, description="why fits_here has its value")
-
-
-class Finding(Document):
-    """One rule that fired: its advice filled in with this machine's values."""
-
-    rule: str
-    severity: Severity
-    title: str
-    message: str
-    source: list[str] = Field(description="GUIDANCE.md ids the advice rests on")
-    evidence: dict[str, Any] = Field(
-        default_factory=dict, description="fact or measurement path: value"
-    )
 
 
 class MigrationStep(Document):

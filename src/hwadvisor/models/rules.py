@@ -22,7 +22,8 @@ from pydantic import (
     model_validator,
 )
 
-from hwadvisor.models.advice import Confidence, DeviceClass, Severity
+from hwadvisor.models.advice import Confidence, DeviceClass
+from hwadvisor.models.finding import Severity
 from hwadvisor.models.workload import Scenario
 
 #: Limits that keep a hostile or broken rules file from costing time or memory.

@@ -125,3 +125,19 @@ class Workload(Document):
     )
     profile: OpProfile | None = None
     assumptions: list[str] = Field(default_factory=list)
+
+
+class Budget(str, Enum):
+    """The user's budget (``--budget``)."""
+
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+
+
+class Team(str, Enum):
+    """The team's operations experience (``--team``)."""
+
+    NEW = "new"
+    EXPERIENCED = "experienced"
+    CLUSTER = "cluster"
