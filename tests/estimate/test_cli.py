@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
 
 from hwadvisor.cli import main
+from hwadvisor.models.schemas import schema_for
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 
@@ -177,3 +179,49 @@ def test_catalog_models_table_and_bad_kind(capsys: pytest.CaptureFixture[str]) -
     assert code == 0 and "resnet50" in out and "llama-7b" in out
     code, _, err = run(capsys, "catalog", "model")
     assert code == 2 and "did you mean models" in err
+
+
+def _guidance(capsys: pytest.CaptureFixture[str], *extra: str) -> Any:
+    code, out, err = run(
+        capsys, "estimate", "--model", "resnet50", "--on", "t4", "--no-bench", "--json", *extra
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+
+    jsonschema.validate(doc, schema_for("estimate"))
+    return doc
+
+
+def test_estimate_gives_the_guidance_for_budget_and_team(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """SPEC §1: the team lead gets the guidance that applies (budget, team experience)."""
+    doc = _guidance(capsys, "--budget", "low", "--team", "new")
+    assert (doc["scenario"], doc["budget"], doc["team"]) == ("training", "low", "new")
+    rules = {f["rule"]: f for f in doc["guidance"]}
+    assert "HW502" in rules and rules["HW502"]["source"] == ["C2", "S1"]
+    assert "CPU cloud instances" in rules["HW502"]["message"]
+
+
+def test_guidance_follows_the_options_and_the_scenario(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    plain = _guidance(capsys)
+    assert (plain["budget"], plain["team"]) == ("normal", None)
+    team_rules = {"HW501", "HW502", "HW503", "HW504", "HW505"}
+    assert not team_rules & {f["rule"] for f in plain["guidance"]}
+    cluster = _guidance(capsys, "--team", "cluster")
+    assert "HW503" in {f["rule"] for f in cluster["guidance"]}
+    # HW502 is advice for prototyping and training, not for serving.
+    serving = _guidance(capsys, "--task", "infer", "--budget", "low", "--team", "new")
+    assert serving["scenario"] == "inference"
+    assert "HW502" not in {f["rule"] for f in serving["guidance"]}
+
+
+def test_human_estimate_prints_the_guidance(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "estimate", "--model", "resnet50", "--on", "t4", "--no-bench", "--team", "cluster"
+    )
+    assert code == 0
+    assert "guidance (training, budget normal, team cluster)" in out
+    assert "HW503" in out

@@ -9,6 +9,7 @@ import typer
 
 from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
+from hwadvisor.models.workload import Budget, Scenario, Team
 
 
 @app.command()
@@ -47,6 +48,17 @@ def estimate(
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="Repeat every assumption for every device."
     ),
+    scenario: Scenario | None = typer.Option(
+        None,
+        "--scenario",
+        help="Scenario for the guidance (default: inference or training, from the task).",
+    ),
+    budget: Budget = typer.Option(
+        Budget.NORMAL, "--budget", help="low, normal or high: for the guidance."
+    ),
+    team: Team | None = typer.Option(
+        None, "--team", help="new, experienced or cluster: for the guidance."
+    ),
 ) -> None:
     """Estimate time per step, total time and memory fit here and on catalog devices."""
     from hwadvisor.cli._common import emit
@@ -77,6 +89,9 @@ def estimate(
             catalogs=catalog or None,
             measure=measure,
             progress=progress,
+            scenario=scenario,
+            budget=budget,
+            team=team,
         )
 
     def render(doc: EstimateReport) -> None:

@@ -17,6 +17,8 @@ from hwadvisor.estimate.workload import build_workload
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.estimate import EstimateReport
 from hwadvisor.models.facts import Facts
+from hwadvisor.models.finding import Finding
+from hwadvisor.models.workload import Budget, Scenario, Task, Team, Workload
 
 
 def parse_shape(text: str | None) -> list[int] | None:
@@ -71,6 +73,38 @@ def quick_bench(
         return None, f"microbenchmark unavailable ({exc})"
 
 
+def guidance_for(
+    wl: Workload,
+    *,
+    facts: Facts | None,
+    bench: BenchReport | None,
+    scenario: Scenario,
+    budget: Budget,
+    team: Team | None,
+    catalogs: list[Path] | None = None,
+) -> list[Finding]:
+    """The findings ``recommend`` would give for this workload, budget and team, here.
+
+    ``facts`` is this machine's probe (None only when probing failed: the rules about the
+    machine then have nothing to read and stay silent). ``bench`` is what the estimate
+    used, if anything: guidance never runs a benchmark of its own.
+    """
+    from hwadvisor.pipeline import advise, estimate_for_advice
+
+    machine = facts if facts is not None else Facts()
+    estimates = estimate_for_advice(wl, facts=machine, bench=bench, extra_catalogs=catalogs)
+    advice = advise(
+        facts=machine,
+        scenario=scenario,
+        workload=wl,
+        estimates=estimates,
+        bench=bench,
+        budget=budget,
+        team=team,
+    )
+    return list(advice.findings)
+
+
 def run_estimate(
     *,
     workload_args: dict[str, Any],
@@ -81,8 +115,12 @@ def run_estimate(
     catalogs: list[Path] | None,
     measure: bool = False,
     progress: Callable[[str, float], None] | None = None,
+    scenario: Scenario | None = None,
+    budget: Budget = Budget.NORMAL,
+    team: Team | None = None,
 ) -> EstimateReport:
-    """Build the workload, gather facts and bench figures when "here" is wanted, estimate."""
+    """Build the workload, gather facts and bench figures when "here" is wanted, estimate,
+    and add the guidance that applies (SPEC §1: budget, team experience)."""
     if bench_file is not None and no_bench:
         raise UsageError("--bench-file and --no-bench contradict each other")
     wl = build_workload(**workload_args, extra_catalogs=catalogs)
@@ -107,7 +145,19 @@ def run_estimate(
 
         measured = measure_here(wl)
         report = report.model_copy(update={"estimates": [*report.estimates, measured]})
-    return report
+    scen = scenario or (Scenario.INFERENCE if wl.task is Task.INFER else Scenario.TRAINING)
+    guidance = guidance_for(
+        wl,
+        facts=facts if wants_here else probe_facts(),
+        bench=bench,
+        scenario=scen,
+        budget=budget,
+        team=team,
+        catalogs=catalogs,
+    )
+    return report.model_copy(
+        update={"scenario": scen, "budget": budget, "team": team, "guidance": guidance}
+    )
 
 
 def _add_here_note(report: EstimateReport, note: str) -> EstimateReport:
@@ -119,4 +169,4 @@ def _add_here_note(report: EstimateReport, note: str) -> EstimateReport:
     return report.model_copy(update={"estimates": out})
 
 
-__all__ = ["load_bench_file", "parse_shape", "probe_facts", "run_estimate"]
+__all__ = ["guidance_for", "load_bench_file", "parse_shape", "probe_facts", "run_estimate"]

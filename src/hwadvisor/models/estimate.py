@@ -5,7 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from hwadvisor.models.common import Document, Versioned
-from hwadvisor.models.workload import Workload
+from hwadvisor.models.finding import Finding
+from hwadvisor.models.workload import Budget, Scenario, Team, Workload
 
 
 class MemoryBreakdown(Document):
@@ -63,3 +64,12 @@ class EstimateReport(Versioned):
 
     workload: Workload
     estimates: list[DeviceEstimate] = Field(default_factory=list)
+    scenario: Scenario | None = Field(
+        None, description="the scenario the guidance is for (from --scenario, else the task)"
+    )
+    budget: Budget | None = None
+    team: Team | None = None
+    guidance: list[Finding] = Field(
+        default_factory=list,
+        description="the rules that apply to this workload with this budget and team (and this machine when 'here' is estimated), as `recommend` would report them",
+    )

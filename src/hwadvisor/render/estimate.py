@@ -108,6 +108,8 @@ def render_estimate(
             con.print(
                 f"\n[bold]{_label(est)}[/] does not fit ({human_bytes(est.memory_bytes)}). Fixes in order: {steps}"
             )
+    if report.guidance:
+        _guidance(con, report)
     con.print("\n[bold]assumptions[/]")
     seen: set[str] = set()
     for est in report.estimates:
@@ -117,6 +119,27 @@ def render_estimate(
             con.print(f"  [bold]{_label(est)}[/]" + (f": {est.basis}" if est.basis else ""))
             for note in notes:
                 con.print(f"    - {note}")
+
+
+def _guidance(con: Console, report: EstimateReport) -> None:
+    """The findings that apply, most severe first, each with its sources."""
+    colours = {"critical": "red", "warning": "yellow", "info": "cyan"}
+    options = ", ".join(
+        part
+        for part in (
+            report.scenario and report.scenario.value,
+            report.budget and f"budget {report.budget.value}",
+            report.team and f"team {report.team.value}",
+        )
+        if part
+    )
+    con.print(f"\n[bold]guidance[/] ({options})")
+    for f in report.guidance:
+        colour = colours.get(f.severity.value, "white")
+        con.print(
+            f"  [{colour}]{f.severity.value}[/] [bold]{f.rule}[/] {f.title}: {f.message}"
+            f" [dim]({', '.join(f.source)})[/]"
+        )
 
 
 def _num(v: float | None) -> str:
