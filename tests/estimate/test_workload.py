@@ -41,6 +41,19 @@ def test_seq_len_rescales_catalog_flops() -> None:
     )
 
 
+def test_options_that_do_not_apply_are_ignored_and_said() -> None:
+    base = build_workload(model="resnet50")
+    cnn = build_workload(model="resnet50", seq_len=128)
+    assert cnn.seq_len is None and cnn.flops_per_sample == base.flops_per_sample
+    assert "--seq-len 128 ignored: resnet50 is a cnn, not a sequence model" in cnn.assumptions
+    bert = build_workload(model="bert-base", input_shape=[3, 224, 224])
+    assert bert.input_shape == build_workload(model="bert-base").input_shape
+    assert (
+        "--input-shape 3,224,224 ignored: bert-base is an encoder; its cost follows --seq-len"
+        in bert.assumptions
+    )
+
+
 def test_unknown_model_did_you_mean() -> None:
     with pytest.raises(CatalogError, match="did you mean resnet50"):
         build_workload(model="resnet-50")

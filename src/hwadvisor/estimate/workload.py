@@ -145,6 +145,15 @@ def _from_catalog(
         fps = linear * seq_len / entry.seq_len + attention_flops(seq_len, h, layers)
         notes.append(f"FLOPs rescaled from seq {entry.seq_len} to {seq_len}")
         seq = seq_len
+    family = ("an " if entry.kind.value[0] in "aeiou" else "a ") + entry.kind.value
+    if seq_len is not None and not entry.seq_len:
+        notes.append(f"--seq-len {seq_len} ignored: {entry.id} is {family}, not a sequence model")
+    if input_shape and entry.kind.value in ("encoder", "decoder"):
+        notes.append(
+            f"--input-shape {','.join(map(str, input_shape))} ignored: {entry.id} is "
+            f"{family}; its cost follows --seq-len"
+        )
+        input_shape = None
     shape = input_shape or entry.input_shape
     if (
         input_shape
