@@ -7,6 +7,7 @@ of date, so the reference can never drift from the code.
 from __future__ import annotations
 
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,8 @@ def _param_row(param: Any) -> str:
     default = getattr(param, "default", None)
     shown = ""
     if kind == "option" and default not in (None, False, (), []) and not callable(default):
-        shown = f" (default: `{default}`)"
+        value = default.value if isinstance(default, Enum) else default
+        shown = f" (default: `{value}`)"
     return f"| {names} | {kind} | {help_text}{shown} |"
 
 

@@ -25,6 +25,10 @@ from hwadvisor.cli._workload import parse_count
         ("1.28M", 1_280_000),
         ("2T", 2_000_000_000_000),
         (" 42 ", 42),
+        ("4.1M", 4_100_000),  # 4.1 * 1e6 is 4099999.9999999995 in floats
+        ("16.1k", 16_100),
+        ("1.281167M", 1_281_167),
+        ("2.5e3", 2_500),
     ],
 )
 def test_counts_people_write(text: str, value: int) -> None:

@@ -54,6 +54,12 @@ def test_options_that_do_not_apply_are_ignored_and_said() -> None:
     )
 
 
+def test_seq_len_sizes_the_memory_when_the_flops_are_given() -> None:
+    wl = build_workload(model="bert-base", seq_len=512, flops_per_sample=1e9)
+    assert wl.seq_len == 512 and wl.flops_per_sample == 1e9
+    assert "FLOPs from --flops-per-sample; --seq-len 512 sizes the memory" in wl.assumptions
+
+
 def test_unknown_model_did_you_mean() -> None:
     with pytest.raises(CatalogError, match="did you mean resnet50"):
         build_workload(model="resnet-50")

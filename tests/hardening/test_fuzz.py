@@ -59,7 +59,9 @@ settings.register_profile(
 FUZZ = settings.get_profile(
     "hardening-long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "hardening-ci"
 )
-SCHEMAS = {"recommend": "advice", "estimate": "estimate", "check": "facts"}
+SCHEMAS = {"recommend": "advice", "estimate": "estimate", "check": "facts", "bench": "bench"}
+#: The benchmark measures for real, so it gets fewer examples: about 2 s each in CI.
+BENCH_FUZZ = settings(FUZZ, max_examples=max(12, FUZZ.max_examples // 10))
 ALLOWED_CODES = {0, 1, 2, 3}
 
 
@@ -407,6 +409,65 @@ def test_fuzzed_argument_lists(
             a.endswith(".py:build") and "broken" not in a and "nonexistent" not in a for a in args
         )
     )
+    judge(cli(*args), args)
+
+
+BENCH_OPTIONS = [
+    (opt, not getattr(p, "is_flag", False))
+    for p in typer.main.get_command(get_app()).commands["bench"].params  # type: ignore[attr-defined]
+    if getattr(p, "param_type_name", "") == "option"
+    for opt in p.opts
+    if opt.startswith("--") and opt != "--help"
+]
+DEVICES = ["cpu", "all", "cuda", "cuda:0", "cuda:7", "cuda:-1", "cuda:x", "mps", "xpu", "xpu:1",
+           "CPU", "tpu", "cpu:0", "cuda:99999999999999999999"]  # fmt: skip
+#: A valid budget above this is cut to it: a longer run would only measure longer.
+MAX_FUZZED_BUDGET_S = 2.0
+
+
+def _short(budget: str) -> str:
+    try:
+        value = float(budget)
+    except ValueError:
+        return budget
+    return (
+        str(MAX_FUZZED_BUDGET_S) if math.isfinite(value) and value > MAX_FUZZED_BUDGET_S else budget
+    )
+
+
+@st.composite
+def bench_argument_lists(draw: st.DrawFn, out_dir: str) -> list[str]:
+    args = ["bench"]
+    for opt, takes_value in draw(st.lists(st.sampled_from(BENCH_OPTIONS), max_size=4)):
+        if opt == "--device":
+            args += [opt, draw(st.one_of(st.sampled_from(DEVICES), value_pool))]
+        elif opt == "--budget":
+            args += [opt, _short(draw(value_pool))]
+        elif opt == "--output":
+            args += [
+                opt,
+                draw(st.sampled_from([f"{out_dir}/b.json", "/proc/b.json", f"{out_dir}/x/y"])),
+            ]
+        elif takes_value:
+            args += [opt, draw(value_pool)]
+        else:
+            args.append(opt)
+    if not any(a == "--budget" for a in args):
+        args += ["--budget", str(MAX_FUZZED_BUDGET_S)]
+    if draw(st.booleans()) and "--json" not in args:
+        args.append("--json")
+    return args
+
+
+@BENCH_FUZZ
+@given(data=st.data())
+def test_fuzzed_bench_arguments(
+    data: st.DataObject, cli: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """bench measures for real: hostile devices and budgets are one line and exit 2, and
+    every run that measures gives a bench document that validates."""
+    pytest.importorskip("torch")
+    args = data.draw(bench_argument_lists(str(tmp_path_factory.mktemp("bench"))))
     judge(cli(*args), args)
 
 

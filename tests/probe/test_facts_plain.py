@@ -2,9 +2,10 @@
 
 ``check --json`` writes the JSON of :mod:`hwadvisor.models.facts_plain` without building
 the models; every other command validates it into :class:`~hwadvisor.models.facts.Facts`.
-These tests keep the two the same document: the generated module matches the models,
-and the text printed from either is identical, on every recorded machine and for any
-values the fields can hold.
+These tests keep the two the same document: the generated module matches the models;
+the text printed from either is identical on every recorded machine and GPU set; and for
+any values the fields can hold, the JSON values are equal (the text can differ only in
+how a very small or large float is spelled: ``1e-05`` against ``0.00001``).
 """
 
 from __future__ import annotations
@@ -183,7 +184,8 @@ def test_the_bounded_fields_are_the_ones_that_matter() -> None:
     field=st.sampled_from(BOUNDED),
     value=st.one_of(
         st.integers(-(2**40), 2**40),
-        st.sampled_from([0, 1, -1, 100, 101, 0.0, -0.0, 1e-300, -273.15, -273.16]),
+        st.sampled_from([0, 1, -1, 100, 101, 0.0, -0.0, 1e-300, -273.15, -273.16, 3.0, 3.7]),
+        st.sampled_from([10**400, -(10**400), 2**63]),
         st.floats(allow_nan=True, allow_infinity=True),
     ),
 )
@@ -193,8 +195,6 @@ def test_a_value_is_left_null_exactly_when_the_model_refuses_it(
     from pydantic import ValidationError
 
     cls, name = field
-    if type(value) is float and cls._coerce.get(name) is int:
-        value = int(value) if value == value and abs(value) != float("inf") else 0
     required = _REQUIRED.get(cls.__name__, {})
     plain_required = {**required, "status": ProbeStatus.OK} if "status" in required else required
     obj = cls(**{**plain_required, name: value})
@@ -207,6 +207,10 @@ def test_a_value_is_left_null_exactly_when_the_model_refuses_it(
         accepted = False
     assert (dropped == []) == accepted, (cls.__name__, name, value, dropped)
     assert getattr(obj, name) == (value if accepted else None)
+    if accepted:  # and what is kept prints as the model prints it
+        assert to_json_value(obj) == model.model_validate(to_json_value(obj)).model_dump(
+            mode="json"
+        )
 
 
 def test_impossible_readings_are_named_in_a_probe_record(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -220,3 +224,22 @@ def test_impossible_readings_are_named_in_a_probe_record(monkeypatch: pytest.Mon
     assert record.error == "impossible readings left null: memory.total_bytes=-1"
     fast, validated = _both_texts(facts)
     assert fast == validated
+
+
+def test_text_that_was_not_utf8_prints_as_valid_unicode() -> None:
+    """A hostname or environment value with bytes that were not UTF-8 (read with
+    surrogateescape) becomes U+FFFD on both paths, never a broken document."""
+    facts = plain.Facts(host=plain.Host(hostname="box\udcff", os="Linux \u00e9t\u00e9"))
+    fast, validated = _both_texts(facts)
+    assert fast == validated
+    fast.encode("utf-8")  # no lone surrogate left
+    host = json.loads(fast)["host"]
+    assert host["hostname"] == "box\ufffd" and host["os"] == "Linux \u00e9t\u00e9"
+
+
+def test_numbers_that_cannot_take_their_type_are_left_null() -> None:
+    cpu = plain.Cpu(sockets=3.7, logical_cores=4.0, base_mhz=10**400)  # type: ignore[arg-type]
+    dropped = plain_null_impossible(cpu)
+    assert dropped == ["sockets=3.7", f"base_mhz={10**400!r}"[:120]]
+    assert (cpu.sockets, cpu.logical_cores, cpu.base_mhz) == (None, 4.0, None)
+    assert to_json_value(cpu)["logical_cores"] == 4  # type: ignore[index]

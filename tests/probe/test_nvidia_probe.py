@@ -161,6 +161,13 @@ def test_malformed_record_keeps_the_gpu_and_says_so() -> None:
     assert notes and "GPU 2" in notes[0]
 
 
+def test_a_compute_capability_of_the_wrong_type_loses_only_that_field() -> None:
+    notes: list[str] = []
+    (gpu,) = nvidia.gpus_from_records([{"index": 1, "name": "X", "compute_capability": 8.6}], notes)
+    assert (gpu.index, gpu.name, gpu.compute_capability, gpu.architecture) == (1, "X", None, None)
+    assert notes == ["GPU 1: malformed NVML fields left null: compute_capability=8.6"]
+
+
 def test_impossible_nvml_values_lose_only_their_field() -> None:
     rec = json.loads((NVML_DIR / "h200.json").read_text())
     good, _ = query_gpus(FakeNvml(rec))

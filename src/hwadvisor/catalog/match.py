@@ -11,6 +11,9 @@ from pathlib import Path
 
 #: Form factors: parts of a catalog id a GPU's name need not contain.
 _FORMS = {"sxm", "pcie"}
+#: Words that make a bigger or smaller part of the same family (Apple M2 Pro / Max /
+#: Ultra; a laptop part, Max-Q): a name with one the catalog id lacks is another device.
+_TIERS = {"pro", "max", "ultra", "plus", "mini", "q", "laptop", "mobile"}
 _MEMORY = re.compile(r"\d+gb")
 
 
@@ -23,7 +26,8 @@ def match_gpu(
 ) -> str | None:
     """The catalog id of the GPU called ``name``, or None when the catalog has no such GPU.
 
-    A system-on-chip entry matches its GPU (``Apple M2 GPU (10-core)`` is ``apple-m2``).
+    A system-on-chip entry matches its GPU (``Apple M2 GPU (10-core)`` is ``apple-m2``),
+    but not a bigger or smaller part of its family (``Apple M2 Max`` is not).
 
     Every token of the catalog id except memory sizes and form factors (``h100`` of
     ``h100-sxm``, ``rtx`` and ``4090`` of ``rtx-4090``) must be a word of the name
@@ -46,6 +50,8 @@ def match_gpu(
         required = [p for p in parts if p not in _FORMS and not _MEMORY.fullmatch(p)]
         if not required or not all(p in words for p in required):
             continue
+        if (words & _TIERS) - set(parts):
+            continue  # "Apple M2 Max" is not the base M2
         form = 0 if ("pcie" in parts) == pcie else 1
         sizes = [p for p in parts if _MEMORY.fullmatch(p)]
         named = 0 if not sizes or any(s in words for s in sizes) else 1

@@ -6,13 +6,15 @@ commands spell, abbreviate and explain every workload option the same way.
 
 from __future__ import annotations
 
-import math
 import re
+from decimal import Decimal
 
 import typer
 
 _COUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmbgt]?)\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+#: Counts past 10^30 are refused here; the workload's own limits are far lower.
+_MAX_DIGITS = 30
 
 
 def parse_count(text: str) -> int:
@@ -25,10 +27,11 @@ def parse_count(text: str) -> int:
         raise typer.BadParameter(
             f"{text!r} is not a count (write e.g. 125000000, 1.25e8, 125M or 7B)"
         )
-    value = float(m.group(1)) * _SCALE[m.group(2).lower()]
-    if not math.isfinite(value):
+    # Decimal, not float: 16.1k is 16100 exactly, where 16.1 * 1000 is 16100.000000000002.
+    value = Decimal(m.group(1)) * _SCALE[m.group(2).lower()]
+    if value.adjusted() > _MAX_DIGITS:
         raise typer.BadParameter(f"{text!r} is too large")
-    if value != int(value):
+    if value != value.to_integral_value():
         raise typer.BadParameter(f"{text!r} is not a whole number")
     return int(value)
 

@@ -138,6 +138,10 @@ def _from_catalog(
     notes = [f"cost from the catalog entry '{entry.id}' ({entry.source})"]
     fps = flops if flops is not None else entry.flops_per_sample
     seq = entry.seq_len
+    if seq_len is not None and entry.seq_len and flops is not None:
+        # The FLOPs are the user's; the sequence length still sizes the activations.
+        seq = seq_len
+        notes.append(f"FLOPs from --flops-per-sample; --seq-len {seq_len} sizes the memory")
     if seq_len is not None and entry.seq_len and seq_len != entry.seq_len and flops is None:
         # 24·s·h²·L grows linearly with s, the 4·s²·h·L attention products quadratically.
         h, layers = entry.hidden or 0, entry.layers or 0

@@ -71,5 +71,5 @@ class EstimateReport(Versioned):
     team: Team | None = None
     guidance: list[Finding] = Field(
         default_factory=list,
-        description="the rules that apply to this workload with this budget and team (and this machine when 'here' is estimated), as `recommend` would report them",
+        description="the findings `recommend` would give for this workload with this budget and team, on this machine (probed even when 'here' is not estimated)",
     )

@@ -4,9 +4,11 @@
 budget of a quarter of a second; importing pydantic and building its validators takes
 most of that on a small machine. So the probe fills the plain dataclasses of
 :mod:`hwadvisor.models.facts_plain` (generated from the pydantic models, and kept equal
-to them by a test), and :func:`to_json_value` turns them into exactly the JSON the
-pydantic :class:`~hwadvisor.models.facts.Facts` would print. Every other command
-validates that JSON into the pydantic models as usual.
+to them by a test), and :func:`to_json_value` turns them into the JSON values the
+pydantic :class:`~hwadvisor.models.facts.Facts` would print, in the same order. Only the
+spelling of a very small or large float can differ (``1e-05`` against pydantic's
+``0.00001``), the same number to any JSON reader. Every other command validates that JSON
+into the pydantic models as usual.
 """
 
 from __future__ import annotations
@@ -59,7 +61,19 @@ def to_json_value(value: object) -> object:
         return [to_json_value(v) for v in value]
     if isinstance(value, Enum):
         return value.value
+    if isinstance(value, str) and not value.isascii():
+        return printable(value)
     return value
+
+
+def printable(text: str) -> str:
+    """``text`` as valid Unicode: bytes that were not UTF-8 (a hostname or an environment
+    value read with ``surrogateescape``) become U+FFFD, which JSON and pydantic accept."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text
 
 
 _COMPARE = {"ge": operator.ge, "gt": operator.gt, "le": operator.le, "lt": operator.lt}
@@ -69,15 +83,28 @@ def within(value: float, bounds: tuple[tuple[str, float], ...]) -> bool:
     """Whether ``value`` meets every ``(op, limit)`` of a field (``finite``: no NaN or inf)."""
     for op, limit in bounds:
         if op == "finite":
-            if not math.isfinite(value):
-                return False
+            if isinstance(value, float) and not math.isfinite(value):
+                return False  # an int is always finite (too big for a float: _fits_type)
         elif not _COMPARE[op](value, limit):
             return False
     return True
 
 
+def _fits_type(item: object, kind: type | None) -> bool:
+    """Whether a number can take its field's type as pydantic would: an int field takes
+    a float only when it is whole and below 2^63 (3.0, not 3.7 or infinity), a float
+    field any int a float can hold."""
+    if kind is int and isinstance(item, float):
+        # pydantic takes a whole float into an int field only below 2^63.
+        return math.isfinite(item) and item.is_integer() and abs(item) < 2.0**63
+    if kind is float and isinstance(item, int) and not isinstance(item, bool):
+        return abs(item) <= 1.7976931348623157e308
+    return True
+
+
 def null_impossible(value: object, path: str = "") -> list[str]:
-    """Set every number outside its field's bounds to None, in place; say which, and what.
+    """Set every number outside its field's bounds (or that cannot take its field's type)
+    to None, in place; say which, and what.
 
     The bounds are the pydantic models' constraints (``_bounds`` on each generated class),
     so what this leaves is what the models accept: a probe's impossible reading (a
@@ -90,13 +117,16 @@ def null_impossible(value: object, path: str = "") -> list[str]:
             dropped += null_impossible(item, f"{path}[{i}]")
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         bounds: dict[str, tuple[tuple[str, float], ...]] = getattr(value, "_bounds", {})
+        coerce: dict[str, type] = getattr(value, "_coerce", {})
         for f in dataclasses.fields(value):
             item = getattr(value, f.name)
             where = f"{path}.{f.name}" if path else f.name
             limits = bounds.get(f.name)
-            if limits and isinstance(item, (int, float)) and not within(item, limits):
+            if (limits and isinstance(item, (int, float)) and not within(item, limits)) or (
+                not _fits_type(item, coerce.get(f.name))
+            ):
                 setattr(value, f.name, None)
-                dropped.append(f"{where}={item!r}")
+                dropped.append(f"{where}={item!r}"[:120])
             elif isinstance(item, list) or dataclasses.is_dataclass(item):
                 dropped += null_impossible(item, where)
     return dropped

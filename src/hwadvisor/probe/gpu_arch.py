@@ -31,9 +31,9 @@ _NVIDIA_ARCH: dict[tuple[int, int | None], str] = {
 _CC_RE = re.compile(r"^\s*(\d+)\.(\d+)\s*$")
 
 
-def parse_compute_capability(text: str | None) -> tuple[int, int] | None:
-    """``"8.6"`` -> ``(8, 6)``; None for anything else."""
-    if text is None:
+def parse_compute_capability(text: object) -> tuple[int, int] | None:
+    """``"8.6"`` -> ``(8, 6)``; None for anything else (a number or a list included)."""
+    if not isinstance(text, str):
         return None
     m = _CC_RE.match(text)
     return (int(m.group(1)), int(m.group(2))) if m else None
