@@ -196,3 +196,19 @@ def test_render_shows_table_bars_evidence_and_skips() -> None:
     assert "not implemented for 'Half'" in text
     bars = bar_lines(report, width=40)
     assert bars[0].count("█") == 40 and "█" not in bars[1]  # 100x smaller: a sliver only
+    assert "over the budget" not in text
+
+
+def test_an_overrun_budget_is_explained() -> None:
+    from rich.console import Console
+
+    from hwadvisor.render.bench import render_bench
+
+    res = [result("cpu", "matmul", "fp32", 120.0)]
+    report = BenchReport(budget_s=0.5, elapsed_s=4.0, torch_import_s=2.1, results=res)
+    buf = io.StringIO()
+    render_bench(report, Console(file=buf, width=200, color_system=None))
+    assert (
+        "over the budget: every kernel is measured at least once, "
+        "and importing torch alone took 2.1 s"
+    ) in buf.getvalue()

@@ -41,6 +41,9 @@ def test_real_cpu_run_has_fp32_matmul_with_runs_and_threads(real_report: BenchRe
     assert copy is not None and copy.unit == "GB/s" and copy.shape[0] * 4 >= 32 * 2**20
     assert real_report.devices[0].device == "cpu"
     assert not real_report.interrupted
+    # The import is part of the run (torch may already be loaded in this process).
+    assert real_report.torch_import_s is not None
+    assert 0 <= real_report.torch_import_s <= real_report.elapsed_s
 
 
 def test_real_report_validates_and_round_trips(real_report: BenchReport) -> None:

@@ -223,7 +223,9 @@ def run_bench(
     load_1m = load_average()
     check_budget(budget_s)
     devmod.parse_device(device)  # a typo is a usage error even where torch is missing
+    before_import = clock()
     torch = import_torch()
+    import_s = clock() - before_import
     targets = devmod.resolve(torch, device, facts)
     accelerators = sum(1 for t in targets if t.accelerator)
     total = budget_s if budget_s is not None else default_budget(accelerators, quick)
@@ -274,6 +276,7 @@ def run_bench(
         load_avg_1m=load_1m,
         budget_s=total,
         elapsed_s=round(clock() - started, 3),
+        torch_import_s=round(import_s, 3),
         interrupted=interrupted,
         devices=[
             BenchDevice(device=t.device, name=t.name, uuid=t.uuid, threads=t.threads)

@@ -68,6 +68,10 @@ class BenchReport(Versioned):
     )
     budget_s: float
     elapsed_s: float
+    torch_import_s: float | None = Field(
+        None,
+        description="seconds the run spent importing torch, counted in the budget; a budget below it, or too short to measure every kernel once, is overrun",
+    )
     interrupted: bool = False
     devices: list[BenchDevice] = Field(default_factory=list)
     results: list[BenchResult] = Field(default_factory=list)

@@ -116,4 +116,14 @@ def render_bench(report: BenchReport, console: Console | None = None) -> None:
     footer = f"\n{report.elapsed_s:.1f} s of a {report.budget_s:.1f} s budget, torch {report.torch_version}"
     if report.interrupted:
         footer += " [bold yellow](interrupted: partial figures)[/]"
+    elif report.elapsed_s > report.budget_s * 1.1:
+        footer += (
+            "\n[yellow]over the budget: every kernel is measured at least once"
+            + (
+                f", and importing torch alone took {report.torch_import_s:.1f} s"
+                if report.torch_import_s
+                else ""
+            )
+            + "[/]"
+        )
     con.print(footer)
