@@ -243,3 +243,26 @@ def test_numbers_that_cannot_take_their_type_are_left_null() -> None:
     assert dropped == ["sockets=3.7", f"base_mhz={10**400!r}"[:120]]
     assert (cpu.sockets, cpu.logical_cores, cpu.base_mhz) == (None, 4.0, None)
     assert to_json_value(cpu)["logical_cores"] == 4  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("annotation", "field", "why"),
+    [
+        ("list[float]", "None", "a list of numbers"),
+        ("int | None", "Field(None, multiple_of=2)", "constraint"),
+        ("int", "Field(1, ge=0)", "cannot be null"),
+        ("dict[str, int]", "None", "no plain form for type"),
+    ],
+)
+def test_the_generator_refuses_what_the_plain_classes_cannot_carry(
+    annotation: str, field: str, why: str
+) -> None:
+    """A field the plain classes would print or bound differently stops the generator."""
+    from pydantic import BaseModel, Field
+
+    from hwadvisor.models import plain_gen
+
+    namespace: dict[str, Any] = {"BaseModel": BaseModel, "Field": Field}
+    exec(f"class Probe(BaseModel):\n    x: {annotation} = {field}\n", namespace)
+    with pytest.raises(TypeError, match=why):
+        plain_gen._class_source(namespace["Probe"])

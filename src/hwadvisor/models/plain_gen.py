@@ -123,10 +123,14 @@ def _default_source(model: str, name: str, info: Any) -> str | None:
     raise TypeError(f"{model}.{name}: no plain form for default {info.default!r}")
 
 
-def _coerced(tp: Any) -> str | None:
+def _coerced(tp: Any, model: str, name: str) -> str | None:
     kinds = _non_none(tp)
     if kinds in ([float], [int]):
         return str(kinds[0].__name__)
+    for kind in kinds:
+        if typing.get_origin(kind) is list and typing.get_args(kind)[0] in (int, float):
+            # to_json_value coerces single numbers only; a list would print 45 for 45.0.
+            raise TypeError(f"{model}.{name}: no plain form for a list of numbers")
     return None
 
 
@@ -158,7 +162,7 @@ def _class_source(model: type[BaseModel]) -> str:
     coerce = {
         name: kind
         for name, info in model.model_fields.items()
-        if (kind := _coerced(info.annotation)) is not None
+        if (kind := _coerced(info.annotation, model.__name__, name)) is not None
     }
     if coerce:
         lines.append("    _coerce: ClassVar[dict[str, type]] = {")
