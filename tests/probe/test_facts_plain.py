@@ -237,6 +237,16 @@ def test_text_that_was_not_utf8_prints_as_valid_unicode() -> None:
     assert host["hostname"] == "box\ufffd" and host["os"] == "Linux \u00e9t\u00e9"
 
 
+def test_the_probe_cleans_its_text_in_place_for_the_terminal_view() -> None:
+    from hwadvisor.models.plain import clean_text
+
+    facts = plain.Facts(
+        host=plain.Host(hostname="box\udcff"), cpu=plain.Cpu(flags=["avx2", "x\udcfe"])
+    )
+    clean_text(facts)
+    assert facts.host.hostname == "box\ufffd" and facts.cpu.flags == ["avx2", "x\ufffd"]
+
+
 def test_numbers_that_cannot_take_their_type_are_left_null() -> None:
     cpu = plain.Cpu(sockets=3.7, logical_cores=4.0, base_mhz=10**400)  # type: ignore[arg-type]
     dropped = plain_null_impossible(cpu)
@@ -266,3 +276,22 @@ def test_the_generator_refuses_what_the_plain_classes_cannot_carry(
     exec(f"class Probe(BaseModel):\n    x: {annotation} = {field}\n", namespace)
     with pytest.raises(TypeError, match=why):
         plain_gen._class_source(namespace["Probe"])
+
+
+@pytest.mark.parametrize("host", HOSTS, ids=lambda p: p.name)
+def test_the_terminal_view_is_the_same_from_either(
+    host: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`check` on a terminal renders the plain dataclasses; the panels match the models'."""
+    from hwadvisor.render.check import render_facts
+
+    rec = json.loads((DATA / "nvml" / "rtx4090.json").read_text(encoding="utf-8"))
+    log = ProbeLog()
+    gpus = nvidia.probe_in_process(FakeNvml(rec), log)
+    facts = probe_plain(Seams.recorded(host))
+    facts.gpus = gpus
+    render_facts(facts)
+    from_plain = capsys.readouterr().out
+    render_facts(checked.Facts.model_validate(to_json_value(facts)))
+    assert capsys.readouterr().out == from_plain
+    assert "CPU" in from_plain and "GPU 0" in from_plain

@@ -57,15 +57,14 @@ def try_fast_check(args: list[str]) -> int | None:
     from hwadvisor.probe import probe_plain
 
     try:
-        document = to_json_value(probe_plain(timeout=timeout))
+        facts = probe_plain(timeout=timeout)
+        document = to_json_value(facts)
         assert isinstance(document, dict)
 
         def render(doc: dict[str, object]) -> None:
-            # Only the terminal view needs the models; --json never imports pydantic.
-            from hwadvisor.models.facts import Facts
             from hwadvisor.render.check import render_facts
 
-            render_facts(Facts.model_validate(doc))
+            render_facts(facts)  # the plain dataclasses: no pydantic here either
 
         emit(document, as_json=as_json, output=output, render=render)
     except HwadvisorError as exc:

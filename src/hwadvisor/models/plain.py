@@ -66,6 +66,24 @@ def to_json_value(value: object) -> object:
     return value
 
 
+def clean_text(value: object) -> None:
+    """Make every string in ``value`` (plain dataclasses and lists) :func:`printable`, in place."""
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, str):
+                value[i] = printable(item)
+            else:
+                clean_text(item)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            if isinstance(item, str):
+                if not item.isascii():
+                    setattr(value, f.name, printable(item))
+            else:
+                clean_text(item)
+
+
 def printable(text: str) -> str:
     """``text`` as valid Unicode: bytes that were not UTF-8 (a hostname or an environment
     value read with ``surrogateescape``) become U+FFFD, which JSON and pydantic accept."""

@@ -43,7 +43,7 @@ def probe_plain(
     raises, as a :class:`UsageError`.
     """
     from hwadvisor.models import facts_plain
-    from hwadvisor.models.plain import ProbeStatus, null_impossible
+    from hwadvisor.models.plain import ProbeStatus, clean_text, null_impossible
     from hwadvisor.probe import amd, apple, cpu, host, memory, nvidia, software
     from hwadvisor.probe.runner import ProbeLog
 
@@ -65,6 +65,7 @@ def probe_plain(
     facts = facts_plain.Facts(
         host=host_facts, cpu=cpu_facts, memory=mem_facts, gpus=gpus, software=sw, probes=log.records
     )
+    clean_text(facts)
     dropped = null_impossible(facts)
     if dropped:
         facts.probes.append(

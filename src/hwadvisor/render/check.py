@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.columns import Columns
 from rich.panel import Panel
 from rich.table import Table
 
-from hwadvisor.models.common import ProbeStatus
-from hwadvisor.models.facts import Cpu, Facts, Gpu
+from hwadvisor.models.plain import ProbeStatus
 from hwadvisor.render import human_bytes, stdout_console, yes_no
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from hwadvisor.models import facts as checked
+    from hwadvisor.models import facts_plain as plain
+
+    # The view takes the validated models or the probe's plain dataclasses (the fast
+    # `check` path, which never imports pydantic): the same names, the same values.
+    Facts: TypeAlias = checked.Facts | plain.Facts
+    Cpu: TypeAlias = checked.Cpu | plain.Cpu
+    Gpu: TypeAlias = checked.Gpu | plain.Gpu
 
 #: Features shown on the CPU panel, by architecture family, with their display names.
 X86_FEATURES = [
@@ -65,8 +78,10 @@ def cpu_panel(cpu: Cpu) -> Panel:
     names = (
         ARM_FEATURES if (cpu.architecture or "").startswith(("aarch64", "arm")) else X86_FEATURES
     )
-    feats = cpu.features.model_dump()
-    t.add_row("features", "  ".join(f"{label}: {yes_no(feats[key])}" for key, label in names))
+    t.add_row(
+        "features",
+        "  ".join(f"{label}: {yes_no(getattr(cpu.features, key))}" for key, label in names),
+    )
     peak = cpu.peak_gflops
     if peak.fp32 is not None:
         t.add_row(
@@ -171,8 +186,10 @@ def render_facts(facts: Facts) -> None:
         console.print(Columns([gpu_panel(g) for g in facts.gpus]))
     else:
         console.print("[dim]No GPU found.[/]")
-    if facts.bench is not None:
+    if facts.bench is not None:  # only a validated facts document carries one
+        from hwadvisor.models.bench import BenchReport
         from hwadvisor.render.bench import render_bench
 
+        assert isinstance(facts.bench, BenchReport)
         render_bench(facts.bench)
     console.print(probes_line(facts))
