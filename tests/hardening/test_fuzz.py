@@ -314,13 +314,11 @@ SLOW_OR_OUTSIDE = {"--bench", "--measure", "--seed-cache", "--cache", "--quick"}
 COMMANDS = ["recommend", "estimate", "fleet", "export", "check", "catalog", "schema", "rules"]
 
 
-def _options() -> dict[tuple[str, ...], list[tuple[str, bool]]]:
+def _options(leave_out: set[str]) -> dict[tuple[str, ...], list[tuple[str, bool]]]:
     """(command path) -> [(option, takes a value)], read from the real typer app."""
     root = typer.main.get_command(get_app())
     found: dict[tuple[str, ...], list[tuple[str, bool]]] = {}
     for name, command in root.commands.items():  # type: ignore[attr-defined]
-        if name == "bench":
-            continue  # runs the real benchmark; its bad values are in test_bad_values.py
         subs = getattr(command, "commands", None)
         for path, cmd in (
             [((name, s), c) for s, c in subs.items()] if subs else [((name,), command)]
@@ -330,12 +328,13 @@ def _options() -> dict[tuple[str, ...], list[tuple[str, bool]]]:
                 for p in cmd.params
                 if getattr(p, "param_type_name", "") == "option"
                 for opt in p.opts
-                if opt.startswith("--") and opt not in SLOW_OR_OUTSIDE
+                if opt.startswith("--") and opt not in leave_out
             ]
     return found
 
 
-OPTIONS = _options()
+# bench runs the real benchmark: it has a property of its own (test_fuzzed_bench_arguments).
+OPTIONS = {k: v for k, v in _options(SLOW_OR_OUTSIDE).items() if k != ("bench",)}
 BAD_FILE = DATA / "nvml" / "README.md"
 VALUES = [
     "0", "-1", "1", "3", "32", "nan", "inf", "-inf", "1e308", "1e-300", "1e400", "1.5",
@@ -412,13 +411,7 @@ def test_fuzzed_argument_lists(
     judge(cli(*args), args)
 
 
-BENCH_OPTIONS = [
-    (opt, not getattr(p, "is_flag", False))
-    for p in typer.main.get_command(get_app()).commands["bench"].params  # type: ignore[attr-defined]
-    if getattr(p, "param_type_name", "") == "option"
-    for opt in p.opts
-    if opt.startswith("--") and opt != "--help"
-]
+BENCH_OPTIONS = _options({"--help"})[("bench",)]
 DEVICES = ["cpu", "all", "cuda", "cuda:0", "cuda:7", "cuda:-1", "cuda:x", "mps", "xpu", "xpu:1",
            "CPU", "tpu", "cpu:0", "cuda:99999999999999999999"]  # fmt: skip
 #: A valid budget above this is cut to it: a longer run would only measure longer.
