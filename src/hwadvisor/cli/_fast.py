@@ -3,9 +3,9 @@
 Provisioning scripts run ``check --json`` on every node, often; building typer's command
 tree costs more than the probe itself on a small machine. When the arguments are exactly
 the simple form, :func:`try_fast_check` runs the same probe the typer command runs, and
-prints the JSON from the probe's plain dataclasses without building the pydantic models
-(see :mod:`hwadvisor.models.plain`); anything else (help, ``--bench``, a malformed value) returns ``None`` and
-the full CLI handles it, with its usual messages.
+prints the JSON (or the panels) from the probe's plain dataclasses without building the
+pydantic models (see :mod:`hwadvisor.models.plain`); anything else (help, ``--bench``, a
+malformed value) returns ``None`` and the full CLI handles it, with its usual messages.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def try_fast_check(args: list[str]) -> int | None:
         document = to_json_value(facts)
         assert isinstance(document, dict)
 
-        def render(doc: dict[str, object]) -> None:
+        def render(_doc: dict[str, object]) -> None:
             from hwadvisor.render.check import render_facts
 
             render_facts(facts)  # the plain dataclasses: no pydantic here either
