@@ -77,6 +77,23 @@ class DeviceEntry(_Entry):
     notes: str | None = None
     source: str = Field(min_length=3)
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
+    # Power and CPU topology (issue 13): energy per job and CPU instances priced by vCPU.
+    board_power_w: float | None = Field(
+        None,
+        gt=0,
+        description="power the part draws at full load: the GPU's board power, the CPU package's TDP",
+    )
+    power_source: str | None = Field(None, description="where board_power_w comes from")
+    released: int | None = Field(
+        None, ge=1990, le=2100, description="year of launch (tells a previous generation)"
+    )
+    cores: int | None = Field(None, gt=0, description="CPU: physical cores over all its sockets")
+    threads: int | None = Field(None, gt=0, description="CPU: hardware threads (cores x SMT)")
+    sockets: int | None = Field(None, gt=0, description="CPU: sockets the peaks and cores cover")
+    base_ghz: float | None = Field(None, gt=0, description="CPU: base clock")
+    all_core_ghz: float | None = Field(
+        None, gt=0, description="CPU: sustained all-core turbo clock, where the vendor states it"
+    )
 
 
 class ModelKindName(str, Enum):
