@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from hwadvisor.errors import CatalogError, UsageError
 from hwadvisor.estimate import build_workload
-from hwadvisor.models.workload import ModelKind, Precision, Task
+from hwadvisor.models.workload import ModelKind, Optimizer, Precision, Task, Workload
 
 
 def test_params_and_seq_give_2ns() -> None:
@@ -87,3 +89,85 @@ def test_input_shape_validation(shape: list[int]) -> None:
     else:
         with pytest.raises(UsageError):
             build_workload(model="resnet50", input_shape=shape)
+
+
+#: Each size a user gives: (keyword, option, largest value allowed, whole number?).
+BOUNDS = [
+    ("params", "--params", 10**15, True),
+    ("flops_per_sample", "--flops-per-sample", 1e21, False),
+    ("seq_len", "--seq-len", 10**8, True),
+    ("batch_size", "--batch-size", 10**9, True),
+    ("dataset_size", "--dataset-size", 10**15, True),
+    ("epochs", "--epochs", 1e6, False),
+    ("qps", "--qps", 1e9, False),
+    ("latency_ms", "--latency-ms", 1e9, False),
+    ("deadline_hours", "--deadline", 1e6, False),
+]
+
+
+@given(st.sampled_from(BOUNDS), st.data())
+def test_a_size_is_taken_exactly_when_above_zero_finite_and_within_its_cap(
+    bound: tuple[str, str, float, bool], data: st.DataObject
+) -> None:
+    key, option, limit, whole = bound
+    value: float = data.draw(
+        st.integers(min_value=-(10**20), max_value=10**20)
+        | st.sampled_from([0, 1, int(limit), int(limit) + 1])
+        if whole
+        else st.floats() | st.sampled_from([0.0, -0.0, 5e-324, limit, limit * (1 + 1e-15)])
+    )
+    if 0 < value <= limit:  # NaN compares false
+        wl = build_workload(**{key: value})  # type: ignore[arg-type]
+        assert getattr(wl, key) == value
+    else:
+        with pytest.raises(UsageError) as exc:
+            build_workload(**{key: value})  # type: ignore[arg-type]
+        line = exc.value.line()
+        assert line.startswith(f"{option} must be ") and "\n" not in line, line
+
+
+@given(
+    st.lists(st.integers(min_value=-3, max_value=10**7), min_size=0, max_size=4),
+)
+def test_a_shape_is_taken_when_every_dimension_is_positive_and_it_is_not_huge(
+    shape: list[int],
+) -> None:
+    ok = bool(shape) and all(d > 0 for d in shape) and math.prod(shape) <= 10**12
+    if ok:
+        assert build_workload(params=1000, input_shape=shape).input_shape == shape
+    else:
+        with pytest.raises(UsageError, match=r"^--input-shape "):
+            build_workload(params=1000, input_shape=shape)
+
+
+@given(
+    st.sampled_from(["precision", "optimizer", "task"]),
+    st.text(alphabet="abcdefgimnoprstuABFIT0123468", max_size=6),
+)
+def test_a_choice_is_one_of_its_values_in_any_case(field: str, text: str) -> None:
+    choices = {"precision": Precision, "optimizer": Optimizer, "task": Task}[field]
+    if text.lower() in {c.value for c in choices}:
+        assert getattr(build_workload(**{field: text}), field).value == text.lower()  # type: ignore[arg-type]
+    else:
+        allowed = "|".join(c.value for c in choices)
+        with pytest.raises(UsageError, match=f"^--{field} must be one of {re.escape(allowed)}"):
+            build_workload(**{field: text})  # type: ignore[arg-type]
+
+
+def test_the_bounds_are_on_the_model_itself() -> None:
+    with pytest.raises(ValidationError):
+        Workload(batch_size=0)
+    with pytest.raises(ValidationError):
+        Workload(input_shape=[3, 0, 224])
+    with pytest.raises(ValidationError):
+        Workload(epochs=math.nan)
+    schema = Workload.model_json_schema()["properties"]
+    assert schema["batch_size"]["exclusiveMinimum"] == 0
+    assert schema["params"]["anyOf"][0]["maximum"] == 10**15
+
+
+def test_a_value_the_options_imply_past_a_bound_says_so() -> None:
+    """--seq-len 1e8 on a 7B model gives 5e21 FLOPs per sequence: past the cap, named as
+    derived, not blamed on a --flops-per-sample nobody gave."""
+    with pytest.raises(UsageError, match=r"^--flops-per-sample, as the other options give it,"):
+        build_workload(model="llama-7b", seq_len=10**8)

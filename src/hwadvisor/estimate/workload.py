@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -11,50 +13,17 @@ from hwadvisor.catalog.schema import ModelEntry
 from hwadvisor.errors import UsageError
 from hwadvisor.estimate.loading import load_callable, looks_like_user_model
 from hwadvisor.estimate.profile import analytic_profile, attention_flops, counted_profile
-from hwadvisor.models.workload import ModelKind, Optimizer, Precision, Task, Workload
+from hwadvisor.models.workload import (
+    ModelKind,
+    Optimizer,
+    Precision,
+    Task,
+    Workload,
+    checked_workload,
+)
 
 #: Batch when nobody says: a common default for training and for batched inference.
 DEFAULT_BATCH = {Task.TRAIN: 32, Task.INFER: 1}
-
-
-#: The largest value each option accepts: far beyond any real job (a trillion-parameter
-#: model is 1e12, a year-long deadline 8760 h), yet small enough that products of them
-#: (FLOPs x samples x epochs, bytes x batch) stay finite floats instead of overflowing.
-LIMITS: dict[str, float] = {
-    "params": 1e15,
-    "flops-per-sample": 1e21,
-    "seq-len": 1e8,
-    "batch-size": 1e9,
-    "dataset-size": 1e15,
-    "epochs": 1e6,
-    "qps": 1e9,
-    "latency-ms": 1e9,
-    "deadline": 1e6,
-}
-#: The largest dimension of --input-shape, and of the elements of one sample.
-MAX_SHAPE_ELEMENTS = 1e12
-
-
-def _positive(name: str, value: float | None) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not math.isfinite(float(value)) or float(value) <= 0:
-        raise UsageError(f"--{name} must be a positive finite number, got {value!r}")
-    limit = LIMITS.get(name)
-    if limit is not None and float(value) > limit:
-        raise UsageError(f"--{name} must be at most {limit:g}, got {float(value):g}")
-
-
-def _choice(
-    name: str, value: str | None, enum: type[Task] | type[Precision] | type[Optimizer]
-) -> object:
-    if value is None:
-        return None
-    try:
-        return enum(value.lower())
-    except ValueError:
-        allowed = "|".join(m.value for m in enum)
-        raise UsageError(f"--{name} must be one of {allowed}, got {value!r}") from None
 
 
 def build_workload(
@@ -63,13 +32,13 @@ def build_workload(
     params: int | None = None,
     flops_per_sample: float | None = None,
     seq_len: int | None = None,
-    input_shape: list[int] | None = None,
+    input_shape: Sequence[int] | None = None,
     batch_size: int | None = None,
     dataset_size: int | None = None,
     epochs: float | None = None,
-    precision: str | None = None,
-    optimizer: str | None = None,
-    task: str | None = None,
+    precision: Precision | str | None = None,
+    optimizer: Optimizer | str | None = None,
+    task: Task | str | None = None,
     qps: float | None = None,
     latency_ms: float | None = None,
     deadline_hours: float | None = None,
@@ -79,52 +48,57 @@ def build_workload(
 
     ``model`` is a catalog id, ``module:callable`` or ``file.py:callable``; without it,
     ``params`` (with ``seq_len`` for transformer-like models: 2·N·s forward FLOPs per
-    sequence) or ``flops_per_sample`` describe the cost. Bad values raise UsageError,
-    unknown catalog names CatalogError, each with one clear line.
+    sequence) or ``flops_per_sample`` describe the cost. The values are checked against
+    the :class:`Workload` model's bounds; a bad one raises UsageError naming its option,
+    an unknown catalog name CatalogError, each with one clear line.
     """
-    for name, value in (
-        ("params", params),
-        ("flops-per-sample", flops_per_sample),
-        ("seq-len", seq_len),
-        ("batch-size", batch_size),
-        ("dataset-size", dataset_size),
-        ("epochs", epochs),
-        ("qps", qps),
-        ("latency-ms", latency_ms),
-        ("deadline", deadline_hours),
-    ):
-        _positive(name, value)
-    if input_shape is not None and (
-        not input_shape or any(isinstance(d, bool) or int(d) != d or d <= 0 for d in input_shape)
-    ):
-        raise UsageError(
-            f"--input-shape must be positive integers such as 3,224,224, got {input_shape!r}"
-        )
-    if input_shape is not None and math.prod(input_shape) > MAX_SHAPE_ELEMENTS:
-        raise UsageError(
-            f"--input-shape has {math.prod(input_shape):g} elements per sample, "
-            f"over the limit of {MAX_SHAPE_ELEMENTS:g}"
-        )
-    the_task = _choice("task", task, Task) or Task.TRAIN
-    assert isinstance(the_task, Task)
-    batch = int(batch_size) if batch_size is not None else DEFAULT_BATCH[the_task]
-    common: dict[str, Any] = {
-        "task": the_task,
-        "batch_size": batch,
-        "dataset_size": int(dataset_size) if dataset_size is not None else None,
-        "epochs": float(epochs) if epochs is not None else 1.0,
-        "precision": _choice("precision", precision, Precision) or Precision.FP32,
-        "optimizer": _choice("optimizer", optimizer, Optimizer) or Optimizer.ADAMW,
+    said = {
+        "params": params,
+        "flops_per_sample": flops_per_sample,
+        "seq_len": seq_len,
+        "input_shape": list(input_shape) if input_shape is not None else None,
+        "batch_size": batch_size,
+        "dataset_size": dataset_size,
+        "epochs": epochs,
+        "precision": _lower(precision),
+        "optimizer": _lower(optimizer),
+        "task": _lower(task),
         "qps": qps,
         "latency_ms": latency_ms,
-        "deadline_hours": float(deadline_hours) if deadline_hours is not None else 24.0,
+        "deadline_hours": deadline_hours,
     }
+    given = checked_workload({k: v for k, v in said.items() if v is not None})
+    batch = given.batch_size if batch_size is not None else DEFAULT_BATCH[given.task]
+    common: dict[str, Any] = {
+        "task": given.task,
+        "batch_size": batch,
+        "dataset_size": given.dataset_size,
+        "epochs": given.epochs,
+        "precision": given.precision,
+        "optimizer": given.optimizer,
+        "qps": given.qps,
+        "latency_ms": given.latency_ms,
+        "deadline_hours": given.deadline_hours,
+    }
+    sizes = (given.params, given.flops_per_sample, given.seq_len, given.input_shape)
     if model is not None and looks_like_user_model(model):
-        return _from_user_model(model, input_shape, seq_len, common)
+        return _from_user_model(model, given.input_shape, given.seq_len, common)
     if model is not None:
         entry = find_model(model, extra_catalogs)
-        return _from_catalog(entry, params, flops_per_sample, seq_len, input_shape, common)
-    return _from_sizes(params, flops_per_sample, seq_len, input_shape, common)
+        return _from_catalog(entry, *sizes, common)
+    return _from_sizes(*sizes, common)
+
+
+def _derived(**fields: Any) -> Workload:
+    """The workload built from checked options; a derived value past a bound is a UsageError."""
+    return checked_workload(fields, derived=True)
+
+
+def _lower(choice: Enum | str | None) -> str | None:
+    """A closed choice as its value, in lower case (``BF16`` is ``bf16``)."""
+    if isinstance(choice, Enum):
+        return str(choice.value)
+    return choice.lower() if isinstance(choice, str) else choice
 
 
 def _from_catalog(
@@ -178,7 +152,7 @@ def _from_catalog(
             " give --dataset-size for your own data"
         )
     kind = ModelKind(entry.kind.value)
-    wl = Workload(
+    wl = _derived(
         model=entry.id,
         kind=kind,
         params=params or entry.params,
@@ -218,7 +192,7 @@ def _from_sizes(
         notes.append("no model given: time and memory are unknown")
     else:
         notes.append("FLOPs per sample as given")
-    wl = Workload(
+    wl = _derived(
         model=None,
         kind=kind,
         params=int(params) if params is not None else None,
@@ -262,11 +236,13 @@ def _from_user_model(
     ]
     if counted.tokens_input:
         notes.append("first layer is an embedding: integer token inputs")
-    wl = Workload(
+    wl = _derived(
         model=spec,
         kind=kind,
-        params=counted.params,
-        flops_per_sample=fwd.total_flops / batch,
+        # A model without weights or products (pooling only) leaves them null: the
+        # workload's sizes are above zero or unknown.
+        params=counted.params or None,
+        flops_per_sample=(fwd.total_flops / batch) or None,
         input_shape=input_shape,
         seq_len=seq_len or (input_shape[0] if counted.tokens_input else None),
         activation_bytes_per_sample=counted.activation_bytes_per_sample,

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Mapping
+from decimal import Decimal
 from enum import Enum
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, ValidationError
 
+from hwadvisor.errors import UsageError
 from hwadvisor.models.common import Document
+
+#: The most elements one sample (``--input-shape``) may have, and so any one dimension.
+MAX_SHAPE_ELEMENTS = 10**12
 
 
 class Scenario(str, Enum):
@@ -89,42 +98,153 @@ class OpProfile(Document):
     basis: str | None = None
 
 
+def _not_too_many_elements(shape: list[int]) -> list[int]:
+    n = math.prod(shape)
+    if n > MAX_SHAPE_ELEMENTS:
+        raise ValueError(
+            f"has {_g(n)} elements per sample, over the limit of {MAX_SHAPE_ELEMENTS:g}"
+        )
+    return shape
+
+
+#: One sample's shape: positive dimensions, at most MAX_SHAPE_ELEMENTS elements in all.
+SampleShape = Annotated[
+    list[Annotated[int, Field(gt=0, le=MAX_SHAPE_ELEMENTS)]],
+    Field(min_length=1),
+    AfterValidator(_not_too_many_elements),
+]
+
+
 class Workload(Document):
     """A workload as understood, with defaults filled in; unknown stays null."""
+
+    # The bounds are the options' limits (SPEC §4: bad input is exit 2): every size above
+    # zero and finite, none past a cap far beyond any real job (a trillion-parameter model
+    # is 1e12, a year-long deadline 8760 h) yet small enough that products of them (FLOPs
+    # x samples x epochs, bytes x batch) stay finite floats. checked_workload names the
+    # option of a value out of bounds.
 
     model: str | None = Field(
         None, description="catalog id, module:callable, file.py:callable, or null"
     )
     kind: ModelKind = ModelKind.OTHER
     task: Task = Task.TRAIN
-    params: int | None = None
+    params: int | None = Field(None, gt=0, le=10**15)
     flops_per_sample: float | None = Field(
-        None, description="forward FLOPs per sample (real FLOPs, not MACs)"
+        None,
+        gt=0,
+        le=1e21,
+        allow_inf_nan=False,
+        description="forward FLOPs per sample (real FLOPs, not MACs)",
     )
-    input_shape: list[int] | None = None
-    seq_len: int | None = None
-    batch_size: int = 32
-    dataset_size: int | None = None
-    epochs: float = 1.0
+    input_shape: SampleShape | None = None
+    seq_len: int | None = Field(None, gt=0, le=10**8)
+    batch_size: int = Field(32, gt=0, le=10**9)
+    dataset_size: int | None = Field(None, gt=0, le=10**15)
+    epochs: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
     precision: Precision = Precision.FP32
     optimizer: Optimizer = Optimizer.ADAMW
-    qps: float | None = None
-    latency_ms: float | None = None
-    deadline_hours: float = 24.0
+    qps: float | None = Field(None, gt=0, le=1e9, allow_inf_nan=False)
+    latency_ms: float | None = Field(None, gt=0, le=1e9, allow_inf_nan=False)
+    deadline_hours: float = Field(24.0, gt=0, le=1e6, allow_inf_nan=False)
     source: str | None = Field(
         None, description="where the cost figures came from (catalog entry, counted, user)"
     )
     layers: int | None = Field(
-        None, description="transformer blocks (activation and KV-cache memory)"
+        None, gt=0, description="transformer blocks (activation and KV-cache memory)"
     )
-    hidden: int | None = None
-    heads: int | None = None
-    kv_heads: int | None = None
+    hidden: int | None = Field(None, gt=0)
+    heads: int | None = Field(None, gt=0)
+    kv_heads: int | None = Field(None, gt=0)
     activation_bytes_per_sample: float | None = Field(
-        None, description="fp32 activation bytes saved for backward per sample (CNN/MLP, measured)"
+        None,
+        ge=0,
+        allow_inf_nan=False,
+        description="fp32 activation bytes saved for backward per sample (CNN/MLP, measured)",
     )
     profile: OpProfile | None = None
     assumptions: list[str] = Field(default_factory=list)
+
+
+#: The command-line option of each workload field a user gives (the others are derived).
+OPTIONS = {
+    "model": "--model",
+    "task": "--task",
+    "params": "--params",
+    "flops_per_sample": "--flops-per-sample",
+    "input_shape": "--input-shape",
+    "seq_len": "--seq-len",
+    "batch_size": "--batch-size",
+    "dataset_size": "--dataset-size",
+    "epochs": "--epochs",
+    "precision": "--precision",
+    "optimizer": "--optimizer",
+    "qps": "--qps",
+    "latency_ms": "--latency-ms",
+    "deadline_hours": "--deadline",
+}
+
+
+def checked_workload(fields: Mapping[str, Any], *, derived: bool = False) -> Workload:
+    """``Workload(**fields)``; a value out of bounds is one UsageError naming its option.
+
+    ``derived``: the fields were computed from options already checked (FLOPs rescaled
+    for a longer sequence, say), and the message says so.
+    """
+    try:
+        return Workload.model_validate(fields)
+    except ValidationError as exc:
+        raise workload_usage_error(exc, derived=derived) from None
+
+
+def workload_usage_error(exc: ValidationError, *, derived: bool = False) -> UsageError:
+    """The first error of a Workload validation as one line: ``--params must be > 0, got -1``."""
+    err = exc.errors(include_url=False)[0]
+    loc = err["loc"]
+    field = str(loc[0]) if loc else "workload"
+    name = OPTIONS.get(field, f"the workload's {field}")
+    if derived:
+        name += ", as the other options give it,"
+    if len(loc) > 1 and field == "input_shape":
+        name += " dimensions"
+    got = "" if err["type"] == "value_error" else f", got {_shown(err.get('input'))}"
+    return UsageError(f"{name} {_reason(err)}{got}")
+
+
+def _reason(err: Any) -> str:
+    kind, ctx = err["type"], err.get("ctx") or {}
+    reasons = {
+        "greater_than": lambda: f"must be > {ctx['gt']}",
+        "greater_than_equal": lambda: f"must be >= {ctx['ge']}",
+        "less_than_equal": lambda: f"must be at most {_g(ctx['le'])}",
+        "finite_number": lambda: "must be a finite number",
+        "enum": lambda: "must be one of " + "|".join(re.findall(r"'([^']*)'", ctx["expected"])),
+        "too_short": lambda: "must have at least one dimension",
+        "int_from_float": lambda: "must be a whole number",
+        "int_parsing": lambda: "must be a whole number",
+        "float_parsing": lambda: "must be a number",
+        "value_error": lambda: str(ctx.get("error", err["msg"])),
+    }
+    reason = reasons.get(kind)
+    return reason() if reason else str(err["msg"]).lower()
+
+
+def _g(value: float) -> str:
+    """``1e+15`` for a number of any size (a huge int has no float)."""
+    try:
+        return f"{float(value):g}"
+    except OverflowError:
+        return f"{Decimal(int(value)):.3e}"
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value):
+        return ",".join(str(v) for v in value) or "nothing"
+    if isinstance(value, float) or (isinstance(value, int) and abs(value) > 10**16):
+        return _g(value)
+    if isinstance(value, Enum):
+        return repr(value.value)
+    return repr(value) if isinstance(value, str) else str(value)
 
 
 class Budget(str, Enum):
