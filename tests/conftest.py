@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -12,6 +17,51 @@ TESTS = Path(__file__).parent
 DATA = TESTS / "data"
 HOSTS = DATA / "hosts"
 STANDIN_SOURCE = DATA / "nvml" / "standin" / "libnvidia-ml.c"
+
+
+# The CLI, run in this process through its one entry point. -----------------------------
+
+
+class CliResult(NamedTuple):
+    """What one run of :func:`hwadvisor.cli.main` left: its exit code and both streams.
+
+    A named tuple, so ``code, out, err = cli(...)`` reads as well as ``result.code``.
+    """
+
+    code: int
+    out: str
+    err: str
+
+    def error_lines(self) -> list[str]:
+        """The non-blank lines on stderr."""
+        return [ln for ln in self.err.splitlines() if ln.strip()]
+
+    def json(self) -> Any:
+        """stdout parsed as JSON."""
+        return json.loads(self.out)
+
+
+def run_main(args: list[str]) -> CliResult:
+    """``main(args)`` with stdout and stderr captured; main returns the exit code."""
+    from hwadvisor.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(scope="session")
+def cli() -> Callable[..., CliResult]:
+    """``cli("recommend", "--json", ...)``: the real entry point, in this process.
+
+    Session-scoped (it holds no state) so hypothesis tests may use it too.
+    """
+
+    def run(*args: str) -> CliResult:
+        return run_main(list(args))
+
+    return run
 
 
 @pytest.fixture

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import typer
 
-from hwadvisor.cli import get_app, main
+from hwadvisor.cli import get_app
+
+#: The shared runner (``tests/conftest.py``): ``cli(*args)`` -> (code, out, err).
+Cli = Callable[..., Any]
 
 
 def _leaves(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
@@ -37,12 +41,6 @@ def test_every_command_takes_json(path: tuple[str, ...], command: Any) -> None:
     assert "--json" in options, " ".join(path)
 
 
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    return int(exc.value.code or 0), capsys.readouterr().out
-
-
 @pytest.mark.parametrize(
     "args,body",
     [
@@ -60,10 +58,8 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
         ),
     ],
 )
-def test_json_documents_carry_version_and_tool(
-    capsys: pytest.CaptureFixture[str], args: list[str], body: str
-) -> None:
-    code, out = _run(capsys, *args)
+def test_json_documents_carry_version_and_tool(cli: Cli, args: list[str], body: str) -> None:
+    code, out, _ = cli(*args)
     doc = json.loads(out)
     assert code == 0
     assert list(doc)[:2] == ["schema_version", "tool"]
@@ -71,9 +67,9 @@ def test_json_documents_carry_version_and_tool(
 
 
 def test_schema_takes_json_and_its_errors_are_documents(
-    capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
-    code, out = _run(capsys, "schema", "facts", "--json")
+    code, out, _ = cli("schema", "facts", "--json")
     assert code == 0 and json.loads(out)["title"] == "Facts"
-    code, out = _run(capsys, "schema", "nope", "--json")
+    code, out, _ = cli("schema", "nope", "--json")
     assert code == 2 and json.loads(out)["error"]["exit_code"] == 2

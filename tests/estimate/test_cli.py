@@ -3,29 +3,23 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
-from hwadvisor.cli import main
 from hwadvisor.models.schemas import schema_for
+
+#: The shared runner (``tests/conftest.py``): ``cli(*args)`` -> (code, out, err).
+Cli = Callable[..., Any]
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run the real entry point in-process; return (exit code, stdout, stderr)."""
-    with pytest.raises(SystemExit) as exc:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return int(exc.value.code or 0), out, err
-
-
-def test_estimate_json_catalog_devices(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
-        capsys,
+def test_estimate_json_catalog_devices(cli: Cli) -> None:
+    code, out, _ = cli(
         "estimate",
         "--model",
         "bert-base",
@@ -50,9 +44,8 @@ def test_estimate_json_catalog_devices(capsys: pytest.CaptureFixture[str]) -> No
     jsonschema.validate(doc, schema_for("estimate"))
 
 
-def test_estimate_human_output_has_table_and_chart(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
-        capsys,
+def test_estimate_human_output_has_table_and_chart(cli: Cli) -> None:
+    code, out, _ = cli(
         "estimate",
         "--model",
         "llama-7b",
@@ -72,9 +65,7 @@ def test_estimate_human_output_has_table_and_chart(capsys: pytest.CaptureFixture
     assert "does not fit" in out and "Fixes in order" in out
 
 
-def test_estimate_user_model_here_with_bench_file(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_estimate_user_model_here_with_bench_file(cli: Cli, tmp_path: Path) -> None:
     bench = {
         "schema_version": "1.0",
         "budget_s": 1,
@@ -106,8 +97,7 @@ def test_estimate_user_model_here_with_bench_file(
     }
     path = tmp_path / "bench.json"
     path.write_text(json.dumps(bench))
-    code, out, _ = run(
-        capsys,
+    code, out, _ = cli(
         "estimate",
         "--model",
         f"{MODELS}/mlp.py:build",
@@ -136,18 +126,14 @@ def test_estimate_user_model_here_with_bench_file(
         (["--model", f"{MODELS}/broken.py:build", "--input-shape", "3"], "broken on purpose"),
     ],
 )
-def test_bad_input_is_one_line_exit_2(
-    capsys: pytest.CaptureFixture[str], args: list[str], needle: str
-) -> None:
-    code, out, err = run(capsys, "estimate", *args, "--no-bench", "--json")
+def test_bad_input_is_one_line_exit_2(cli: Cli, args: list[str], needle: str) -> None:
+    code, out, err = cli("estimate", *args, "--no-bench", "--json")
     assert code == 2
     assert needle in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert json.loads(out)["error"]["exit_code"] == 2
 
 
-def test_catalog_devices_json_and_user_file(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_catalog_devices_json_and_user_file(cli: Cli, tmp_path: Path) -> None:
     user = tmp_path / "mine.yaml"
     user.write_text(
         "devices:\n  - id: my-npu\n    name: My NPU\n    kind: soc\n    vendor: me\n"
@@ -155,12 +141,11 @@ def test_catalog_devices_json_and_user_file(
         "    interconnect: {kind: none}\n    achieved: {gemm: 0.5, cnn_train: 0.2, transformer_train: 0.2,"
         " inference: 0.2, memory: 0.7, source: guess}\n    source: my own datasheet\n    date: '2026-01'\n"
     )
-    code, out, _ = run(capsys, "catalog", "devices", "--json", "--catalog", str(user))
+    code, out, _ = cli("catalog", "devices", "--json", "--catalog", str(user))
     assert code == 0
     ids = [d["id"] for d in json.loads(out)["devices"]]
     assert "my-npu" in ids and "h100-sxm" in ids
-    code, out, _ = run(
-        capsys,
+    code, out, _ = cli(
         "estimate",
         "--model",
         "resnet50",
@@ -174,16 +159,16 @@ def test_catalog_devices_json_and_user_file(
     assert code == 0 and json.loads(out)["estimates"][0]["device"] == "my-npu"
 
 
-def test_catalog_models_table_and_bad_kind(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "catalog", "models")
+def test_catalog_models_table_and_bad_kind(cli: Cli) -> None:
+    code, out, _ = cli("catalog", "models")
     assert code == 0 and "resnet50" in out and "llama-7b" in out
-    code, _, err = run(capsys, "catalog", "model")
+    code, _, err = cli("catalog", "model")
     assert code == 2 and "did you mean models" in err
 
 
-def _guidance(capsys: pytest.CaptureFixture[str], *extra: str) -> Any:
-    code, out, err = run(
-        capsys, "estimate", "--model", "resnet50", "--on", "t4", "--no-bench", "--json", *extra
+def _guidance(cli: Cli, *extra: str) -> Any:
+    code, out, err = cli(
+        "estimate", "--model", "resnet50", "--on", "t4", "--no-bench", "--json", *extra
     )
     assert code == 0, err
     doc = json.loads(out)
@@ -193,10 +178,10 @@ def _guidance(capsys: pytest.CaptureFixture[str], *extra: str) -> Any:
 
 
 def test_estimate_gives_the_guidance_for_budget_and_team(
-    capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
     """SPEC §1: the team lead gets the guidance that applies (budget, team experience)."""
-    doc = _guidance(capsys, "--budget", "low", "--team", "new")
+    doc = _guidance(cli, "--budget", "low", "--team", "new")
     assert (doc["scenario"], doc["budget"], doc["team"]) == ("training", "low", "new")
     rules = {f["rule"]: f for f in doc["guidance"]}
     assert "HW502" in rules and rules["HW502"]["source"] == ["C2", "S1"]
@@ -204,23 +189,23 @@ def test_estimate_gives_the_guidance_for_budget_and_team(
 
 
 def test_guidance_follows_the_options_and_the_scenario(
-    capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
-    plain = _guidance(capsys)
+    plain = _guidance(cli)
     assert (plain["budget"], plain["team"]) == ("normal", None)
     team_rules = {"HW501", "HW502", "HW503", "HW504", "HW505"}
     assert not team_rules & {f["rule"] for f in plain["guidance"]}
-    cluster = _guidance(capsys, "--team", "cluster")
+    cluster = _guidance(cli, "--team", "cluster")
     assert "HW503" in {f["rule"] for f in cluster["guidance"]}
     # HW502 is advice for prototyping and training, not for serving.
-    serving = _guidance(capsys, "--task", "infer", "--budget", "low", "--team", "new")
+    serving = _guidance(cli, "--task", "infer", "--budget", "low", "--team", "new")
     assert serving["scenario"] == "inference"
     assert "HW502" not in {f["rule"] for f in serving["guidance"]}
 
 
-def test_human_estimate_prints_the_guidance(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
-        capsys, "estimate", "--model", "resnet50", "--on", "t4", "--no-bench", "--team", "cluster"
+def test_human_estimate_prints_the_guidance(cli: Cli) -> None:
+    code, out, _ = cli(
+        "estimate", "--model", "resnet50", "--on", "t4", "--no-bench", "--team", "cluster"
     )
     assert code == 0
     assert "guidance (training, budget normal, team cluster)" in out

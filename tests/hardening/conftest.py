@@ -2,17 +2,16 @@
 
 Two ways to run a command, both through the real entry point :func:`hwadvisor.cli.main`:
 
-- ``cli(...)`` in this process (fast: the fuzzers run hundreds of examples this way);
-  ``main`` turns any exception that is a bug of ours into "internal error", so the checks
-  below look for that text as the in-process stand-in for a traceback.
+- ``cli(...)`` in this process (fast: the fuzzers run hundreds of examples this way), the
+  runner every test shares (``tests/conftest.py``); ``main`` turns any exception that is
+  a bug of ours into "internal error", so the checks below look for that text as the
+  in-process stand-in for a traceback.
 - ``proc(...)`` as ``python -m hwadvisor`` in a child process, where a real traceback,
   a second stderr line, a hang or a wrong exit status would show exactly as a user sees it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -23,8 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from hwadvisor.cli import main
 
 TESTS = Path(__file__).parents[1]
 FACTS = TESTS / "data" / "facts"
@@ -41,18 +38,6 @@ class Result:
 
     def error_lines(self) -> list[str]:
         return [ln for ln in self.err.splitlines() if ln.strip()]
-
-
-def run_in_process(args: list[str]) -> Result:
-    """Run ``main(args)`` here, capturing both streams; (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    code: Any = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            code = exc.code
-    return Result(int(code or 0), out.getvalue(), err.getvalue())
 
 
 def run_module(
@@ -96,19 +81,6 @@ def assert_clean_error(result: Result, code: int, *needles: str, wants_json: boo
         assert doc["error"]["message"] and doc["tool"]["name"] == "hwadvisor"
     else:
         assert result.out == "", result.out[:500]
-
-
-@pytest.fixture(scope="session")
-def cli() -> Callable[..., Result]:
-    """``cli("recommend", "--json", ...)`` runs the real entry point in this process.
-
-    Session-scoped (it holds no state) so hypothesis tests may use it too.
-    """
-
-    def run(*args: str) -> Result:
-        return run_in_process(list(args))
-
-    return run
 
 
 @pytest.fixture(scope="session")

@@ -118,7 +118,7 @@ class _NoTorch:
         return None
 sys.meta_path.insert(0, _NoTorch())
 from hwadvisor.cli import main
-main(sys.argv[1:])
+sys.exit(main(sys.argv[1:]))
 """
 
 

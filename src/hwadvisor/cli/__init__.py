@@ -2,20 +2,19 @@
 
 Each command lives in its own module here (``check.py``, ``bench.py``, ...) and
 registers itself on the typer app; modules whose names start with ``_`` are helpers.
-:func:`main` owns the exit codes: every :class:`~hwadvisor.errors.HwadvisorError` and
-every usage error becomes one line on stderr (and a JSON error document on stdout under
-``--json``), never a traceback. The app is built lazily so that the simple form of
-``check`` (see ``_fast.py``) starts without typer.
+:func:`main` is the one error boundary: it returns the exit code (the console script
+passes it to ``sys.exit``), and every :class:`~hwadvisor.errors.HwadvisorError`, usage
+error, Ctrl-C, broken pipe or bug becomes one line on stderr (and a JSON error document
+on stdout under ``--json``), never a traceback (see ``_boundary.py``). Typer runs with
+``standalone_mode=False``, so it never exits on its own. The app is built lazily so
+that the simple form of ``check`` (see ``_fast.py``) starts without typer.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING, Any
-
-from hwadvisor.errors import ExitCode, HwadvisorError, UsageError
 
 if TYPE_CHECKING:
     import typer
@@ -47,71 +46,41 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-_FAST_EXIT = False
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its SPEC §4 exit code; the one place a run ends.
 
-
-def _exit(code: int) -> None:
-    """Exit with ``code``; in a real run with torch loaded, skip interpreter teardown.
-
-    Tearing down torch's thread pools and extension modules takes over a second on a
-    small machine and does nothing useful for a finished command; every output file has
-    already been written and synced, so flush the streams and leave at once. Only when
-    :func:`main` runs as the program (no ``argv`` given), never inside a test process.
+    Everything a command raises is mapped by :func:`~hwadvisor.cli._boundary.exit_code_for`
+    to one stderr line (and a JSON error document under ``--json``), never a traceback.
+    ``argv`` None means the program itself (the console script, ``python -m hwadvisor``):
+    then, once torch has been loaded, it does not return but ends the process at once
+    with the code (:func:`~hwadvisor.cli._boundary.leave_now`); with an ``argv`` (tests,
+    Python callers) it always returns.
     """
-    if _FAST_EXIT and "torch" in sys.modules:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(code)
-    sys.exit(code)
+    from hwadvisor.cli._boundary import exit_code_for, leave_now
 
-
-def main(argv: list[str] | None = None) -> None:
-    """Run the CLI and exit with the SPEC §4 code; never lets a traceback through."""
-    from hwadvisor.cli._common import fail
-
-    global _FAST_EXIT
-    _FAST_EXIT = argv is None
-    if argv is None:
+    program = argv is None
+    if program:
         # hwadvisor uses no pydantic plugins; looking for them scans every installed
         # distribution's entry points when the first model is built (~20 ms of a start-up
         # budget of 250 ms). Only for the program itself, never for a library caller.
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     args = list(sys.argv[1:] if argv is None else argv)
-    wants_json = "--json" in args
     try:
-        from hwadvisor.cli._fast import try_fast_check
+        code = _run(args)
+    except BaseException as exc:  # the boundary: every way a run can end
+        code = exit_code_for(exc, "--json" in args)
+    if program:
+        leave_now(code)
+    return code
 
-        fast = try_fast_check(args)
-        if fast is not None:
-            sys.exit(fast)
-        import typer
 
-        try:
-            rv = get_app()(args=args, prog_name="hwadvisor", standalone_mode=False)
-        except typer.Exit as exc:
-            _exit(int(exc.exit_code))
-        except typer.Abort:
-            fail(HwadvisorError("interrupted"), wants_json, code=ExitCode.INTERRUPTED)
-        except typer.TyperException as exc:
-            # Typer's own usage errors (unknown option, bad value, missing argument).
-            message = " ".join(exc.format_message().split())
-            fail(UsageError(message), wants_json, code=getattr(exc, "exit_code", 2) or 2)
-    except HwadvisorError as exc:
-        fail(exc, wants_json)
-    except KeyboardInterrupt:
-        fail(HwadvisorError("interrupted"), wants_json, code=ExitCode.INTERRUPTED)
-    except BrokenPipeError:
-        # `hwadvisor check --json | head` closes the pipe early: not an error of ours.
-        from hwadvisor.cli._common import silence_stdout
+def _run(args: list[str]) -> int:
+    """The command's exit code: the fast ``check`` path, else the typer app."""
+    from hwadvisor.cli._fast import try_fast_check
 
-        silence_stdout()
-        sys.exit(0)
-    except Exception as exc:  # a bug of ours: still one line, never a traceback
-        detail = (
-            f"internal error: {type(exc).__name__}: {exc} (set HWADVISOR_DEBUG=1 for the traceback)"
-        )
-        if os.environ.get("HWADVISOR_DEBUG"):
-            raise
-        fail(HwadvisorError(detail), wants_json, code=ExitCode.UNKNOWN)
-    _exit(rv if isinstance(rv, int) else 0)
+    fast = try_fast_check(args)
+    if fast is not None:
+        return fast
+    rv = get_app()(args=args, prog_name="hwadvisor", standalone_mode=False)
+    # Non-standalone click returns the command's value, or the code of a typer.Exit.
+    return rv if isinstance(rv, int) else 0

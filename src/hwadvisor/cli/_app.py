@@ -1,8 +1,9 @@
 """The typer application object every command module registers on.
 
-:class:`_Group` turns hwadvisor's own errors into one stderr line and the SPEC §4 exit
-code inside the command group, so the behaviour is the same whether the CLI runs from
-:func:`hwadvisor.cli.main` or from a test's ``CliRunner``.
+:class:`_Group` maps no error itself: it carries every exception a command raises past
+typer (which would exit 1 on a broken pipe, or turn Ctrl-C into a silent 130) to the one
+boundary, :func:`hwadvisor.cli.main`. Typer's own usage errors and exits pass as they
+are: with ``standalone_mode=False`` typer raises or returns them to ``main`` too.
 """
 
 from __future__ import annotations
@@ -12,30 +13,23 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from hwadvisor.errors import ExitCode, HwadvisorError
+from hwadvisor.cli._boundary import Escaped
+
+#: Typer's own exceptions (usage errors, exits), which reach :func:`hwadvisor.cli.main`
+#: without help: with ``standalone_mode=False`` typer raises or returns them as they are.
+_TYPERS = (typer.Exit, typer.Abort, typer.TyperException)
 
 
 class _Group(TyperGroup):
-    """The root command group: maps domain errors and Ctrl-C to exit codes."""
+    """The root command group: hands what a command raised to the CLI's boundary."""
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
-        from hwadvisor.cli._common import report_error, silence_stdout
-
-        wants_json = "--json" in [*getattr(ctx, "_protected_args", []), *ctx.args]
         try:
             return super().invoke(ctx)
-        except HwadvisorError as exc:
-            report_error(exc, wants_json)
-            raise typer.Exit(int(exc.exit_code)) from None
-        except KeyboardInterrupt:
-            report_error(HwadvisorError("interrupted"), wants_json, code=ExitCode.INTERRUPTED)
-            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
-        except BrokenPipeError:
-            # The reader went away (`hwadvisor ... | head`): not an error of ours. Point
-            # stdout at /dev/null so the final flush cannot fail again, and exit 0 (click
-            # would exit 1, the code of a failed gate).
-            silence_stdout()
-            raise typer.Exit(0) from None
+        except _TYPERS:
+            raise
+        except (Exception, KeyboardInterrupt) as exc:
+            raise Escaped(exc) from exc
 
 
 app = typer.Typer(

@@ -1,4 +1,7 @@
-"""Helpers shared by the command modules: emitting documents, errors and exit codes."""
+"""Helpers shared by the command modules: emitting documents, and printing an error.
+
+Printing only: which code a run exits with is decided in one place, ``_boundary.py``.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +10,21 @@ import json
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
-from hwadvisor.errors import ExitCode, HwadvisorError
+from hwadvisor.errors import HwadvisorError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from hwadvisor.models.facts import Facts
 
-def document_json(doc: BaseModel | dict[str, object]) -> str:
+
+def document_json(doc: BaseModel | Facts | dict[str, object]) -> str:
     """A document as indented JSON with a final newline (nulls kept: null is a fact).
 
-    ``doc`` is a model, or the JSON-ready dict of one (the fast ``check`` path, which
-    never builds the pydantic model; a test keeps the two texts equal).
+    ``doc`` is a pydantic model, the facts (dataclasses with the same ``model_dump_json``),
+    or the JSON-ready dict of one (the fast ``check`` path).
     """
     if isinstance(doc, dict):
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
@@ -27,7 +32,7 @@ def document_json(doc: BaseModel | dict[str, object]) -> str:
 
 
 def emit(
-    doc: BaseModel | dict[str, object],
+    doc: BaseModel | Facts | dict[str, object],
     *,
     as_json: bool,
     output: str | None,
@@ -109,13 +114,3 @@ def report_error(exc: HwadvisorError, wants_json: bool, *, code: int | None = No
         sys.stdout.write(json.dumps(error_document(exc, exit_code), indent=2) + "\n")
         sys.stdout.flush()
     return exit_code
-
-
-def fail(exc: HwadvisorError, wants_json: bool, *, code: int | None = None) -> NoReturn:
-    """Report ``exc`` as :func:`report_error` does, then exit with its code."""
-    sys.exit(report_error(exc, wants_json, code=code))
-
-
-def interrupted_exit() -> NoReturn:
-    """Exit 130 after Ctrl-C, once partial results have been written."""
-    sys.exit(int(ExitCode.INTERRUPTED))

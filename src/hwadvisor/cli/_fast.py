@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import math
 
-from hwadvisor.errors import HwadvisorError
-
 
 def _parse(args: list[str]) -> tuple[bool, str | None, float] | None:
     """``(json, output, timeout)`` for the simple form, or None for anything else."""
@@ -52,21 +50,18 @@ def try_fast_check(args: list[str]) -> int | None:
     if parsed is None:
         return None
     as_json, output, timeout = parsed
-    from hwadvisor.cli._common import emit, report_error
+    from hwadvisor.cli._common import emit
     from hwadvisor.models.plain import to_json_value
     from hwadvisor.probe import probe_plain
 
-    try:
-        facts = probe_plain(timeout=timeout)
-        document = to_json_value(facts)
-        assert isinstance(document, dict)
+    facts = probe_plain(timeout=timeout)
+    document = to_json_value(facts)
+    assert isinstance(document, dict)
 
-        def render(_doc: dict[str, object]) -> None:
-            from hwadvisor.render.check import render_facts
+    def render(_doc: dict[str, object]) -> None:
+        from hwadvisor.render.check import render_facts
 
-            render_facts(facts)  # the plain dataclasses: no pydantic here either
+        render_facts(facts)  # the plain dataclasses: no pydantic here either
 
-        emit(document, as_json=as_json, output=output, render=render)
-    except HwadvisorError as exc:
-        return report_error(exc, as_json)
+    emit(document, as_json=as_json, output=output, render=render)
     return 0

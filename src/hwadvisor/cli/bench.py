@@ -1,4 +1,8 @@
-"""`hwadvisor bench`: microbenchmarks on each detected device (SPEC §5)."""
+"""`hwadvisor bench`: microbenchmarks on each detected device (SPEC §5).
+
+The time budget is ``--seconds``; ``--budget`` is the same option under the name SPEC
+gives it, kept working (``recommend --budget`` is something else: low, normal or high).
+"""
 
 from __future__ import annotations
 
@@ -8,25 +12,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from hwadvisor.cli._app import app
-from hwadvisor.errors import ExitCode
+from hwadvisor.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from hwadvisor.models.bench import BenchReport
-    from hwadvisor.models.facts import Facts
-
-
-def _facts() -> Facts | None:
-    """The probe's facts for peaks, usable cores and cache sizes; None if the probe fails.
-
-    The benchmark still runs without them (efficiencies are then unknown), so a probe
-    failure must not stop it.
-    """
-    try:
-        from hwadvisor.probe import probe_machine
-
-        return probe_machine()
-    except Exception:
-        return None
 
 
 @app.command()
@@ -37,10 +26,15 @@ def bench(
         "-d",
         help="cpu, cuda, cuda:N, mps, xpu, xpu:N, or all (every detected device).",
     ),
+    seconds: float | None = typer.Option(
+        None,
+        "--seconds",
+        help="Time budget in seconds, torch's import included (default 7.5 s CPU-only, +6 s per GPU: about 10 s in all).",
+    ),
     budget: float | None = typer.Option(
         None,
         "--budget",
-        help="Time budget in seconds, torch's import included (default 7.5 s CPU-only, +6 s per GPU: about 10 s in all).",
+        help="The same as --seconds (the name SPEC gives it); not recommend's low/normal/high.",
     ),
     quick: bool = typer.Option(
         False, "--quick", help="About 3 s: only the figures the advice uses most."
@@ -53,21 +47,21 @@ def bench(
     ),
 ) -> None:
     """Measure matmul, conv2d and memory bandwidth (and host<->GPU copies) with torch."""
-    from hwadvisor.bench import run_bench
-    from hwadvisor.bench.devices import parse_device
-    from hwadvisor.bench.runner import check_budget, require_torch
+    from functools import partial
+
     from hwadvisor.cli._common import emit
+    from hwadvisor.pipeline import bench_here
     from hwadvisor.render.progress import progress_callback
 
-    # Bad input and a missing torch are reported before the probe spends any time.
-    check_budget(budget)
-    parse_device(device)
-    require_torch()
-    facts = _facts()
-    with progress_callback(enabled=sys.stderr.isatty()) as progress:
-        report = run_bench(
-            facts=facts, device=device, budget_s=budget, quick=quick, progress=progress
-        )
+    if seconds is not None and budget is not None:
+        raise UsageError("--seconds and --budget are the same option; give one")
+    report = bench_here(
+        device=device,
+        seconds=budget if seconds is None else seconds,
+        quick=quick,
+        progress=partial(progress_callback, enabled=sys.stderr.isatty()),
+        option="--budget" if budget is not None else "--seconds",
+    )
 
     def render(doc: BenchReport) -> None:
         from hwadvisor.render.bench import render_bench

@@ -9,20 +9,20 @@ import typer
 
 from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
-from hwadvisor.models.workload import Budget, Scenario, Team
+from hwadvisor.models.workload import Budget, Optimizer, Precision, Scenario, Task, Team
 
 
 @app.command()
 def estimate(
     model: str | None = wl.MODEL,
-    task: str | None = wl.TASK,
+    task: Task | None = wl.TASK,
     batch_size: int | None = wl.BATCH_SIZE,
-    precision: str | None = wl.PRECISION,
-    optimizer: str | None = wl.OPTIMIZER,
+    precision: Precision | None = wl.PRECISION,
+    optimizer: Optimizer | None = wl.OPTIMIZER,
     dataset_size: int | None = wl.DATASET_SIZE,
     epochs: float | None = wl.EPOCHS,
     seq_len: int | None = wl.SEQ_LEN,
-    input_shape: str | None = wl.INPUT_SHAPE,
+    input_shape: wl.Shape | None = wl.INPUT_SHAPE,
     params: int | None = wl.PARAMS,
     flops_per_sample: float | None = wl.FLOPS_PER_SAMPLE,
     on: list[str] | None = typer.Option(
@@ -61,9 +61,11 @@ def estimate(
     ),
 ) -> None:
     """Estimate time per step, total time and memory fit here and on catalog devices."""
+    from functools import partial
+
     from hwadvisor.cli._common import emit
-    from hwadvisor.estimate.pipeline import parse_shape, run_estimate
     from hwadvisor.models.estimate import EstimateReport
+    from hwadvisor.pipeline import estimate as run_estimate
     from hwadvisor.render.progress import progress_callback
 
     args = {
@@ -75,24 +77,23 @@ def estimate(
         "dataset_size": dataset_size,
         "epochs": epochs,
         "seq_len": seq_len,
-        "input_shape": parse_shape(input_shape),
+        "input_shape": input_shape,
         "params": params,
         "flops_per_sample": flops_per_sample,
     }
-    with progress_callback(enabled=sys.stderr.isatty() and not json_out) as progress:
-        report = run_estimate(
-            workload_args=args,
-            on=on or None,
-            gpus=gpus,
-            bench_file=bench_file,
-            no_bench=no_bench,
-            catalogs=catalog or None,
-            measure=measure,
-            progress=progress,
-            scenario=scenario,
-            budget=budget,
-            team=team,
-        )
+    report = run_estimate(
+        workload=args,
+        on=on or None,
+        gpus=gpus,
+        bench_file=bench_file,
+        no_bench=no_bench,
+        catalogs=catalog or None,
+        measure=measure,
+        progress=partial(progress_callback, enabled=sys.stderr.isatty() and not json_out),
+        scenario=scenario,
+        budget=budget,
+        team=team,
+    )
 
     def render(doc: EstimateReport) -> None:
         from hwadvisor.render.estimate import render_estimate

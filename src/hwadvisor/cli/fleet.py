@@ -8,20 +8,8 @@ import typer
 
 from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
-from hwadvisor.errors import ExitCode, FactsError, UsageError
-from hwadvisor.models.workload import Scenario
-
-#: Scenarios whose default task is inference.
-_INFER_SCENARIOS = {Scenario.INFERENCE, Scenario.EDGE}
-
-
-def _shape(text: str | None) -> list[int] | None:
-    if text is None:
-        return None
-    try:
-        return [int(p) for p in text.split(",")]
-    except ValueError as exc:
-        raise UsageError(f"--input-shape must be integers such as 3,224,224, not {text!r}") from exc
+from hwadvisor.errors import ExitCode, FactsError
+from hwadvisor.models.workload import Optimizer, Precision, Scenario, Task
 
 
 @app.command()
@@ -39,10 +27,10 @@ def fleet(
     dataset_size: int | None = wl.DATASET_SIZE,
     epochs: float | None = wl.EPOCHS,
     seq_len: int | None = wl.SEQ_LEN,
-    input_shape: str | None = wl.INPUT_SHAPE,
-    precision: str | None = wl.PRECISION,
-    optimizer: str | None = wl.OPTIMIZER,
-    task: str | None = wl.TASK,
+    input_shape: wl.Shape | None = wl.INPUT_SHAPE,
+    precision: Precision | None = wl.PRECISION,
+    optimizer: Optimizer | None = wl.OPTIMIZER,
+    task: Task | None = wl.TASK,
     qps: float | None = wl.QPS,
     latency_ms: float | None = wl.LATENCY_MS,
     deadline: float | None = wl.DEADLINE,
@@ -53,22 +41,23 @@ def fleet(
 ) -> None:
     """Rank saved reports from many machines for a workload (unreadable ones are skipped)."""
     from hwadvisor.cli._common import emit
-    from hwadvisor.estimate import build_workload
     from hwadvisor.export.fleet import FleetReport
     from hwadvisor.export.gather import gather_fleet, read_reports
+    from hwadvisor.pipeline import workload_for
 
-    workload = build_workload(
+    workload = workload_for(
+        scenario,
         model=model,
         params=params,
         flops_per_sample=flops_per_sample,
         seq_len=seq_len,
-        input_shape=_shape(input_shape),
+        input_shape=input_shape,
         batch_size=batch_size,
         dataset_size=dataset_size,
         epochs=epochs,
         precision=precision,
         optimizer=optimizer,
-        task=task or ("infer" if scenario in _INFER_SCENARIOS else "train"),
+        task=task,
         qps=qps,
         latency_ms=latency_ms,
         deadline_hours=deadline,

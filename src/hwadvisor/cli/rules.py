@@ -10,7 +10,7 @@ import typer
 from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 from hwadvisor.cli._common import print_json
-from hwadvisor.models.workload import Budget, Scenario, Team
+from hwadvisor.models.workload import Budget, Optimizer, Precision, Scenario, Team
 
 if TYPE_CHECKING:
     from hwadvisor.models.rules import Rule
@@ -44,10 +44,10 @@ def list_rules(
     json_out: bool = typer.Option(False, "--json", help="Print the rules as JSON."),
 ) -> None:
     """Every rule in effect: id, severity, scenarios, title, sources."""
-    from hwadvisor.cli.recommend import gather_rules
     from hwadvisor.engine.run import applies
+    from hwadvisor.pipeline import load_rules
 
-    rs = gather_rules(rules_dirs)
+    rs = load_rules(rules_dirs)
     chosen = [r for r in rs.sorted() if scenario is None or applies(r, scenario)]
     if json_out:
         print_json({"rules": [_rule_data(r, rs.origin[r.id]) for r in chosen]})
@@ -80,10 +80,10 @@ def show_rule(
     """One rule in full: condition, message, verdict, sources, rationale."""
     import yaml
 
-    from hwadvisor.cli.recommend import gather_rules
     from hwadvisor.engine.guidance import GUIDANCE
+    from hwadvisor.pipeline import load_rules
 
-    rs = gather_rules(rules_dirs)
+    rs = load_rules(rules_dirs)
     rule = rs.get(rule_id.upper())
     data = _rule_data(rule, rs.origin[rule.id])
     if json_out:
@@ -120,12 +120,19 @@ def explain_rule(
     scenario: Scenario | None = typer.Option(
         None, "--scenario", help="Scenario (default: the rule's first, or training)."
     ),
-    model: str | None = typer.Option(None, "--model", help="Workload model, to have estimates."),
+    model: str | None = wl.MODEL,
     params: int | None = wl.PARAMS,
+    flops_per_sample: float | None = wl.FLOPS_PER_SAMPLE,
+    batch_size: int | None = wl.BATCH_SIZE,
     dataset_size: int | None = wl.DATASET_SIZE,
-    epochs: float | None = typer.Option(None, "--epochs"),
-    qps: float | None = typer.Option(None, "--qps"),
-    latency_ms: float | None = typer.Option(None, "--latency-ms"),
+    epochs: float | None = wl.EPOCHS,
+    seq_len: int | None = wl.SEQ_LEN,
+    input_shape: wl.Shape | None = wl.INPUT_SHAPE,
+    precision: Precision | None = wl.PRECISION,
+    optimizer: Optimizer | None = wl.OPTIMIZER,
+    qps: float | None = wl.QPS,
+    latency_ms: float | None = wl.LATENCY_MS,
+    deadline: float | None = wl.DEADLINE,
     budget: Budget = typer.Option(Budget.NORMAL, "--budget"),
     team: Team | None = typer.Option(None, "--team"),
     bench_file: str | None = typer.Option(
@@ -135,44 +142,33 @@ def explain_rule(
     json_out: bool = typer.Option(False, "--json", help="Print the explanation as JSON."),
 ) -> None:
     """Why a rule fires or not here: each condition true / false / unknown, with the values."""
-    from hwadvisor.cli.recommend import build_workload_from, gather_rules, load_bench, load_facts
-    from hwadvisor.engine import apply_rules, build_context, explain, with_verdict
-    from hwadvisor.engine.run import second_pass
-    from hwadvisor.pipeline import _gpu_ids, estimate_for_advice
+    from hwadvisor.pipeline import explain_rule as explain_for
 
-    rs = gather_rules(rules_dirs)
-    rule = rs.get(rule_id.upper())
-    scen = scenario or (rule.scenarios[0] if rule.scenarios else Scenario.TRAINING)
-    if facts_file:
-        facts = load_facts(facts_file)
-    else:
-        from hwadvisor.probe import probe_machine
-
-        facts = probe_machine()
-    bench = load_bench(bench_file) if bench_file else facts.bench
-    workload = build_workload_from(
-        scen,
-        model=model,
-        params=params,
-        dataset_size=dataset_size,
-        epochs=epochs,
-        qps=qps,
-        latency_ms=latency_ms,
-    )
-    estimates = estimate_for_advice(workload, facts=facts, bench=bench)
-    ctx = build_context(
-        facts=facts,
-        workload=workload,
-        scenario=scen,
-        bench=bench,
-        estimates=estimates,
+    exp = explain_for(
+        rule_id,
+        scenario=scenario,
+        workload={
+            "model": model,
+            "params": params,
+            "flops_per_sample": flops_per_sample,
+            "batch_size": batch_size,
+            "dataset_size": dataset_size,
+            "epochs": epochs,
+            "seq_len": seq_len,
+            "input_shape": input_shape,
+            "precision": precision,
+            "optimizer": optimizer,
+            "qps": qps,
+            "latency_ms": latency_ms,
+            "deadline_hours": deadline,
+        },
         budget=budget,
         team=team,
-        gpu_ids=_gpu_ids(),
+        facts_file=facts_file,
+        bench_file=bench_file,
+        rules_dirs=rules_dirs,
     )
-    if second_pass(rule):
-        ctx = with_verdict(ctx, apply_rules(rs, ctx, scen).verdict)
-    exp = explain(rule, ctx, scen)
+    rule, scen = exp.rule, exp.scenario
     if json_out:
         doc: dict[str, object] = {
             "rule": rule.id,

@@ -1,11 +1,13 @@
-"""The orchestration behind ``hwadvisor recommend``: plain functions the CLI calls.
+"""The pure step of the pipeline: documents in, advice out; nothing here touches the machine.
 
-:func:`advise` is pure: facts, bench figures, the workload and its estimates in, an
-:class:`~hwadvisor.models.advice.Advice` out, so any recommendation can be replayed from
-saved documents and tested without hardware. :func:`estimate_for_advice` asks the
-estimator for the figures ``advise`` needs (this machine, single catalog GPUs, and a
-multi-GPU configuration) and returns None, rather than failing the advice, when the
-workload cannot be estimated.
+:func:`advise` takes facts, bench figures, the workload and its estimates and returns an
+:class:`~hwadvisor.models.advice.Advice`, so any recommendation can be replayed from
+saved documents and tested without hardware (it reads the rule files and the catalog,
+never the machine). :func:`estimate_for_advice` asks the estimator for the figures
+``advise`` needs (this machine, single catalog GPUs, and a multi-GPU configuration) and
+returns None, rather than failing the advice, when the workload cannot be estimated.
+:func:`rule_context` is the one place the rule context is built, for ``advise`` and for
+``rules explain`` alike.
 """
 
 from __future__ import annotations
@@ -13,7 +15,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from hwadvisor.engine import RuleSet, apply_rules, build_context, load_rules
+from hwadvisor.engine import (
+    Context,
+    Explanation,
+    RuleSet,
+    apply_rules,
+    build_context,
+    explain,
+    load_rules,
+    with_verdict,
+)
 from hwadvisor.engine.paths import LOCAL_PREFIX
 from hwadvisor.errors import HwadvisorError
 from hwadvisor.models.advice import (
@@ -28,7 +39,9 @@ from hwadvisor.models.advice import (
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
 from hwadvisor.models.facts import Facts
+from hwadvisor.models.rules import Rule
 from hwadvisor.models.workload import Scenario, Workload
+from hwadvisor.units import human_bytes
 
 #: Catalog GPUs every recommendation compares against: a budget part, mid-range data
 #: centre parts and the current flagship; the multi-GPU set is an 8-GPU NVLink node.
@@ -37,7 +50,7 @@ MULTI_GPUS = ("a100-80gb", "h100-sxm")
 MULTI_GPU_COUNT = 8
 
 
-def _gpu_ids() -> frozenset[str] | None:
+def catalog_gpu_ids() -> frozenset[str] | None:
     """Catalog ids of kind ``gpu``, so a catalog CPU is never the "best GPU"."""
     try:
         from hwadvisor.catalog import load_devices
@@ -50,7 +63,7 @@ def _gpu_ids() -> frozenset[str] | None:
 def _machine(facts: Facts, from_file: str | None) -> MachineSummary:
     gpus = [
         f"{g.name or g.vendor}"
-        + (f" ({g.memory_total_bytes / 2**30:.0f} GiB)" if g.memory_total_bytes else "")
+        + (f" ({human_bytes(g.memory_total_bytes)})" if g.memory_total_bytes else "")
         for g in facts.gpus
     ]
     torch = facts.software.torch
@@ -95,6 +108,29 @@ def _estimates(report: EstimateReport | None) -> AdviceEstimates:
     return AdviceEstimates(here=here, alternatives=alts)
 
 
+def rule_context(
+    *,
+    facts: Facts,
+    scenario: Scenario,
+    workload: Workload,
+    estimates: EstimateReport | None,
+    bench: BenchReport | None,
+    budget: Budget = Budget.NORMAL,
+    team: Team | None = None,
+) -> Context:
+    """What the rules read for one machine and workload (the first pass's context)."""
+    return build_context(
+        facts=facts,
+        workload=workload,
+        scenario=scenario,
+        bench=bench,
+        estimates=estimates,
+        budget=budget,
+        team=team,
+        gpu_ids=catalog_gpu_ids(),
+    )
+
+
 def advise(
     *,
     facts: Facts,
@@ -114,7 +150,7 @@ def advise(
     """
     bench = bench if bench is not None else facts.bench
     ruleset = rules if rules is not None else load_rules()
-    ctx = build_context(
+    ctx = rule_context(
         facts=facts,
         workload=workload,
         scenario=scenario,
@@ -122,7 +158,6 @@ def advise(
         estimates=estimates,
         budget=budget,
         team=team,
-        gpu_ids=_gpu_ids(),
     )
     outcome = apply_rules(ruleset, ctx, scenario)
     return Advice(
@@ -224,3 +259,16 @@ def _local_estimates(
         return out
     except HwadvisorError:
         return []
+
+
+def explain_in_context(
+    rule: Rule, ruleset: RuleSet, ctx: Context, scenario: Scenario
+) -> Explanation:
+    """Why ``rule`` fires or not, over the context the rules finally saw.
+
+    That is the first pass's context with the verdict added (``verdict.*``), as
+    :func:`~hwadvisor.engine.apply_rules` gives it to the rules that read the verdict; a
+    rule of the first pass reads none of those paths, so it is explained as it ran.
+    """
+    verdict = apply_rules(ruleset, ctx, scenario).verdict
+    return explain(rule, with_verdict(ctx, verdict), scenario)

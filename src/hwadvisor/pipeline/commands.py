@@ -1,0 +1,292 @@
+"""One function per command that gathers inputs and runs the stages: what the CLI calls.
+
+Each function takes the command's options as plain values, reads or probes what it needs
+(:mod:`~hwadvisor.pipeline.inputs`), hands the models to the pure stages (the estimator,
+:func:`~hwadvisor.pipeline.advice.advise`) and returns the document with what the CLI
+needs to pick its exit code. None of them prints or exits: that is the CLI's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hwadvisor.errors import UsageError
+from hwadvisor.models.workload import Budget, Scenario, Team
+from hwadvisor.pipeline.advice import (
+    advise,
+    estimate_for_advice,
+    explain_in_context,
+    rule_context,
+)
+from hwadvisor.pipeline.inputs import (
+    ProgressScope,
+    bench_into_facts,
+    load_bench,
+    load_facts,
+    load_rules,
+    no_progress,
+    probe_here,
+    probe_or_none,
+    quick_bench,
+    scenario_for,
+    workload_for,
+)
+
+if TYPE_CHECKING:
+    from hwadvisor.engine import Explanation
+    from hwadvisor.models.advice import Advice
+    from hwadvisor.models.bench import BenchReport
+    from hwadvisor.models.estimate import EstimateReport
+    from hwadvisor.models.facts import Facts
+    from hwadvisor.models.finding import Finding
+    from hwadvisor.models.workload import Workload
+
+#: The note a command gives when the microbenchmark could not run.
+NO_BENCH_NOTE = "no microbenchmark ({}); estimates use theoretical peaks"
+
+
+def _refuse_both(bench_file: object, no_bench: bool) -> None:
+    if bench_file and no_bench:
+        raise UsageError("--bench-file and --no-bench contradict each other; give one")
+
+
+@dataclass(frozen=True)
+class Checked:
+    """``check``: the facts, and whether Ctrl-C stopped the benchmark added to them."""
+
+    facts: Facts
+    interrupted: bool = False
+
+
+def check_here(
+    *,
+    timeout: float,
+    bench: bool = False,
+    bench_seconds: float | None = None,
+    progress: ProgressScope = no_progress,
+) -> Checked:
+    """Probe this machine; with ``bench``, add the microbenchmark (quick unless timed)."""
+    facts = probe_here(timeout=timeout)
+    if not bench:
+        return Checked(facts)
+    facts, interrupted = bench_into_facts(facts, bench_seconds, progress)
+    return Checked(facts, interrupted)
+
+
+def bench_here(
+    *,
+    device: str = "all",
+    seconds: float | None = None,
+    quick: bool = False,
+    progress: ProgressScope = no_progress,
+    option: str = "--seconds",
+) -> BenchReport:
+    """Microbenchmark ``device`` here within ``seconds`` (``bench``).
+
+    Bad values and a missing torch are refused before the probe spends any time;
+    ``option`` names the time option in that message. The probe's facts give the
+    peaks and cache sizes; when it fails, the benchmark runs without them.
+    """
+    from hwadvisor.bench import run_bench
+    from hwadvisor.bench.devices import parse_device
+    from hwadvisor.bench.runner import check_budget, require_torch
+
+    check_budget(seconds, option)
+    parse_device(device)
+    require_torch()
+    facts = probe_or_none()
+    with progress() as bar:
+        return run_bench(facts=facts, device=device, budget_s=seconds, quick=quick, progress=bar)
+
+
+@dataclass(frozen=True)
+class Recommended:
+    """``recommend``: the advice, and what the CLI says beside it."""
+
+    advice: Advice
+    #: Ctrl-C stopped the benchmark run for this advice (it used the figures so far).
+    interrupted: bool = False
+    #: Lines for stderr (a microbenchmark that could not run).
+    notes: list[str] = field(default_factory=list)
+
+
+def recommend(
+    *,
+    scenario: Scenario,
+    workload: Mapping[str, Any],
+    budget: Budget = Budget.NORMAL,
+    team: Team | None = None,
+    facts_file: str | None = None,
+    bench_file: str | None = None,
+    no_bench: bool = False,
+    rules_dirs: list[str] | None = None,
+    progress: ProgressScope = no_progress,
+) -> Recommended:
+    """Advise for this machine (or the one in ``facts_file``) and a workload.
+
+    ``workload`` holds :func:`~hwadvisor.estimate.build_workload`'s options; the task
+    follows the scenario. Rules and the workload are checked before the benchmark spends
+    its time, and only the machine we are on is measured (a facts file describes another).
+    """
+    _refuse_both(bench_file, no_bench)
+    rules = load_rules(rules_dirs)
+    facts = load_facts(facts_file) if facts_file else probe_here()
+    wl = workload_for(scenario, **workload)
+    bench = load_bench(bench_file) if bench_file else facts.bench
+    notes: list[str] = []
+    interrupted = False
+    if bench is None and not no_bench and not facts_file:
+        attempt = quick_bench(facts, progress)
+        bench = attempt.report
+        if attempt.reason:
+            notes.append(NO_BENCH_NOTE.format(attempt.reason))
+        interrupted = bench is not None and bench.interrupted
+    estimates = estimate_for_advice(wl, facts=facts, bench=bench)
+    advice = advise(
+        facts=facts,
+        scenario=scenario,
+        workload=wl,
+        estimates=estimates,
+        bench=bench,
+        rules=rules,
+        budget=budget,
+        team=team,
+        facts_file=facts_file,
+    )
+    return Recommended(advice, interrupted, notes)
+
+
+def guidance(
+    wl: Workload,
+    *,
+    facts: Facts | None,
+    bench: BenchReport | None,
+    scenario: Scenario,
+    budget: Budget,
+    team: Team | None,
+    catalogs: list[Path] | None = None,
+) -> list[Finding]:
+    """The findings ``recommend`` would give for this workload, budget and team.
+
+    ``facts`` is None only when probing failed: the rules about the machine then have
+    nothing to read and stay silent. Guidance never runs a benchmark of its own.
+    """
+    from hwadvisor.models.facts import Facts
+
+    machine = facts if facts is not None else Facts()
+    estimates = estimate_for_advice(wl, facts=machine, bench=bench, extra_catalogs=catalogs)
+    advice = advise(
+        facts=machine,
+        scenario=scenario,
+        workload=wl,
+        estimates=estimates,
+        bench=bench,
+        budget=budget,
+        team=team,
+    )
+    return list(advice.findings)
+
+
+def estimate(
+    *,
+    workload: Mapping[str, Any],
+    on: list[str] | None = None,
+    gpus: int = 1,
+    bench_file: Path | None = None,
+    no_bench: bool = False,
+    catalogs: list[Path] | None = None,
+    measure: bool = False,
+    scenario: Scenario | None = None,
+    budget: Budget = Budget.NORMAL,
+    team: Team | None = None,
+    progress: ProgressScope = no_progress,
+) -> EstimateReport:
+    """Estimate a workload here and on catalog devices, with the guidance (SPEC §1, §6).
+
+    This machine is probed, and quickly benchmarked without ``bench_file``, only when
+    "here" is among the devices; ``measure`` adds real steps of the user's model here.
+    """
+    from hwadvisor.estimate import build_workload, estimate_workload
+    from hwadvisor.estimate.report import DEFAULT_DEVICES
+
+    _refuse_both(bench_file, no_bench)
+    wl = build_workload(**workload, extra_catalogs=catalogs)
+    devices = on or DEFAULT_DEVICES
+    wants_here = any(d.lower() == "here" for d in devices)
+    facts: Facts | None = None
+    bench = load_bench(bench_file) if bench_file is not None else None
+    reason: str | None = None
+    if wants_here:
+        facts = probe_or_none()
+        if bench is None and not no_bench:
+            attempt = quick_bench(facts, progress)
+            bench, reason = attempt.report, attempt.reason
+    report = estimate_workload(
+        wl, facts=facts, bench=bench, on=devices, gpus=gpus, extra_catalogs=catalogs
+    )
+    if reason:
+        report = _note_here(report, f"no bench figures: {reason}")
+    if measure:
+        from hwadvisor.estimate.measure import measure_here
+
+        report = report.model_copy(update={"estimates": [*report.estimates, measure_here(wl)]})
+    scen = scenario or scenario_for(wl)
+    found = guidance(
+        wl,
+        facts=facts if wants_here else probe_or_none(),
+        bench=bench,
+        scenario=scen,
+        budget=budget,
+        team=team,
+        catalogs=catalogs,
+    )
+    return report.model_copy(
+        update={"scenario": scen, "budget": budget, "team": team, "guidance": found}
+    )
+
+
+def _note_here(report: EstimateReport, note: str) -> EstimateReport:
+    out = []
+    for est in report.estimates:
+        if est.device == "here":
+            est = est.model_copy(update={"assumptions": [*est.assumptions, note]})
+        out.append(est)
+    return report.model_copy(update={"estimates": out})
+
+
+def explain_rule(
+    rule_id: str,
+    *,
+    scenario: Scenario | None = None,
+    workload: Mapping[str, Any] | None = None,
+    budget: Budget = Budget.NORMAL,
+    team: Team | None = None,
+    facts_file: str | None = None,
+    bench_file: str | None = None,
+    rules_dirs: list[str] | None = None,
+) -> Explanation:
+    """Why one rule fires or not here (or for ``facts_file``): ``rules explain``.
+
+    The scenario defaults to the rule's first, else training. No benchmark is run: the
+    figures come from ``bench_file`` or the facts.
+    """
+    ruleset = load_rules(rules_dirs)
+    rule = ruleset.get(rule_id.upper())
+    scen = scenario or (rule.scenarios[0] if rule.scenarios else Scenario.TRAINING)
+    facts = load_facts(facts_file) if facts_file else probe_here()
+    bench = load_bench(bench_file) if bench_file else facts.bench
+    wl = workload_for(scen, **(workload or {}))
+    estimates = estimate_for_advice(wl, facts=facts, bench=bench)
+    ctx = rule_context(
+        facts=facts,
+        scenario=scen,
+        workload=wl,
+        estimates=estimates,
+        bench=bench,
+        budget=budget,
+        team=team,
+    )
+    return explain_in_context(rule, ruleset, ctx, scen)
