@@ -1,4 +1,4 @@
-"""``--measure``: run a few real training (or inference) steps of the user's model here.
+"""``--measure``: time real training (or inference) steps of the user's model here.
 
 The result is labelled measured, never mixed with the estimates: it needs the model's
 code, so catalog entries (which carry only their figures) cannot be measured.
@@ -6,18 +6,19 @@ code, so catalog entries (which carry only their figures) cannot be measured.
 
 from __future__ import annotations
 
-import statistics
-import time
+from collections.abc import Callable
 from typing import Any
 
 from hwadvisor.errors import UsageError
 from hwadvisor.estimate.loading import load_callable, looks_like_user_model
 from hwadvisor.models.estimate import DeviceEstimate
-from hwadvisor.models.workload import Precision, Task, Workload
+from hwadvisor.models.workload import Optimizer, Precision, Task, Workload
 
-#: Steps timed after two warm-up steps (optimizer state allocation, caches).
-STEPS = 3
+#: Untimed steps first: the optimizer allocates its state and caches fill on these.
 WARMUP = 2
+#: Seconds of timed steps: ``torch.utils.benchmark``'s ``blocked_autorange`` repeats
+#: blocks of steps until this much time is spent (at least one block, however slow).
+MIN_RUN_S = 1.0
 
 
 def _input(model: Any, wl: Workload) -> Any:
@@ -30,16 +31,49 @@ def _input(model: Any, wl: Workload) -> Any:
     return torch.randn(shape)
 
 
-def measure_here(wl: Workload, *, steps: int = STEPS) -> DeviceEstimate:
-    """Median seconds of real steps of ``wl``'s model on this CPU, as a measured estimate."""
+def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimate:
+    """Seconds of real steps of ``wl``'s model on this CPU, as a measured estimate.
+
+    The steps are timed by the benchmark's own clock (:func:`hwadvisor.bench.timing.time_statement`,
+    ``torch.utils.benchmark.Timer``) on torch's current number of threads: the median
+    over blocks of steps, after :data:`WARMUP` untimed ones.
+    """
     from hwadvisor.bench.runner import import_torch
+    from hwadvisor.bench.timing import time_statement
 
     if wl.model is None or not looks_like_user_model(wl.model):
         raise UsageError(
             "--measure needs your own model (--model module:callable or file.py:callable)"
         )
     torch = import_torch()  # a broken torch is a clear error (exit 3), not a traceback
-    model = load_callable(wl.model)()
+    step = _one_step(torch, load_callable(wl.model)(), wl)
+    for _ in range(WARMUP):
+        step()
+    threads = torch.get_num_threads()
+    timing = time_statement(step, threads=threads, sync=None, min_run_s=min_run_s)
+    seconds = timing.median_s
+    train = wl.task is Task.TRAIN
+    total = None
+    if wl.dataset_size is not None:
+        steps = -(-int(wl.dataset_size * (wl.epochs if train else 1.0)) // wl.batch_size)
+        total = steps * seconds
+    return DeviceEstimate(
+        device="here",
+        name="this machine (measured)",
+        step_time_s=seconds,
+        total_time_s=total,
+        throughput_samples_s=wl.batch_size / seconds,
+        basis=f"measured: median of {timing.runs} timed runs of real steps here",
+        measured=True,
+        assumptions=[
+            f"measured with torch {torch.__version__}, {threads} threads, "
+            "timed by torch.utils.benchmark"
+        ],
+    )
+
+
+def _one_step(torch: Any, model: Any, wl: Workload) -> Callable[[], None]:
+    """One training step (forward, backward, optimizer) or one inference pass of ``model``."""
     train = wl.task is Task.TRAIN
     model.train(train)
     opt: Any = None
@@ -47,14 +81,13 @@ def measure_here(wl: Workload, *, steps: int = STEPS) -> DeviceEstimate:
         params = model.parameters()
         opt = (
             torch.optim.AdamW(params, lr=1e-4)
-            if wl.optimizer.value == "adamw"
+            if wl.optimizer is Optimizer.ADAMW
             else torch.optim.SGD(params, lr=1e-3, momentum=0.9)
         )
     x = _input(model, wl)
     autocast = wl.precision in (Precision.AMP, Precision.BF16)
-    times: list[float] = []
-    for i in range(steps + WARMUP):
-        start = time.perf_counter()
+
+    def step() -> None:
         with (
             torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast),
             torch.set_grad_enabled(train),
@@ -65,22 +98,8 @@ def measure_here(wl: Workload, *, steps: int = STEPS) -> DeviceEstimate:
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-        if i >= WARMUP:
-            times.append(time.perf_counter() - start)
-    step = statistics.median(times)
-    total = None
-    if wl.dataset_size is not None:
-        total = -(-int(wl.dataset_size * (wl.epochs if train else 1.0)) // wl.batch_size) * step
-    return DeviceEstimate(
-        device="here",
-        name="this machine (measured)",
-        step_time_s=step,
-        total_time_s=total,
-        throughput_samples_s=wl.batch_size / step,
-        basis=f"measured: median of {steps} real steps here",
-        measured=True,
-        assumptions=[f"measured with torch {torch.__version__}, {torch.get_num_threads()} threads"],
-    )
+
+    return step
 
 
 def _tensors(obj: Any) -> list[Any]:
