@@ -15,30 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from hwadvisor.engine.context import Context
+from hwadvisor.units import duration, human_bytes
 
 _PLACEHOLDER = re.compile(
     r"\{(?P<path>[a-z][a-z0-9_]*(?:\.[a-z0-9][a-z0-9_]*){0,7})(?:\|(?P<filter>[a-z_]+))?(?::(?P<spec>[<>^]?[+]?[0-9]{0,3}(?:\.[0-9]{1,2})?[fegd%]?))?\}"
 )
 _SPEC_RE = re.compile(r"^[<>^]?[+]?[0-9]{0,3}(?:\.[0-9]{1,2})?[fegd%]?$")
-
-
-def _gib(value: Any) -> str:
-    return f"{float(value) / 2**30:.1f} GiB"
-
-
-def _gb(value: Any) -> str:
-    return f"{float(value) / 1e9:.1f} GB"
-
-
-def _duration(value: Any) -> str:
-    s = float(value)
-    if s < 90:
-        return f"{s:.0f} s"
-    if s < 90 * 60:
-        return f"{s / 60:.0f} min"
-    if s < 48 * 3600:
-        return f"{s / 3600:.1f} h"
-    return f"{s / 86400:.1f} days"
 
 
 def _listing(value: Any) -> str:
@@ -56,9 +38,9 @@ def _billions(value: Any) -> str:
 
 #: Filters a placeholder may name: each turns a known value into text.
 FILTERS: dict[str, Callable[[Any], str]] = {
-    "gib": _gib,
-    "gb": _gb,
-    "duration": _duration,
+    "gib": human_bytes,
+    "gb": lambda value: human_bytes(value, decimal=True),
+    "duration": duration,
     "list": _listing,
     "count": _count,
     "params": _billions,

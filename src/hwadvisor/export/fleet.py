@@ -27,6 +27,7 @@ from hwadvisor.export.roles import node_roles
 from hwadvisor.models.common import Document, Versioned
 from hwadvisor.models.estimate import DeviceEstimate
 from hwadvisor.models.workload import Task, Workload
+from hwadvisor.units import duration, human_bytes
 
 
 class FleetStatus(str, Enum):
@@ -105,10 +106,6 @@ class Candidate:
     advice: str | None = None
 
 
-def _gib(n: int | None) -> str:
-    return "?" if n is None else f"{n / 1024**3:.1f} GiB"
-
-
 def _device(estimate: DeviceEstimate) -> str:
     # The estimator names this machine's CPU "here"; anything else is a catalog GPU.
     if estimate.device == "here":
@@ -122,7 +119,7 @@ def _judge(workload: Workload, est: DeviceEstimate) -> tuple[FleetStatus, float 
         return (
             FleetStatus.NO_FIT,
             est.total_time_s,
-            f"needs {_gib(est.memory_bytes)}, has {_gib(est.device_memory_bytes)}",
+            f"needs {human_bytes(est.memory_bytes)}, has {human_bytes(est.device_memory_bytes)}",
         )
     if workload.task is Task.INFER:
         step = est.step_time_s
@@ -151,7 +148,7 @@ def _judge(workload: Workload, est: DeviceEstimate) -> tuple[FleetStatus, float 
     if total is None:
         return FleetStatus.UNKNOWN, None, "no time estimate"
     deadline_s = workload.deadline_hours * 3600
-    hours = f"{total / 3600:.2f} h" if total < 48 * 3600 else f"{total / 86400:.1f} days"
+    hours = duration(total)
     if total > deadline_s:
         return FleetStatus.TOO_SLOW, total, f"{hours} > {workload.deadline_hours:g} h deadline"
     status = FleetStatus.FITS if est.fits else FleetStatus.UNKNOWN
@@ -195,7 +192,8 @@ def rank_fleet(
                     "hostname": facts.host.hostname,
                     "device": _device(est),
                     "gpus": [
-                        f"{g.name or g.vendor} {_gib(g.memory_total_bytes)}" for g in facts.gpus
+                        f"{g.name or g.vendor} {human_bytes(g.memory_total_bytes)}"
+                        for g in facts.gpus
                     ],
                     "usable_cores": facts.cpu.usable_cores,
                     "status": status,

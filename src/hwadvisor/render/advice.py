@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hwadvisor.render import human_bytes, stdout_console, yes_no
+from hwadvisor.render import stdout_console, yes_no
+from hwadvisor.units import duration, human_bytes
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -13,19 +14,6 @@ if TYPE_CHECKING:
 
 _SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 _DEVICE_TEXT = {"cpu": "CPU", "gpu": "one GPU", "multi_gpu": "several GPUs"}
-
-
-def duration(seconds: float | None) -> str:
-    """Seconds as '45 s', '12 min', '3.5 h' or '2.1 days'; 'unknown' for None."""
-    if seconds is None:
-        return "unknown"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 48 * 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
 
 
 def _verdict(doc: Advice, con: Console) -> None:

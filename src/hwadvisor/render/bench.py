@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hwadvisor.render import stdout_console
+from hwadvisor.units import duration
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -113,14 +114,14 @@ def render_bench(report: BenchReport, console: Console | None = None) -> None:
         con.print("\n[bold]Not measured[/]")
         for s in report.skipped:
             con.print(f"  • {s.device} {s.kernel} {s.dtype}: {s.reason}", markup=False)
-    footer = f"\n{report.elapsed_s:.1f} s of a {report.budget_s:.1f} s budget, torch {report.torch_version}"
+    footer = f"\n{duration(report.elapsed_s)} of a {duration(report.budget_s)} budget, torch {report.torch_version}"
     if report.interrupted:
         footer += " [bold yellow](interrupted: partial figures)[/]"
     elif report.elapsed_s > report.budget_s * 1.1:
         footer += (
             "\n[yellow]over the budget: every kernel is measured at least once"
             + (
-                f", and importing torch alone took {report.torch_import_s:.1f} s"
+                f", and importing torch alone took {duration(report.torch_import_s)}"
                 if report.torch_import_s
                 else ""
             )

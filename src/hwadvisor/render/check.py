@@ -9,7 +9,8 @@ from rich.panel import Panel
 from rich.table import Table
 
 from hwadvisor.models.plain import ProbeStatus
-from hwadvisor.render import human_bytes, stdout_console, yes_no
+from hwadvisor.render import stdout_console, yes_no
+from hwadvisor.units import human_bytes
 
 if TYPE_CHECKING:
     from typing import TypeAlias

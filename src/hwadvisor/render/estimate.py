@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from hwadvisor.render import human_bytes, stdout_console
+from hwadvisor.render import stdout_console
+from hwadvisor.units import duration, human_bytes
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -14,21 +15,6 @@ if TYPE_CHECKING:
     from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
 
 BAR_WIDTH = 40
-
-
-def human_time(seconds: float | None) -> str:
-    """Seconds as ms / s / min / h / days with three significant figures, or 'unknown'."""
-    if seconds is None:
-        return "unknown"
-    for limit, unit, div in (
-        (1.0, "ms", 1e-3),
-        (120.0, "s", 1.0),
-        (7200.0, "min", 60.0),
-        (172800.0, "h", 3600.0),
-    ):
-        if seconds < limit:
-            return f"{seconds / div:.3g} {unit}"
-    return f"{seconds / 86400.0:.3g} days"
 
 
 def _fit(est: DeviceEstimate) -> str:
@@ -58,8 +44,8 @@ def _table(report: EstimateReport) -> object:
     for est in report.estimates:
         table.add_row(
             _label(est),
-            human_time(est.step_time_s),
-            human_time(est.total_time_s),
+            duration(est.step_time_s),
+            duration(est.total_time_s),
             f"{est.throughput_samples_s:,.1f}" if est.throughput_samples_s else "unknown",
             human_bytes(est.memory_bytes),
             human_bytes(est.device_memory_bytes),
@@ -89,7 +75,7 @@ def _chart(console: Console, report: EstimateReport) -> None:
         frac = (math.log10(t / lo) / span) if span else 1.0
         n = max(1, round(4 + frac * (BAR_WIDTH - 4)))
         colour = "green" if est.fits else ("red" if est.fits is False else "yellow")
-        console.print(f"  {_label(est):<{width}}  [{colour}]{'█' * n}[/] {human_time(t)}")
+        console.print(f"  {_label(est):<{width}}  [{colour}]{'█' * n}[/] {duration(t)}")
 
 
 def render_estimate(

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from hwadvisor.export.fleet import FleetReport, FleetStatus
 from hwadvisor.models.workload import Task
-from hwadvisor.render import human_bytes, stdout_console
+from hwadvisor.render import stdout_console
+from hwadvisor.units import duration, human_bytes
 
 _STYLE = {
     FleetStatus.FITS: "[bold green]fits[/]",
@@ -15,21 +16,6 @@ _STYLE = {
     FleetStatus.TOO_SLOW: "[red]too slow[/]",
     FleetStatus.NO_FIT: "[bold red]does not fit[/]",
 }
-
-
-def human_time(seconds: float | None) -> str:
-    """Seconds as ms / s / min / h / days, or 'unknown'."""
-    if seconds is None:
-        return "unknown"
-    for limit, unit, div in (
-        (1, "ms", 1e-3),
-        (120, "s", 1),
-        (7200, "min", 60),
-        (172800, "h", 3600),
-    ):
-        if seconds < limit:
-            return f"{seconds / div:.1f} {unit}"
-    return f"{seconds / 86400:.1f} days"
 
 
 def render_fleet(report: FleetReport) -> None:
@@ -66,7 +52,7 @@ def render_fleet(report: FleetReport) -> None:
         if m.recommended_device is not None:
             fit = {True: "fits", False: "falls short", None: "fit unknown"}[m.rules_fit]
             verdict += f"\n[dim]rules: {m.recommended_device}, {fit}[/]"
-        table.add_row(str(m.rank), name, runs_on, verdict, human_time(m.time_s), memory, m.reason)
+        table.add_row(str(m.rank), name, runs_on, verdict, duration(m.time_s), memory, m.reason)
     if report.machines:
         console.print(table)
     else:
