@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from hwadvisor.models.facts_plain import Gpu, ProbeRecord
+from hwadvisor.models.facts import Gpu, ProbeRecord
 from hwadvisor.models.plain import to_json_value
 from hwadvisor.probe import nvidia
 from hwadvisor.probe.nvml_fake import FakeNvml

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hwadvisor.models.facts_plain import Gpu, ProbeRecord
+from hwadvisor.models.facts import Gpu, ProbeRecord
 from hwadvisor.models.plain import ProbeStatus
 from hwadvisor.probe import nvidia
 from hwadvisor.probe.runner import ProbeLog

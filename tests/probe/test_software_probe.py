@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hwadvisor.models.facts_plain import Gpu, TorchInfo
+from hwadvisor.models.facts import Gpu, TorchInfo
 from hwadvisor.probe import nvidia
 from hwadvisor.probe.nvml_fake import FakeNvml
 from hwadvisor.probe.runner import ProbeLog

@@ -94,6 +94,14 @@ class DeviceEntry(_Entry):
     all_core_ghz: float | None = Field(
         None, gt=0, description="CPU: sustained all-core turbo clock, where the vendor states it"
     )
+    # LLM serving on unified memory (issue 12).
+    gpu_memory_fraction: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="SoC: share of unified memory the GPU may hold (Metal's working-set limit)",
+    )
+    gpu_memory_source: str | None = Field(None, description="where gpu_memory_fraction comes from")
 
 
 class ModelKindName(str, Enum):
@@ -152,5 +160,23 @@ class ModelEntry(_Entry):
         description="samples in that data set's training split (the default --dataset-size)",
     )
     activation_depends_on: str
+    # The LLM shape of a decoder, from its published config.json (issue 12).
+    head_dim: int | None = Field(None, gt=0, description="attention head width (config head_dim)")
+    intermediate: int | None = Field(None, gt=0, description="MLP width (intermediate_size)")
+    tied_embeddings: bool | None = Field(None, description="lm_head shares the embedding matrix")
+    attention_bias: bool | None = Field(None, description="q/k/v projections have biases (Qwen2)")
+    norms_per_layer: int | None = Field(None, gt=0, description="norm weight vectors per layer")
+    experts: int | None = Field(None, gt=0, description="MoE: experts per layer")
+    experts_per_token: int | None = Field(None, gt=0, description="MoE: experts routed per token")
+    active_params: int | None = Field(None, gt=0, description="MoE: parameters one token uses")
+    sliding_window: int | None = Field(None, gt=0, description="sliding-window attention span")
+    sliding_layers: str | None = Field(
+        None,
+        pattern=r"^(all|alternate)$",
+        description="which layers slide: all, or alternate (layer 0 sliding, 1 global, ...)",
+    )
+    max_context: int | None = Field(None, gt=0, description="max_position_embeddings")
+    dtype: str | None = Field(None, description="torch_dtype of the published checkpoint")
+    hf_repo: str | None = Field(None, description="the Hugging Face repository of the config")
     source: str = Field(min_length=3)
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")

@@ -3,8 +3,8 @@
 Provisioning scripts run ``check --json`` on every node, often; building typer's command
 tree costs more than the probe itself on a small machine. When the arguments are exactly
 the simple form, :func:`try_fast_check` runs the same probe the typer command runs, and
-prints the JSON (or the panels) from the probe's plain dataclasses without building the
-pydantic models (see :mod:`hwadvisor.models.plain`); anything else (help, ``--bench``, a
+prints the JSON (or the panels) from the facts dataclasses without importing pydantic
+(see :mod:`hwadvisor.models.facts`); anything else (help, ``--bench``, a
 malformed value) returns ``None`` and the full CLI handles it, with its usual messages.
 """
 
@@ -52,16 +52,16 @@ def try_fast_check(args: list[str]) -> int | None:
     as_json, output, timeout = parsed
     from hwadvisor.cli._common import emit
     from hwadvisor.models.plain import to_json_value
-    from hwadvisor.probe import probe_plain
+    from hwadvisor.probe import probe_machine
 
-    facts = probe_plain(timeout=timeout)
+    facts = probe_machine(timeout=timeout)
     document = to_json_value(facts)
     assert isinstance(document, dict)
 
     def render(_doc: dict[str, object]) -> None:
         from hwadvisor.render.check import render_facts
 
-        render_facts(facts)  # the plain dataclasses: no pydantic here either
+        render_facts(facts)  # the dataclasses: no pydantic here either
 
     emit(document, as_json=as_json, output=output, render=render)
     return 0

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hwadvisor.models.facts_plain import Gpu, Software, TorchInfo
+from hwadvisor.models.facts import Gpu, Software, TorchInfo
 from hwadvisor.probe.runner import ProbeLog
 from hwadvisor.probe.seams import Seams
 

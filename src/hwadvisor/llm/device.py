@@ -1,0 +1,124 @@
+"""The device figures LLM serving is priced on: plain numbers, from the catalog or measured.
+
+A :class:`DeviceSpec` is what :mod:`hwadvisor.llm.serving` and :mod:`hwadvisor.llm.fit`
+take: peak FLOP/s per compute type, memory bandwidth with the fraction of it streaming
+reaches, memory size and the share of it a GPU may use. Build one from a catalog entry
+(:meth:`DeviceSpec.from_catalog`) or from this machine's measured bandwidth and threads
+(:meth:`DeviceSpec.measured_cpu`), so the estimator can use either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from hwadvisor.catalog.schema import DeviceEntry
+from hwadvisor.errors import UsageError
+
+#: Where a device lacks a compute type, the next one tried (then fp32).
+_FALLBACK = {
+    "fp8": ("fp16", "bf16"),
+    "int8": ("fp16", "bf16"),
+    "bf16": ("fp16",),
+    "fp16": ("bf16",),
+}
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """One device (or one GPU of a group) in the units serving uses (bytes, FLOP/s)."""
+
+    name: str
+    kind: str  # gpu, cpu, soc
+    memory_bytes: float
+    bandwidth_bytes_s: float
+    peak_flops: Mapping[str, float]
+    memory_fraction: float = 0.9
+    gemm_fraction: float = 0.75
+    usable_memory_fraction: float = 1.0
+    link_bytes_s: float | None = None
+    threads: int | None = None
+    source: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        """Refuse non-positive sizes and rates."""
+        if self.memory_bytes <= 0 or self.bandwidth_bytes_s <= 0:
+            raise UsageError(f"device {self.name}: memory and bandwidth must be positive")
+        if not self.peak_flops or min(self.peak_flops.values()) <= 0:
+            raise UsageError(f"device {self.name}: needs a positive peak FLOP/s")
+        for name in ("memory_fraction", "gemm_fraction", "usable_memory_fraction"):
+            if not 0 < getattr(self, name) <= 1:
+                raise UsageError(f"device {self.name}: {name} must be in (0, 1]")
+
+    def flops(self, compute: str) -> tuple[float, str]:
+        """Peak FLOP/s for ``compute`` and the type it really is (fp8 on a part without: fp16)."""
+        for key in (compute, *_FALLBACK.get(compute, ()), "fp32"):
+            if self.peak_flops.get(key):
+                return float(self.peak_flops[key]), key
+        key, value = max(self.peak_flops.items(), key=lambda kv: kv[1])
+        return float(value), key
+
+    @property
+    def effective_bandwidth(self) -> float:
+        """Bytes/s that streaming reaches: bandwidth x achieved fraction."""
+        return self.bandwidth_bytes_s * self.memory_fraction
+
+    @property
+    def usable_memory(self) -> float:
+        """Bytes a model may occupy (all of a GPU; the Metal working-set share of a Mac)."""
+        return self.memory_bytes * self.usable_memory_fraction
+
+    @classmethod
+    def from_catalog(cls, entry: DeviceEntry) -> DeviceSpec:
+        """The catalog's datasheet figures, with its achieved fractions of peak."""
+        peaks = {
+            k: v * 1e12
+            for k, v in entry.peaks_tflops.model_dump().items()
+            if isinstance(v, (int, float)) and v > 0
+        }
+        achieved = entry.achieved
+        link = entry.interconnect.gb_s_per_direction
+        return cls(
+            name=entry.id,
+            kind=entry.kind.value,
+            memory_bytes=float(entry.memory_bytes),
+            bandwidth_bytes_s=entry.bandwidth_gb_s * 1e9,
+            peak_flops=peaks,
+            memory_fraction=achieved.memory,
+            gemm_fraction=achieved.gemm,
+            usable_memory_fraction=getattr(entry, "gpu_memory_fraction", None) or 1.0,
+            link_bytes_s=link * 1e9 if link else None,
+            source=f"catalog:{entry.id} ({entry.source}); achieved: {achieved.source}",
+        )
+
+    @classmethod
+    def measured_cpu(
+        cls,
+        *,
+        name: str,
+        bandwidth_bytes_s: float,
+        threads: int,
+        flops_per_thread: float,
+        memory_bytes: float,
+    ) -> DeviceSpec:
+        """This machine's CPU as measured: streaming bandwidth and per-thread matmul rate.
+
+        Measured figures are already achieved rates, so both fractions are 1. The compute
+        rate is ``threads`` x ``flops_per_thread`` for every type (llama.cpp's CPU kernels
+        run quantized dot products; pricing them at the measured fp32 rate is conservative).
+        """
+        if threads <= 0 or flops_per_thread <= 0:
+            raise UsageError("threads and flops_per_thread must be positive")
+        rate = threads * flops_per_thread
+        return cls(
+            name=name,
+            kind="cpu",
+            memory_bytes=memory_bytes,
+            bandwidth_bytes_s=bandwidth_bytes_s,
+            peak_flops={"fp32": rate, "fp16": rate, "bf16": rate, "int8": rate},
+            memory_fraction=1.0,
+            gemm_fraction=1.0,
+            threads=threads,
+            source="measured on this machine",
+        )

@@ -1,0 +1,72 @@
+"""Serving engine classes (llama.cpp, vLLM, transformers): overheads and memory reserve.
+
+The data is ``hwadvisor/catalog/data/engines.yaml``, every figure with its source.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hwadvisor.errors import CatalogError, UsageError
+from hwadvisor.llm._data import shipped_list
+
+
+class Engine(BaseModel):
+    """One engine class: per-step kernel overhead, micro-batch, memory it takes or leaves."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    name: str
+    memory_utilization: float = Field(gt=0, le=1)
+    small_kernels_per_layer: int = Field(ge=0)
+    kernel_us: float = Field(ge=0)
+    micro_batch: int = Field(ge=0, description="prompt tokens per forward pass; 0 = all")
+    dequantize_for_prefill: bool
+    context_bytes: int = Field(ge=0)
+    sources: dict[str, str]
+
+    def step_overhead_s(self, layers: int) -> float:
+        """Fixed cost of one forward step: small kernels of every layer at kernel_us each."""
+        return layers * self.small_kernels_per_layer * self.kernel_us * 1e-6
+
+    def passes(self, prompt_tokens: int) -> int:
+        """Forward passes a prompt of ``prompt_tokens`` takes (micro-batches)."""
+        if self.micro_batch <= 0 or prompt_tokens <= 0:
+            return 1
+        return -(-prompt_tokens // self.micro_batch)
+
+
+@lru_cache(maxsize=1)
+def load_engines() -> dict[str, Engine]:
+    """Every shipped engine class by id."""
+    out: dict[str, Engine] = {}
+    for raw in shipped_list("engines.yaml", "engines"):
+        try:
+            eng = Engine.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise CatalogError(
+                f"engine {raw.get('id')}: {'.'.join(map(str, first['loc']))}: {first['msg']}",
+                where="hwadvisor/catalog/data/engines.yaml",
+            ) from exc
+        out[eng.id] = eng
+    return out
+
+
+def find_engine(ident: str) -> Engine:
+    """The engine ``ident`` (llama.cpp, vllm, transformers); unknown -> UsageError."""
+    engines = load_engines()
+    key = ident.strip().lower()
+    key = {"llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "hf": "transformers"}.get(key, key)
+    if key not in engines:
+        raise UsageError(f"unknown engine '{ident}'; choose one of {', '.join(engines)}")
+    return engines[key]
+
+
+def default_engine(device_kind: str, format_id: str) -> Engine:
+    """llama.cpp for GGUF formats and for CPUs/Apple chips; vLLM for other GPU serving."""
+    ggml = format_id in {"q8_0", "q4_0", "q4_k_m"}
+    return find_engine("llama.cpp" if ggml or device_kind != "gpu" else "vllm")

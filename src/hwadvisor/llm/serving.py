@@ -1,0 +1,233 @@
+"""Serving speed: prefill and decode tokens/s, time to first token, tokens/s at a concurrency.
+
+Physics, per forward step on one device (or a tensor-parallel group of ``tp``):
+
+- **prefill** is compute-bound: ``arch.prefill_flops`` (2 x active matrix parameters per
+  token + causal attention) at peak x achieved GEMM fraction, never faster than reading
+  the weights once per micro-batch; engines that dequantize block formats to fp16 before
+  a GEMM (llama.cpp's cuBLAS path) also pay reading the blocks and writing fp16 once per
+  micro-batch; plus the engine's small-kernel overhead per pass.
+- **decode** reads, per step, the weights a token uses (routed experts, the lm_head) and
+  the KV cache of every sequence at its current context, at bandwidth x achieved fraction
+  (compute-bound instead once the batch is large), plus layers x small kernels x their
+  fixed cost. At a concurrency of B the weights are read once for all B sequences, so
+  aggregate tokens/s grows until the step becomes compute-bound. A mixture of experts
+  touches E x (1 - (1 - k/E)^B) experts per layer at batch B.
+- **tensor parallel** divides bytes and FLOPs by tp and adds two all-reduces per layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hwadvisor.errors import UsageError
+from hwadvisor.llm.arch import LlmArch
+from hwadvisor.llm.device import DeviceSpec
+from hwadvisor.llm.engines import Engine
+from hwadvisor.llm.fit import MemoryFit, memory_fit
+from hwadvisor.llm.formats import QuantFormat
+
+#: Fixed cost of one small all-reduce inside a node (assumed; NCCL's small-message latency).
+ALLREDUCE_LATENCY_S = 10e-6
+#: Link rate when the device names none (PCIe 4.0 x16, 32 GB/s per direction).
+DEFAULT_LINK_BYTES_S = 32e9
+
+
+@dataclass(frozen=True)
+class ServingRequest:
+    """What is served: prompt and output lengths, the context reserved, the concurrency."""
+
+    prompt_tokens: int = 512
+    output_tokens: int = 128
+    context: int = 4096
+    concurrency: int = 1
+    kv_bytes_per_element: float = 2
+
+    def __post_init__(self) -> None:
+        """Refuse lengths and counts that cannot be served (one UsageError line)."""
+        if self.context <= 0:
+            raise UsageError(f"--context must be a positive number of tokens, got {self.context}")
+        if self.prompt_tokens < 0 or self.output_tokens < 0:
+            raise UsageError("--prompt-tokens and --output-tokens must not be negative")
+        if self.concurrency <= 0:
+            raise UsageError(f"--concurrency must be at least 1, got {self.concurrency}")
+        if self.prompt_tokens + self.output_tokens > self.context:
+            raise UsageError(
+                f"prompt ({self.prompt_tokens}) + output ({self.output_tokens}) tokens exceed "
+                f"the context of {self.context}"
+            )
+
+    @property
+    def decode_context(self) -> int:
+        """The mean context while the output is generated: prompt + output / 2."""
+        return max(1, self.prompt_tokens + self.output_tokens // 2)
+
+
+@dataclass(frozen=True)
+class ServingEstimate:
+    """Speed and memory of serving one model on one device (or a tensor-parallel group)."""
+
+    prefill_tokens_per_s: float
+    decode_tokens_per_s: float
+    aggregate_tokens_per_s: float
+    ttft_s: float
+    requests_per_s: float
+    kv_cache_bytes_per_token: float
+    max_concurrency: int
+    decode_bound: str  # "memory" or "compute"
+    memory: MemoryFit
+    compute_type: str
+    assumptions: tuple[str, ...] = field(default=())
+
+
+def experts_touched(arch: LlmArch, batch: int) -> float:
+    """Mean distinct experts per layer that ``batch`` tokens route to (k of E each)."""
+    if not arch.is_moe:
+        return 1.0
+    e, k = arch.experts, arch.experts_per_token
+    return e * (1 - (1 - k / e) ** batch)
+
+
+def _overhead(engine: Engine, device: DeviceSpec, arch: LlmArch) -> float:
+    # A CPU runs each operator in the calling threads: no kernel launches to pay for.
+    return 0.0 if device.kind == "cpu" else engine.step_overhead_s(arch.layers)
+
+
+def _allreduce_s(arch: LlmArch, device: DeviceSpec, tp: int, tokens: int) -> float:
+    """Two all-reduces per layer of ``tokens`` x hidden 16-bit activations (ring)."""
+    if tp <= 1:
+        return 0.0
+    link = device.link_bytes_s or DEFAULT_LINK_BYTES_S
+    message = tokens * arch.hidden * 2
+    return 2 * arch.layers * (ALLREDUCE_LATENCY_S + 2 * (tp - 1) / tp * message / link)
+
+
+def prefill_seconds(
+    arch: LlmArch, fmt: QuantFormat, engine: Engine, device: DeviceSpec, tokens: int, tp: int = 1
+) -> float:
+    """Seconds to process a prompt of ``tokens`` (compute-bound, per micro-batch passes)."""
+    tokens = max(1, tokens)
+    passes = engine.passes(tokens)
+    per_pass = -(-tokens // passes)
+    peak, _ = device.flops(fmt.compute)
+    rate = peak * device.gemm_fraction * tp
+    experts = experts_touched(arch, per_pass)
+    weights = fmt.bytes_read_per_step(arch, experts) / tp
+    bandwidth = device.effective_bandwidth * tp
+    compute = arch.prefill_flops(tokens) / rate
+    floor = passes * weights / bandwidth
+    dequant = 0.0
+    if engine.dequantize_for_prefill and fmt.block_quantized and per_pass > 8:
+        params = arch.body_matrix_params(experts) / tp
+        dequant = passes * params * (fmt.bits_per_weight / 8 + 2) / bandwidth
+    overhead = passes * _overhead(engine, device, arch)
+    return (
+        max(compute, floor) + dequant + overhead + passes * _allreduce_s(arch, device, tp, per_pass)
+    )
+
+
+def decode_step_seconds(
+    arch: LlmArch,
+    fmt: QuantFormat,
+    engine: Engine,
+    device: DeviceSpec,
+    *,
+    context: int,
+    batch: int = 1,
+    tp: int = 1,
+    kv_bytes_per_element: float = 2,
+) -> tuple[float, str]:
+    """Seconds of one decode step of ``batch`` sequences at ``context``, and its bound."""
+    weights = fmt.bytes_read_per_step(arch, experts_touched(arch, batch))
+    kv = batch * arch.kv_cache_bytes(context, kv_bytes_per_element)
+    memory = (weights + kv) / (device.effective_bandwidth * tp)
+    peak, _ = device.flops(fmt.compute)
+    compute = batch * arch.flops_per_token(context) / (peak * device.gemm_fraction * tp)
+    fixed = _overhead(engine, device, arch) + _allreduce_s(arch, device, tp, batch)
+    return max(memory, compute) + fixed, "memory" if memory >= compute else "compute"
+
+
+def estimate_serving(
+    arch: LlmArch,
+    fmt: QuantFormat,
+    engine: Engine,
+    device: DeviceSpec,
+    request: ServingRequest | None = None,
+    *,
+    tp: int = 1,
+) -> ServingEstimate:
+    """Tokens/s, time to first token, requests/s and the memory fit of serving ``arch``."""
+    req = request or ServingRequest()
+    kvb = req.kv_bytes_per_element
+    prompt = req.prompt_tokens or 1
+    prefill = prefill_seconds(arch, fmt, engine, device, prompt, tp)
+    ctx = req.decode_context
+    one, _ = decode_step_seconds(
+        arch, fmt, engine, device, context=ctx, tp=tp, kv_bytes_per_element=kvb
+    )
+    step, bound = decode_step_seconds(
+        arch,
+        fmt,
+        engine,
+        device,
+        context=ctx,
+        batch=req.concurrency,
+        tp=tp,
+        kv_bytes_per_element=kvb,
+    )
+    fit = memory_fit(
+        arch,
+        fmt,
+        engine,
+        device,
+        context=req.context,
+        concurrency=req.concurrency,
+        prompt_tokens=req.prompt_tokens,
+        tp=tp,
+        kv_bytes_per_element=kvb,
+    )
+    b = req.concurrency
+    per_batch = b * prefill + req.output_tokens * step
+    _, compute_type = device.flops(fmt.compute)
+    return ServingEstimate(
+        prefill_tokens_per_s=prompt / prefill,
+        decode_tokens_per_s=1 / one,
+        aggregate_tokens_per_s=b / step,
+        ttft_s=prefill,
+        requests_per_s=b / per_batch if per_batch > 0 else 0.0,
+        kv_cache_bytes_per_token=arch.kv_bytes_per_token(req.context, kvb),
+        max_concurrency=fit.max_concurrency,
+        decode_bound=bound,
+        memory=fit,
+        compute_type=compute_type,
+        assumptions=_assumptions(arch, fmt, engine, device, req, compute_type),
+    )
+
+
+def _assumptions(
+    arch: LlmArch,
+    fmt: QuantFormat,
+    engine: Engine,
+    device: DeviceSpec,
+    req: ServingRequest,
+    compute: str,
+) -> tuple[str, ...]:
+    notes = [
+        f"weights in {fmt.id} ({fmt.bits_per_weight:g} bits per weight; {fmt.source})",
+        f"decode at the mean context {req.decode_context} (prompt {req.prompt_tokens} + half of "
+        f"{req.output_tokens} output tokens); KV cache {req.kv_bytes_per_element:g} bytes per element",
+        f"engine {engine.id}: {engine.small_kernels_per_layer} small kernels per layer at "
+        f"{engine.kernel_us:g} us, memory utilization {engine.memory_utilization:g}",
+        f"bandwidth x {device.memory_fraction:g} and GEMM at {device.gemm_fraction:g} of the "
+        f"{compute} peak ({device.source})",
+    ]
+    if arch.is_moe:
+        notes.append(
+            f"mixture of experts: speed priced on {arch.params_active / 1e9:.1f} B active "
+            f"parameters, memory holds all {arch.params_total / 1e9:.1f} B"
+        )
+    if compute != fmt.compute:
+        notes.append(f"{device.name} has no {fmt.compute} peak: {compute} used")
+    if device.kind == "cpu":
+        notes.append("CPU: operators run in the calling threads, no kernel launch overhead")
+    return tuple(notes)
