@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hwadvisor.models.common import ProbeStatus
-from hwadvisor.models.facts_plain import Memory
+from hwadvisor.models.facts import Memory
 from hwadvisor.probe.apple import WORKING_SET_SHARE, probe_apple
 from hwadvisor.probe.runner import ProbeLog
 from hwadvisor.probe.seams import HostFS, Seams, SystemInfo

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from hwadvisor.models.facts_plain import CpuFeatures
+from hwadvisor.models.facts import CpuFeatures
 from hwadvisor.probe.cpu_peak import PeakInputs, peak_gflops
 
 FEATURE_NAMES = {f.name for f in dataclasses.fields(CpuFeatures)}

@@ -1,14 +1,21 @@
-"""Pieces every document shares: the schema version, the tool stamp, probe records."""
+"""The pydantic base of the documents other than facts, and reading any document back.
+
+``Document`` and ``Versioned`` (schema version and tool stamp) are the base of the bench,
+advice, estimate and rules documents; the facts are dataclasses of their own
+(:mod:`hwadvisor.models.facts`, whose ``ProbeRecord`` is re-exported here).
+:func:`validate_document` checks the version and turns a validation error into one line
+naming the field, for every document alike.
+"""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hwadvisor import __version__
 from hwadvisor.errors import FactsError
-from hwadvisor.models.plain import SCHEMA_MAJOR, SCHEMA_VERSION, ProbeStatus
+from hwadvisor.models.facts import ProbeRecord
+from hwadvisor.models.plain import SCHEMA_MAJOR, SCHEMA_VERSION, ProbeStatus, ToolInfo
 
 __all__ = [
     "SCHEMA_MAJOR",
@@ -33,23 +40,6 @@ class Document(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
 
-class ToolInfo(Document):
-    """Which program wrote a document."""
-
-    name: str = "hwadvisor"
-    version: str = __version__
-
-
-class ProbeRecord(Document):
-    """What one probe did: its status, where it read from, how long it took, why it failed."""
-
-    name: str
-    status: ProbeStatus
-    source: str | None = None
-    elapsed_ms: float | None = Field(None, ge=0, allow_inf_nan=False)
-    error: str | None = None
-
-
 class Versioned(Document):
     """A top-level document: schema version and tool stamp."""
 
@@ -57,7 +47,15 @@ class Versioned(Document):
     tool: ToolInfo = Field(default_factory=ToolInfo)
 
 
-D = TypeVar("D", bound=Versioned)
+D = TypeVar("D", covariant=True)
+
+
+class Validates(Protocol[D]):
+    """A document class: a pydantic model, or a facts dataclass (``models.facts.Part``)."""
+
+    def model_validate(self, obj: Any) -> D:
+        """``obj`` validated into the document; raises pydantic's ``ValidationError``."""
+        ...
 
 
 def check_schema_version(data: dict[str, Any], *, where: str, what: str) -> None:
@@ -77,7 +75,7 @@ def check_schema_version(data: dict[str, Any], *, where: str, what: str) -> None
         )
 
 
-def validate_document(model: type[D], data: dict[str, Any], *, where: str, what: str) -> D:
+def validate_document(model: Validates[D], data: dict[str, Any], *, where: str, what: str) -> D:
     """Check the version, then validate ``data`` as ``model``; errors name the field."""
     check_schema_version(data, where=where, what=what)
     try:

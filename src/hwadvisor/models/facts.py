@@ -1,36 +1,131 @@
-"""The facts document (``hwadvisor check --json``): what the machine has (SPEC §3)."""
+"""The facts document (``hwadvisor check --json``): what the machine has (SPEC §3).
+
+The one definition of the document: frozen dataclasses, with each field's bounds and
+description as :class:`~hwadvisor.models.plain.Bound` and
+:class:`~hwadvisor.models.plain.Doc` markers in its ``Annotated`` type. The probe fills
+them and ``check --json`` prints them without importing pydantic; a document read from
+a file is validated, and the JSON Schema published, by a pydantic ``TypeAdapter`` built
+from the same classes on first use (:class:`Part`).
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
 from hwadvisor.errors import FactsError
-from hwadvisor.models.bench import BenchReport
-from hwadvisor.models.common import Document, ProbeRecord, ProbeStatus, Versioned, validate_document
-from hwadvisor.models.plain import utc_now
+from hwadvisor.models.plain import (
+    SCHEMA_VERSION,
+    Bound,
+    Doc,
+    FieldSpec,
+    ProbeStatus,
+    ToolInfo,
+    field_specs,
+    to_json_value,
+    utc_now,
+)
+
+if TYPE_CHECKING:
+    from hwadvisor.models.bench import BenchReport
+
+P = TypeVar("P", bound="Part")
+
+#: A count of something there is at least one of (sockets, cores, PCIe lanes...).
+Count = Annotated[int | None, Bound(ge=1)]
+#: A whole amount that may be zero (bytes, links).
+Amount = Annotated[int | None, Bound(ge=0)]
+#: A measure that may be zero (GFLOP/s, watts, milliseconds).
+Rate = Annotated[float | None, Bound(ge=0)]
 
 
-class Host(Document):
+_ADAPTERS: dict[type, Any] = {}
+
+
+def _adapter(cls: type) -> Any:
+    """The pydantic validator and schema of dataclass ``cls``, built once, on first use."""
+    found = _ADAPTERS.get(cls)
+    if found is None:
+        from pydantic import TypeAdapter
+
+        # Pydantic resolves names the annotations use from the frame that builds the
+        # adapter: this import is how ``Facts.bench`` finds its (pydantic) model.
+        from hwadvisor.models.bench import BenchReport  # noqa: F401
+
+        found = _ADAPTERS[cls] = TypeAdapter(cls)
+    return found
+
+
+class _FieldTable:
+    """``model_fields`` of a facts class: each field's declared type and description."""
+
+    def __get__(self, obj: object, owner: type) -> dict[str, FieldSpec]:
+        return field_specs(owner)
+
+
+class Part:
+    """Base of the facts classes: the methods every hwadvisor document offers.
+
+    The other documents are pydantic models; these methods keep their names and meaning,
+    so a caller treats any document alike. Validating and the schema go through pydantic
+    (imported then); printing, copying and reading the fields do not.
+    """
+
+    #: Read by pydantic: no float in the facts may be NaN or infinite.
+    __pydantic_config__: ClassVar[dict[str, object]] = {"allow_inf_nan": False}
+    model_fields: ClassVar[_FieldTable] = _FieldTable()
+
+    @classmethod
+    def model_validate(cls: type[P], obj: Any) -> P:
+        """``obj`` (JSON values) validated into this class; raises pydantic's ``ValidationError``."""
+        result: P = _adapter(cls).validate_python(obj)
+        return result
+
+    @classmethod
+    def model_json_schema(cls, mode: str = "validation") -> dict[str, Any]:
+        """The JSON Schema of this class (``mode`` as in pydantic)."""
+        schema: dict[str, Any] = _adapter(cls).json_schema(mode=mode)
+        return schema
+
+    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
+        """The fields as a dict (nested parts too); ``mode="json"``: JSON values."""
+        out = to_json_value(self) if mode == "json" else dataclasses.asdict(self)  # type: ignore[call-overload]
+        assert isinstance(out, dict)
+        return out
+
+    def model_dump_json(self, *, indent: int | None = None) -> str:
+        """The document as JSON text."""
+        return json.dumps(to_json_value(self), indent=indent, ensure_ascii=False)
+
+    def model_copy(self: P, *, update: Mapping[str, Any] | None = None) -> P:
+        """A copy with the fields in ``update`` replaced (not validated, as in pydantic)."""
+        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Host(Part):
     """The operating system and what the process runs inside."""
 
     hostname: str | None = None
     os: str | None = None
     kernel: str | None = None
     python: str | None = None
-    virtualization: str | None = Field(
-        None, description="hypervisor name (kvm, vmware, wsl, ...) or null on bare metal"
-    )
-    container: str | None = Field(
-        None, description="container runtime (docker, podman, kubernetes, ...) or null"
-    )
-    shm_bytes: int | None = Field(
-        None, ge=0, description="size of /dev/shm (data loader workers share tensors through it)"
-    )
+    virtualization: Annotated[
+        str | None, Doc("hypervisor name (kvm, vmware, wsl, ...) or null on bare metal")
+    ] = None
+    container: Annotated[
+        str | None, Doc("container runtime (docker, podman, kubernetes, ...) or null")
+    ] = None
+    shm_bytes: Annotated[
+        Amount, Doc("size of /dev/shm (data loader workers share tensors through it)")
+    ] = None
 
 
-class CpuFeatures(Document):
+@dataclass(frozen=True, kw_only=True)
+class CpuFeatures(Part):
     """Normalised instruction-set features that matter for deep learning (x86 and Arm)."""
 
     avx2: bool = False
@@ -52,55 +147,54 @@ class CpuFeatures(Document):
     bf16: bool = False
 
 
-class PeakGflops(Document):
+@dataclass(frozen=True, kw_only=True)
+class PeakGflops(Part):
     """Theoretical peak of all usable cores: ISA FLOPs/cycle × cores × clock."""
 
-    fp32: float | None = Field(None, ge=0, allow_inf_nan=False)
-    bf16: float | None = Field(None, ge=0, allow_inf_nan=False)
-    int8: float | None = Field(
-        None,
-        ge=0,
-        allow_inf_nan=False,
-        description="GOP/s of int8 multiply-accumulate, counted as 2 ops",
-    )
-    basis: str | None = Field(None, description="how the peak was derived, for a person to check")
+    fp32: Rate = None
+    bf16: Rate = None
+    int8: Annotated[Rate, Doc("GOP/s of int8 multiply-accumulate, counted as 2 ops")] = None
+    basis: Annotated[str | None, Doc("how the peak was derived, for a person to check")] = None
 
 
-class Cpu(Document):
+@dataclass(frozen=True, kw_only=True)
+class Cpu(Part):
     """The processor(s) and what this process may use of them."""
 
     vendor: str | None = None
     model: str | None = None
     architecture: str | None = None
-    microarchitecture: str | None = Field(
-        None, description="a guess from vendor/family/model and flags"
+    microarchitecture: Annotated[str | None, Doc("a guess from vendor/family/model and flags")] = (
+        None
     )
-    sockets: int | None = Field(None, ge=1)
-    physical_cores: int | None = Field(None, ge=1)
-    logical_cores: int | None = Field(None, ge=1)
-    affinity_cores: int | None = Field(None, ge=1)
-    cgroup_quota_cores: float | None = Field(None, gt=0, allow_inf_nan=False)
-    usable_cores: int | None = Field(None, ge=1, description="min(affinity, ceil(cgroup quota))")
-    base_mhz: float | None = Field(None, gt=0, allow_inf_nan=False)
-    max_mhz: float | None = Field(None, gt=0, allow_inf_nan=False)
-    numa_nodes: int | None = Field(None, ge=1)
-    l2_bytes: int | None = Field(None, ge=0, description="L2 per core")
-    l3_bytes: int | None = Field(None, ge=0, description="L3 in total over all sockets")
-    features: CpuFeatures = Field(default_factory=CpuFeatures)
-    flags: list[str] = Field(default_factory=list)
-    peak_gflops: PeakGflops = Field(default_factory=PeakGflops)
-    amx_note: str | None = Field(None, description="AMX needs the OS to grant it per process")
+    sockets: Count = None
+    physical_cores: Count = None
+    logical_cores: Count = None
+    affinity_cores: Count = None
+    cgroup_quota_cores: Annotated[float | None, Bound(gt=0)] = None
+    usable_cores: Annotated[Count, Doc("min(affinity, ceil(cgroup quota))")] = None
+    base_mhz: Annotated[float | None, Bound(gt=0)] = None
+    max_mhz: Annotated[float | None, Bound(gt=0)] = None
+    numa_nodes: Count = None
+    l2_bytes: Annotated[Amount, Doc("L2 per core")] = None
+    l3_bytes: Annotated[Amount, Doc("L3 in total over all sockets")] = None
+    features: CpuFeatures = field(default_factory=CpuFeatures)
+    flags: list[str] = field(default_factory=list)
+    peak_gflops: PeakGflops = field(default_factory=PeakGflops)
+    amx_note: Annotated[str | None, Doc("AMX needs the OS to grant it per process")] = None
 
 
-class Memory(Document):
+@dataclass(frozen=True, kw_only=True)
+class Memory(Part):
     """System memory and the container's limit."""
 
-    total_bytes: int | None = Field(None, gt=0)
-    available_bytes: int | None = Field(None, ge=0)
-    cgroup_limit_bytes: int | None = Field(None, gt=0)
+    total_bytes: Annotated[int | None, Bound(gt=0)] = None
+    available_bytes: Amount = None
+    cgroup_limit_bytes: Annotated[int | None, Bound(gt=0)] = None
 
 
-class GpuSupports(Document):
+@dataclass(frozen=True, kw_only=True)
+class GpuSupports(Part):
     """Tensor-core data types the GPU runs natively."""
 
     fp16: bool | None = None
@@ -110,7 +204,8 @@ class GpuSupports(Document):
     int8_tensor: bool | None = None
 
 
-class Gpu(Document):
+@dataclass(frozen=True, kw_only=True)
+class Gpu(Part):
     """One GPU, keyed by UUID and PCI bus id (never by index alone)."""
 
     index: int
@@ -118,29 +213,28 @@ class Gpu(Document):
     pci_bus_id: str | None = None
     vendor: str
     name: str | None = None
-    memory_total_bytes: int | None = Field(None, ge=0)
-    memory_free_bytes: int | None = Field(None, ge=0)
-    compute_capability: str | None = Field(
-        None, description="MAJOR.MINOR for NVIDIA, gfx target for AMD"
+    memory_total_bytes: Amount = None
+    memory_free_bytes: Amount = None
+    compute_capability: Annotated[str | None, Doc("MAJOR.MINOR for NVIDIA, gfx target for AMD")] = (
+        None
     )
     architecture: str | None = None
-    multiprocessors: int | None = Field(None, ge=1)
-    supports: GpuSupports = Field(default_factory=GpuSupports)
+    multiprocessors: Count = None
+    supports: GpuSupports = field(default_factory=GpuSupports)
     driver_version: str | None = None
-    cuda_driver_version: str | None = Field(
-        None, description="highest CUDA version the driver runs"
-    )
-    pcie_generation: int | None = Field(None, ge=1)
-    pcie_width: int | None = Field(None, ge=1)
-    nvlink_active_links: int | None = Field(None, ge=0)
+    cuda_driver_version: Annotated[str | None, Doc("highest CUDA version the driver runs")] = None
+    pcie_generation: Count = None
+    pcie_width: Count = None
+    nvlink_active_links: Amount = None
     mig_enabled: bool | None = None
-    power_limit_watts: float | None = Field(None, ge=0, allow_inf_nan=False)
-    temperature_c: float | None = Field(None, ge=-273.15, allow_inf_nan=False)
-    utilization_percent: float | None = Field(None, ge=0, le=100, allow_inf_nan=False)
+    power_limit_watts: Rate = None
+    temperature_c: Annotated[float | None, Bound(ge=-273.15)] = None
+    utilization_percent: Annotated[float | None, Bound(ge=0, le=100)] = None
     unified_memory: bool = False
 
 
-class TorchInfo(Document):
+@dataclass(frozen=True, kw_only=True)
+class TorchInfo(Part):
     """The installed torch build, read from its metadata without importing it."""
 
     version: str
@@ -149,7 +243,8 @@ class TorchInfo(Document):
     cudnn: str | None = None
 
 
-class Software(Document):
+@dataclass(frozen=True, kw_only=True)
+class Software(Part):
     """Deep-learning software found, and incompatibilities between it and the driver."""
 
     python: str | None = None
@@ -157,20 +252,34 @@ class Software(Document):
     onnxruntime: str | None = None
     openvino: str | None = None
     tensorflow: str | None = None
-    issues: list[str] = Field(default_factory=list)
+    issues: list[str] = field(default_factory=list)
 
 
-class Facts(Versioned):
+@dataclass(frozen=True, kw_only=True)
+class ProbeRecord(Part):
+    """What one probe did: its status, where it read from, how long it took, why it failed."""
+
+    name: str
+    status: ProbeStatus
+    source: str | None = None
+    elapsed_ms: Rate = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Facts(Part):
     """Everything ``hwadvisor check`` found; every fact may be null, ``probes`` says why."""
 
-    generated_at: str = Field(default_factory=utc_now)
-    host: Host = Field(default_factory=Host)
-    cpu: Cpu = Field(default_factory=Cpu)
-    memory: Memory = Field(default_factory=Memory)
-    gpus: list[Gpu] = Field(default_factory=list)
-    software: Software = Field(default_factory=Software)
-    probes: list[ProbeRecord] = Field(default_factory=list)
-    bench: BenchReport | None = Field(None, description="the microbenchmark report, with --bench")
+    schema_version: str = SCHEMA_VERSION
+    tool: ToolInfo = field(default_factory=ToolInfo)
+    generated_at: str = field(default_factory=utc_now)
+    host: Host = field(default_factory=Host)
+    cpu: Cpu = field(default_factory=Cpu)
+    memory: Memory = field(default_factory=Memory)
+    gpus: list[Gpu] = field(default_factory=list)
+    software: Software = field(default_factory=Software)
+    probes: list[ProbeRecord] = field(default_factory=list)
+    bench: Annotated[BenchReport | None, Doc("the microbenchmark report, with --bench")] = None
 
     def probe(self, name: str) -> ProbeRecord | None:
         """The record of probe ``name``, if it ran."""
@@ -183,12 +292,14 @@ class Facts(Versioned):
 
 
 def validate_facts(data: dict[str, Any], *, where: str, what: str = "facts") -> Facts:
-    """A saved facts document, version-checked and validated.
+    """A saved facts document, version-checked and validated (errors name the field).
 
     Every facts field is optional, so any versioned document would validate as empty
     facts; a document with neither ``cpu`` nor ``host`` is refused as not a facts
     document (an advice or bench document given by mistake).
     """
+    from hwadvisor.models.common import validate_document
+
     if "cpu" not in data and "host" not in data:
         raise FactsError(
             "not a facts document (no 'cpu' or 'host' section); use `hwadvisor check --json` output",

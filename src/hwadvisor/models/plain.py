@@ -1,27 +1,38 @@
-"""The pydantic-free half of the models: constants, the probe status, and JSON for dataclasses.
+"""The pydantic-free pieces of the documents: constants, field markers, and dataclass JSON.
 
-``hwadvisor check --json`` is run on every node by provisioning scripts and has a start-up
-budget of a quarter of a second; importing pydantic and building its validators takes
-most of that on a small machine. So the probe fills the plain dataclasses of
-:mod:`hwadvisor.models.facts_plain` (generated from the pydantic models, and kept equal
-to them by a test), and :func:`to_json_value` turns them into the JSON values the
-pydantic :class:`~hwadvisor.models.facts.Facts` would print, in the same order. Only the
-spelling of a very small or large float can differ (``1e-05`` against pydantic's
-``0.00001``), the same number to any JSON reader. Every other command validates that JSON
-into the pydantic models as usual.
+``hwadvisor check --json`` has a start-up budget of a quarter of a second, and importing
+pydantic and building its validators takes most of that on a small machine. So the facts
+document (:mod:`hwadvisor.models.facts`) is one tree of frozen dataclasses whose
+constraints live in ``Annotated`` types as :class:`Bound` and :class:`Doc` markers.
+Pydantic reads the markers through the hooks it defines for annotated metadata, when a
+document read from a file is validated or the JSON Schema is published; :func:`settled`
+reads the same markers to leave a probe's impossible reading null, and
+:func:`to_json_value` prints the dataclasses, both without importing pydantic.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-import operator
+import typing
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
+from typing import Annotated, Any, TypeVar
+
+from hwadvisor import __version__
 
 #: Version of every JSON document hwadvisor writes. A minor bump only adds fields.
 SCHEMA_VERSION = "1.0"
 SCHEMA_MAJOR = int(SCHEMA_VERSION.split(".")[0])
+
+#: Names the dataclass documents' annotations use that are imported only for type
+#: checking: pydantic models the probe never fills. Read as ``object`` here; pydantic
+#: resolves the real ones when it builds a validator (``models.facts._adapter``).
+TYPE_CHECKING_ONLY: dict[str, object] = {"BenchReport": object}
+
+T = TypeVar("T")
 
 
 class ProbeStatus(str, Enum):
@@ -40,22 +51,161 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def to_json_value(value: object) -> object:
-    """``value`` (plain dataclasses, lists, enums, scalars) as JSON-ready Python values.
+@dataclass(frozen=True)
+class ToolInfo:
+    """Which program wrote a document."""
 
-    Fields keep their declared order, and a number is coerced to the declared type of
-    its field (``_coerce`` on each generated class), as pydantic does: an ``int`` read
-    into a ``float`` field prints as ``45.0``, not ``45``.
+    name: str = "hwadvisor"
+    version: str = __version__
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Limits on a number field: ``ge``, ``gt``, ``le``. A float must also be finite."""
+
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+
+    def admits(self, value: float) -> bool:
+        """Whether ``value`` is within every limit."""
+        return (
+            (self.ge is None or value >= self.ge)
+            and (self.gt is None or value > self.gt)
+            and (self.le is None or value <= self.le)
+        )
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        """Pydantic's hook for annotated metadata: the same limits as its own constraints."""
+        from annotated_types import Interval
+
+        return handler(Annotated[source, Interval(ge=self.ge, gt=self.gt, le=self.le)])
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A field's description in the published JSON Schema."""
+
+    text: str
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> Any:
+        """Pydantic's hook for annotated metadata: the field's schema gains the text."""
+        schema = handler(core_schema)
+        schema["description"] = self.text
+        return schema
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """What one dataclass field declares: its type (``Annotated`` and ``None`` removed
+    where the field is nullable), the number kind, bound and description, if any."""
+
+    annotation: Any
+    kind: type | None
+    bound: Bound | None
+    description: str | None
+
+
+@functools.cache
+def field_specs(cls: type) -> dict[str, FieldSpec]:
+    """Each field of dataclass ``cls`` as declared, in order (cached per class)."""
+    hints = typing.get_type_hints(cls, localns=TYPE_CHECKING_ONLY, include_extras=True)
+    out: dict[str, FieldSpec] = {}
+    for f in dataclasses.fields(cls):
+        hint, meta = hints[f.name], typing.cast(tuple[Any, ...], ())
+        if typing.get_origin(hint) is Annotated:
+            hint, meta = hint.__origin__, hint.__metadata__
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        core = args[0] if len(args) == 1 and type(None) in typing.get_args(hint) else hint
+        out[f.name] = FieldSpec(
+            annotation=core,
+            kind=core if core in (int, float) else None,
+            bound=next((m for m in meta if isinstance(m, Bound)), None),
+            description=next((m.text for m in meta if isinstance(m, Doc)), None),
+        )
+    return out
+
+
+def _as_kind(value: int | float, kind: type) -> int | float | None:
+    """``value`` as its field's kind, as pydantic takes it, or None where it cannot be:
+    an int field takes a whole float below 2^63 (3.0, not 3.7), a float field any int
+    a float can hold; a float must be finite."""
+    if kind is int and isinstance(value, float):
+        ok = math.isfinite(value) and value.is_integer() and abs(value) < 2.0**63
+        return int(value) if ok else None
+    if kind is float:
+        if isinstance(value, int):
+            return float(value) if abs(value) <= 1.7976931348623157e308 else None
+        return value if math.isfinite(value) else None
+    return value
+
+
+def _is_number(value: object) -> typing.TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def settled(value: T, path: str = "") -> tuple[T, list[str]]:
+    """``value`` (dataclasses, lists) with every string :func:`printable` and every number
+    of its field's kind; a number outside its field's :class:`Bound` (or that cannot take
+    the kind) becomes None. Returns the new value and what was left null, by path.
+
+    What this leaves is what the validator accepts: a probe's impossible reading (a
+    negative size, a NaN clock) becomes an unknown fact, not a document every other
+    command would refuse.
+    """
+    if isinstance(value, str):
+        return typing.cast(T, printable(value)), []
+    dropped: list[str] = []
+    if isinstance(value, list):
+        items = []
+        for i, item in enumerate(value):
+            kept, lost = settled(item, f"{path}[{i}]")
+            items.append(kept)
+            dropped += lost
+        same = all(a is b for a, b in zip(items, value, strict=True))
+        return (value if same else typing.cast(T, items)), dropped
+    if not (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        return value, []
+    changes: dict[str, object] = {}
+    for name, spec in field_specs(type(value)).items():
+        item = getattr(value, name)
+        where = f"{path}.{name}" if path else name
+        if spec.kind is not None and _is_number(item):
+            new = _settled_number(item, spec)
+            if new is None:
+                dropped.append(f"{where}={item!r}"[:120])
+        else:
+            new, lost = settled(item, where)
+            dropped += lost
+        if new is not item:
+            changes[name] = new
+    return (dataclasses.replace(value, **changes) if changes else value), dropped
+
+
+def _settled_number(value: int | float, spec: FieldSpec) -> object:
+    """``value`` as its field's kind, or None where it cannot be or breaks the bound."""
+    assert spec.kind is not None
+    number = _as_kind(value, spec.kind)
+    if number is None or (spec.bound is not None and not spec.bound.admits(number)):
+        return None
+    return number
+
+
+def to_json_value(value: object) -> object:
+    """``value`` (dataclasses, lists, enums, scalars) as JSON-ready Python values.
+
+    Fields keep their declared order, and a number takes its field's kind, as pydantic
+    prints it: an ``int`` in a ``float`` field prints as ``45.0``, not ``45``. A pydantic
+    model inside (the facts' ``bench``) prints as its own ``model_dump``.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        coerce: dict[str, type] = getattr(value, "_coerce", {})
+        specs = field_specs(type(value))
         out: dict[str, object] = {}
-        for f in dataclasses.fields(value):
-            item = getattr(value, f.name)
-            kind = coerce.get(f.name)
-            if kind is not None and item is not None and type(item) is not kind:
-                item = kind(item)
-            out[f.name] = to_json_value(item)
+        for name, spec in specs.items():
+            item = getattr(value, name)
+            if spec.kind is not None and _is_number(item) and type(item) is not spec.kind:
+                item = spec.kind(item)
+            out[name] = to_json_value(item)
         return out
     if isinstance(value, (list, tuple)):
         return [to_json_value(v) for v in value]
@@ -63,88 +213,17 @@ def to_json_value(value: object) -> object:
         return value.value
     if isinstance(value, str) and not value.isascii():
         return printable(value)
-    return value
-
-
-def clean_text(value: object) -> None:
-    """Make every string in ``value`` (plain dataclasses and lists) :func:`printable`, in place."""
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            if isinstance(item, str):
-                value[i] = printable(item)
-            else:
-                clean_text(item)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            item = getattr(value, f.name)
-            if isinstance(item, str):
-                if not item.isascii():
-                    setattr(value, f.name, printable(item))
-            else:
-                clean_text(item)
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else value
 
 
 def printable(text: str) -> str:
     """``text`` as valid Unicode: bytes that were not UTF-8 (a hostname or an environment
     value read with ``surrogateescape``) become U+FFFD, which JSON and pydantic accept."""
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return text
-
-
-_COMPARE = {"ge": operator.ge, "gt": operator.gt, "le": operator.le, "lt": operator.lt}
-
-
-def within(value: float, bounds: tuple[tuple[str, float], ...]) -> bool:
-    """Whether ``value`` meets every ``(op, limit)`` of a field (``finite``: no NaN or inf)."""
-    for op, limit in bounds:
-        if op == "finite":
-            if isinstance(value, float) and not math.isfinite(value):
-                return False  # an int is always finite (too big for a float: _fits_type)
-        elif not _COMPARE[op](value, limit):
-            return False
-    return True
-
-
-def _fits_type(item: object, kind: type | None) -> bool:
-    """Whether a number can take its field's type as pydantic would: an int field takes
-    a float only when it is whole and below 2^63 (3.0, not 3.7 or infinity), a float
-    field any int a float can hold."""
-    if kind is int and isinstance(item, float):
-        # pydantic takes a whole float into an int field only below 2^63.
-        return math.isfinite(item) and item.is_integer() and abs(item) < 2.0**63
-    if kind is float and isinstance(item, int) and not isinstance(item, bool):
-        return abs(item) <= 1.7976931348623157e308
-    return True
-
-
-def null_impossible(value: object, path: str = "") -> list[str]:
-    """Set every number outside its field's bounds (or that cannot take its field's type)
-    to None, in place; say which, and what.
-
-    The bounds are the pydantic models' constraints (``_bounds`` on each generated class),
-    so what this leaves is what the models accept: a probe's impossible reading (a
-    negative size, a NaN clock) becomes an unknown fact instead of a document that every
-    other command would refuse.
-    """
-    dropped: list[str] = []
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            dropped += null_impossible(item, f"{path}[{i}]")
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        bounds: dict[str, tuple[tuple[str, float], ...]] = getattr(value, "_bounds", {})
-        coerce: dict[str, type] = getattr(value, "_coerce", {})
-        for f in dataclasses.fields(value):
-            item = getattr(value, f.name)
-            where = f"{path}.{f.name}" if path else f.name
-            limits = bounds.get(f.name)
-            if (limits and isinstance(item, (int, float)) and not within(item, limits)) or (
-                not _fits_type(item, coerce.get(f.name))
-            ):
-                setattr(value, f.name, None)
-                dropped.append(f"{where}={item!r}"[:120])
-            elif isinstance(item, list) or dataclasses.is_dataclass(item):
-                dropped += null_impossible(item, where)
-    return dropped

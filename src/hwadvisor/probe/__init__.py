@@ -4,10 +4,9 @@ Only ``probe/`` and ``bench/`` touch the machine. Every source reads through
 :class:`~hwadvisor.probe.seams.Seams`, so a recorded host folder can stand in for the
 real machine, and every source records a status in ``Facts.probes``.
 
-The probe fills the plain dataclasses of :mod:`hwadvisor.models.facts_plain` and never
-imports pydantic (:func:`probe_plain`), so that ``check --json`` starts fast;
-:func:`probe_machine` validates the result into the pydantic :class:`Facts` that every
-other stage takes.
+The probe fills the facts dataclasses of :mod:`hwadvisor.models.facts` directly, without
+importing pydantic (only the records of an NVML child that answered are checked
+through it), so that ``check --json`` starts fast.
 """
 
 from __future__ import annotations
@@ -19,10 +18,8 @@ from hwadvisor.errors import UsageError
 from hwadvisor.probe.seams import Seams
 
 if TYPE_CHECKING:
-    # Imported lazily: the NVML child process imports this package and must not pay
-    # for building the models.
-    from hwadvisor.models import facts_plain
-    from hwadvisor.models.facts import Facts
+    # Imported lazily: the NVML child process imports this package and needs no facts.
+    from hwadvisor.models.facts import Facts, Gpu
 
 #: Default deadline for the whole GPU probe (NVML runs in a child process under it).
 DEFAULT_TIMEOUT_S = 10.0
@@ -31,19 +28,17 @@ DEFAULT_TIMEOUT_S = 10.0
 MAX_TIMEOUT_S = 3600.0
 
 
-def probe_plain(
-    seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOUT_S
-) -> facts_plain.Facts:
-    """Probe everything into plain dataclasses; never raises for a machine's quirks.
+def probe_machine(seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOUT_S) -> Facts:
+    """Probe everything into :class:`Facts`; never raises for a machine's quirks.
 
-    A reading outside its field's bounds (see :func:`~hwadvisor.models.plain.null_impossible`)
+    A reading outside its field's bounds (see :func:`~hwadvisor.models.plain.settled`)
     is left null, with a ``facts.bounds`` record that names it.
 
     Only an impossible ``timeout`` (not finite, not above 0, over :data:`MAX_TIMEOUT_S`)
     raises, as a :class:`UsageError`.
     """
-    from hwadvisor.models import facts_plain
-    from hwadvisor.models.plain import ProbeStatus, clean_text, null_impossible
+    from hwadvisor.models.facts import Facts, ProbeRecord
+    from hwadvisor.models.plain import ProbeStatus, settled
     from hwadvisor.probe import amd, apple, cpu, host, memory, nvidia, software
     from hwadvisor.probe.runner import ProbeLog
 
@@ -57,30 +52,26 @@ def probe_plain(
     host_facts = host.probe_host(seams, log)
     cpu_facts = cpu.probe_cpu(seams, log)
     mem_facts = memory.probe_memory(seams, log)
-    gpus: list[facts_plain.Gpu] = []
+    gpus: list[Gpu] = []
     gpus += nvidia.probe_nvidia(seams, log, timeout=timeout)
     gpus += amd.probe_amd(seams, log, start_index=len(gpus))
     gpus += apple.probe_apple(seams, log, mem_facts, start_index=len(gpus))
     sw = software.probe_software(seams, log, gpus)
-    facts = facts_plain.Facts(
-        host=host_facts, cpu=cpu_facts, memory=mem_facts, gpus=gpus, software=sw, probes=log.records
-    )
-    clean_text(facts)
-    dropped = null_impossible(facts)
-    if dropped:
-        facts.probes.append(
-            facts_plain.ProbeRecord(
-                name="facts.bounds",
-                status=ProbeStatus.ERROR,
-                error="impossible readings left null: " + ", ".join(dropped),
-            )
+    facts, dropped = settled(
+        Facts(
+            host=host_facts,
+            cpu=cpu_facts,
+            memory=mem_facts,
+            gpus=gpus,
+            software=sw,
+            probes=log.records,
         )
+    )
+    if dropped:
+        record = ProbeRecord(
+            name="facts.bounds",
+            status=ProbeStatus.ERROR,
+            error="impossible readings left null: " + ", ".join(dropped),
+        )
+        facts = facts.model_copy(update={"probes": [*facts.probes, record]})
     return facts
-
-
-def probe_machine(seams: Seams | None = None, *, timeout: float = DEFAULT_TIMEOUT_S) -> Facts:
-    """Probe everything into the validated :class:`Facts` (see :func:`probe_plain`)."""
-    from hwadvisor.models.facts import Facts
-    from hwadvisor.models.plain import to_json_value
-
-    return Facts.model_validate(to_json_value(probe_plain(seams, timeout=timeout)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from hwadvisor.models.facts_plain import Gpu
+from hwadvisor.models.facts import Gpu
 from hwadvisor.models.plain import ProbeStatus
 from hwadvisor.probe.gpu_arch import amd_architecture, amd_supports, gfx_name
 from hwadvisor.probe.runner import ProbeLog, ProbeSkip

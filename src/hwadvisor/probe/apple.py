@@ -10,7 +10,7 @@ has no Metal, so the GPU is recorded as ``unsupported`` for deep learning.
 
 from __future__ import annotations
 
-from hwadvisor.models.facts_plain import Gpu, GpuSupports, Memory
+from hwadvisor.models.facts import Gpu, GpuSupports, Memory
 from hwadvisor.models.plain import ProbeStatus
 from hwadvisor.probe.runner import ProbeLog, ProbeSkip
 from hwadvisor.probe.seams import Seams

@@ -1,7 +1,8 @@
 """The CPU probe: what ``lscpu`` and ``cat /proc/cpuinfo`` tell, plus container limits.
 
 On Linux everything comes from ``/proc`` and ``/sys`` through the seams (milliseconds);
-other systems go through py-cpuinfo and psutil (:mod:`hwadvisor.probe.cpu_other`).
+other systems go through py-cpuinfo and psutil (:mod:`hwadvisor.probe.cpu_other`); both
+end in :func:`~hwadvisor.probe.cpu_build.finish_cpu`.
 Three probe records: ``cpu`` (``/proc/cpuinfo`` and the affinity mask),
 ``cpu.topology`` (sysfs) and ``cpu.cgroup`` (the CPU quota).
 """
@@ -11,11 +12,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hwadvisor.models.facts_plain import Cpu
+from hwadvisor.models.facts import Cpu
 from hwadvisor.models.plain import ProbeStatus
 from hwadvisor.probe import cgroup, cpu_topology
-from hwadvisor.probe.cpu_features import amx_note, is_arm, normalise_features
-from hwadvisor.probe.cpu_peak import PeakInputs, peak_gflops
+from hwadvisor.probe.cpu_build import finish_cpu
+from hwadvisor.probe.cpu_features import is_arm
 from hwadvisor.probe.cpuinfo_parse import (
     first_value,
     flag_set,
@@ -142,23 +143,3 @@ def probe_cpu(seams: Seams, log: ProbeLog) -> Cpu:
     f["cgroup_quota_cores"] = quota
     f["usable_cores"] = _usable(f["affinity_cores"], f.get("logical_cores"), quota)
     return finish_cpu(f)
-
-
-def finish_cpu(f: dict[str, Any]) -> Cpu:
-    """Build the :class:`Cpu` from collected fields, adding features, AMX note and peak."""
-    flags = f.get("flags", [])
-    features = normalise_features(flags, f.get("architecture"))
-    peak = peak_gflops(
-        PeakInputs(
-            features=features,
-            flags=frozenset(flags),
-            arm=is_arm(f.get("architecture")),
-            microarch=f.get("microarchitecture"),
-            model=f.get("model"),
-            usable_cores=f.get("usable_cores"),
-            physical_cores=f.get("physical_cores"),
-            max_mhz=f.get("max_mhz"),
-            base_mhz=f.get("base_mhz"),
-        )
-    )
-    return Cpu(**f, features=features, amx_note=amx_note(features), peak_gflops=peak)

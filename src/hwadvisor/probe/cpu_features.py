@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hwadvisor.models.facts_plain import CpuFeatures
+from hwadvisor.models.facts import CpuFeatures
 
 #: Feature field -> the kernel's x86 flag spelling (arch/x86/include/asm/cpufeatures.h).
 X86_FLAGS: dict[str, str] = {

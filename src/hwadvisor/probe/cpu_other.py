@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hwadvisor.models.facts_plain import Cpu
+from hwadvisor.models.facts import Cpu
 from hwadvisor.models.plain import ProbeStatus
+from hwadvisor.probe.cpu_build import finish_cpu
 from hwadvisor.probe.runner import ProbeLog, ProbeSkip
 from hwadvisor.probe.seams import Seams
 
@@ -23,8 +24,6 @@ def _hz_to_mhz(value: Any) -> float | None:
 
 def probe_cpu_other(seams: Seams, log: ProbeLog) -> Cpu:
     """Probe the CPU through py-cpuinfo and psutil; fields they lack stay null."""
-    from hwadvisor.probe.cpu import finish_cpu
-
     f: dict[str, Any] = {"architecture": seams.system.machine or None}
     with log.step("cpu", source="py-cpuinfo") as st:
         try:

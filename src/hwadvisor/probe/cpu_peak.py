@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hwadvisor.models.facts_plain import CpuFeatures, PeakGflops
+from hwadvisor.models.facts import CpuFeatures, PeakGflops
 
 # Microarchitectures whose AVX-512 parts have two 512-bit FMA units on every SKU.
 _TWO_FMA_512 = {"icelake_server", "sapphirerapids", "emeraldrapids", "graniterapids"}

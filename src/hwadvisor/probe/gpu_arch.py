@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from hwadvisor.models.facts_plain import GpuSupports
+from hwadvisor.models.facts import GpuSupports
 
 # (major, minor) -> name. A minor not listed takes its major's entry (7.2 Xavier is Volta).
 _NVIDIA_ARCH: dict[tuple[int, int | None], str] = {

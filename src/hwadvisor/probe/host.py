@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 
-from hwadvisor.models.facts_plain import Host
+from hwadvisor.models.facts import Host
 from hwadvisor.probe.runner import ProbeLog
 from hwadvisor.probe.seams import Seams
 

@@ -7,7 +7,7 @@ as REFERENCE.md's pitfalls say). Two probe records: ``memory`` and ``memory.cgro
 
 from __future__ import annotations
 
-from hwadvisor.models.facts_plain import Memory
+from hwadvisor.models.facts import Memory
 from hwadvisor.models.plain import ProbeStatus
 from hwadvisor.probe import cgroup
 from hwadvisor.probe.runner import ProbeLog, ProbeSkip

@@ -8,7 +8,7 @@ print, plus the architecture and tensor-core types derived from the compute capa
 Fast path: on a machine with no NVIDIA device node, driver or WSL library, the probe
 records ``absent`` after a few ``stat`` calls, without importing ``pynvml`` or starting a
 process. Otherwise :mod:`~hwadvisor.probe.nvml_child` runs the queries and this module
-turns its answer into :class:`~hwadvisor.models.facts_plain.Gpu` facts and one probe status:
+turns its answer into :class:`~hwadvisor.models.facts.Gpu` facts and one probe status:
 ``ok``, ``absent`` (library missing, driver not loaded), ``denied``, ``error`` (version
 mismatch, crash with the signal's name) or ``timeout`` (GPUs read before the deadline are
 kept).
@@ -24,8 +24,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from hwadvisor.models.facts_plain import Gpu, GpuSupports
-from hwadvisor.models.plain import ProbeStatus, to_json_value
+from hwadvisor.models.facts import Gpu
+from hwadvisor.models.plain import ProbeStatus
 from hwadvisor.probe.gpu_arch import nvidia_architecture, nvidia_supports, parse_compute_capability
 from hwadvisor.probe.runner import ProbeLog, ProbeSkip
 from hwadvisor.probe.seams import Seams
@@ -72,21 +72,18 @@ def nvidia_visible(seams: Seams) -> str | None:
 def gpu_from_record(rec: dict[str, Any]) -> Gpu:
     """One child record -> a :class:`Gpu` with architecture and ``supports`` derived.
 
-    The record crossed a process boundary, so it is checked against the pydantic model
-    (raising its ``ValidationError``); pydantic is imported only here, once a GPU answered.
+    The record crossed a process boundary, so it is validated into the :class:`Gpu`
+    (raising pydantic's ``ValidationError``); pydantic is imported only here, once a GPU
+    answered.
     """
-    from hwadvisor.models.facts import Gpu as CheckedGpu
-
     cc = parse_compute_capability(rec.get("compute_capability"))
     data = {
         **rec,
         "vendor": "nvidia",
         "architecture": nvidia_architecture(cc),
-        "supports": to_json_value(nvidia_supports(cc)),
+        "supports": nvidia_supports(cc),
     }
-    values = CheckedGpu.model_validate(data).model_dump()
-    values["supports"] = GpuSupports(**values["supports"])
-    return Gpu(**values)
+    return Gpu.model_validate(data)
 
 
 def gpus_from_records(

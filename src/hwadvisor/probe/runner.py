@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from hwadvisor.models.facts_plain import ProbeRecord
+from hwadvisor.models.facts import ProbeRecord
 from hwadvisor.models.plain import ProbeStatus
 
 

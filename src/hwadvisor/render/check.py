@@ -13,16 +13,7 @@ from hwadvisor.render import stdout_console, yes_no
 from hwadvisor.units import human_bytes
 
 if TYPE_CHECKING:
-    from typing import TypeAlias
-
-    from hwadvisor.models import facts as checked
-    from hwadvisor.models import facts_plain as plain
-
-    # The view takes the validated models or the probe's plain dataclasses (the fast
-    # `check` path, which never imports pydantic): the same names, the same values.
-    Facts: TypeAlias = checked.Facts | plain.Facts
-    Cpu: TypeAlias = checked.Cpu | plain.Cpu
-    Gpu: TypeAlias = checked.Gpu | plain.Gpu
+    from hwadvisor.models.facts import Cpu, Facts, Gpu
 
 #: Features shown on the CPU panel, by architecture family, with their display names.
 X86_FEATURES = [
@@ -187,10 +178,8 @@ def render_facts(facts: Facts) -> None:
         console.print(Columns([gpu_panel(g) for g in facts.gpus]))
     else:
         console.print("[dim]No GPU found.[/]")
-    if facts.bench is not None:  # only a validated facts document carries one
-        from hwadvisor.models.bench import BenchReport
+    if facts.bench is not None:
         from hwadvisor.render.bench import render_bench
 
-        assert isinstance(facts.bench, BenchReport)
         render_bench(facts.bench)
     console.print(probes_line(facts))
