@@ -2,27 +2,34 @@
 
 Rule test cases live in ``cases/*.yaml`` and are discovered by a glob: adding a case is
 adding an entry, never editing a list here. Each case gives a machine (a saved facts
-file, or none), overrides, a workload, estimates, bench figures and options; the runner
-advises with the shipped rules and reports which rules fired.
+file, or none), overrides, a workload, estimates, bench figures and options, and what
+the case's rule must evaluate to there (``expect``). The runner builds the context,
+applies the shipped rules (both passes) and explains the case's rule over the context
+it was evaluated in, so a case checks the rule's three-valued truth, not only whether
+it fired.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from hwadvisor.engine import RuleSet, load_rules
-from hwadvisor.models.advice import Advice
+from hwadvisor.catalog import load_devices
+from hwadvisor.engine import Explanation, RuleSet, apply_rules, build_context, explain, load_rules
+from hwadvisor.engine.context import with_verdict
+from hwadvisor.engine.run import second_pass
+from hwadvisor.models.advice import MigrationStep, Verdict
 from hwadvisor.models.bench import BenchReport, BenchResult, Derived
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
 from hwadvisor.models.facts import Facts
+from hwadvisor.models.finding import Finding
 from hwadvisor.models.workload import Budget, Scenario, Team, Workload
-from hwadvisor.pipeline import advise
 
 HERE = Path(__file__).parent
 CASES = HERE / "cases"
@@ -32,7 +39,9 @@ CASE_KEYS = {
     "rule",
     "name",
     "scenario",
-    "fires",
+    "expect",
+    "message",
+    "evidence",
     "machine",
     "facts",
     "gpus",
@@ -42,6 +51,18 @@ CASE_KEYS = {
     "options",
     "verdict",
 }
+#: What a case's rule may evaluate to: its condition's truth, or ``outside`` when the
+#: case's scenario is not one of the rule's (the rule is then never evaluated).
+EXPECTATIONS = ("true", "false", "unknown", "outside")
+
+
+def _expectation(case: dict[str, Any], where: str) -> str:
+    """``expect`` as text: YAML reads ``true``/``false`` as booleans, the rest as words."""
+    assert "fires" not in case, f"{where}: 'fires' is gone; say expect: {'|'.join(EXPECTATIONS)}"
+    value = case.get("expect")
+    text = str(value).lower() if isinstance(value, bool) else value
+    assert text in EXPECTATIONS, f"{where}: expect must be one of {EXPECTATIONS}, not {value!r}"
+    return str(text)
 
 
 def load_cases() -> list[dict[str, Any]]:
@@ -49,9 +70,10 @@ def load_cases() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for path in sorted(CASES.glob("*.yaml")):
         for i, case in enumerate(yaml.safe_load(path.read_text(encoding="utf-8")) or []):
-            unknown = set(case) - CASE_KEYS
-            assert not unknown, f"{path.name} case {i}: unknown keys {sorted(unknown)}"
-            out.append({**case, "_file": path.name})
+            where = f"{path.name} case {i} ({case.get('rule')} {case.get('name')!r})"
+            unknown = set(case) - CASE_KEYS - {"fires"}
+            assert not unknown, f"{where}: unknown keys {sorted(unknown)}"
+            out.append({**case, "expect": _expectation(case, where), "_file": path.name})
     return out
 
 
@@ -111,8 +133,30 @@ def case_bench(case: dict[str, Any]) -> BenchReport | None:
     return BenchReport(budget_s=1.0, elapsed_s=1.0, results=results, derived=derived)
 
 
-def run_case(case: dict[str, Any], rules: RuleSet) -> Advice:
-    """Advise on the case's inputs with ``rules``."""
+@dataclass
+class CaseRun:
+    """What the shipped rules concluded for one case, and how the case's rule evaluated."""
+
+    verdict: Verdict
+    findings: list[Finding]
+    migration: list[MigrationStep]
+    fired: set[str]
+    explanation: Explanation
+
+    @property
+    def observed(self) -> str:
+        """The case's rule: ``outside`` its scenarios, else its condition's truth."""
+        exp = self.explanation
+        return exp.truth.value if exp.applies else "outside"
+
+
+def _catalog_gpu_ids() -> frozenset[str]:
+    """Catalog ids of kind ``gpu`` (so ``estimate.best_gpu`` never picks a catalog CPU)."""
+    return frozenset(d.id for d in load_devices().values() if d.kind.value == "gpu")
+
+
+def run_case(case: dict[str, Any], rules: RuleSet) -> CaseRun:
+    """Apply ``rules`` to the case's inputs and explain the case's rule."""
     workload = Workload.model_validate(case.get("workload") or {})
     est_rows = case.get("estimates")
     estimates = (
@@ -123,22 +167,53 @@ def run_case(case: dict[str, Any], rules: RuleSet) -> Advice:
         else None
     )
     options = case.get("options") or {}
-    return advise(
-        facts=case_facts(case),
-        scenario=Scenario(case.get("scenario", "training")),
+    facts = case_facts(case)
+    scenario = Scenario(case.get("scenario", "training"))
+    ctx = build_context(
+        facts=facts,
         workload=workload,
+        scenario=scenario,
+        bench=case_bench(case) or facts.bench,
         estimates=estimates,
-        bench=case_bench(case),
-        rules=rules,
         budget=Budget(options.get("budget", "normal")),
         team=Team(options["team"]) if options.get("team") else None,
+        gpu_ids=_catalog_gpu_ids(),
+    )
+    outcome = apply_rules(rules, ctx, scenario)
+    rule = rules.rules[case["rule"]]
+    read = with_verdict(ctx, outcome.verdict) if second_pass(rule) else ctx
+    fired = set(outcome.fired) | ({outcome.verdict.rule} if outcome.verdict.rule else set())
+    return CaseRun(
+        verdict=outcome.verdict,
+        findings=outcome.findings,
+        migration=outcome.migration,
+        fired=fired,
+        explanation=explain(rule, read, scenario),
     )
 
 
-def fired(advice: Advice) -> set[str]:
-    """Ids of the rules that fired (findings, migration steps and the verdict's rule)."""
-    ids = {f.rule for f in advice.findings} | {m.rule for m in advice.migration}
-    return ids | ({advice.verdict.rule} if advice.verdict.rule else set())
+def why_weak(case: dict[str, Any], run: CaseRun) -> str | None:
+    """Why an ``expect: false`` case does not test its rule's negative, or None if it does.
+
+    A negative passes for three reasons and only one of them tests the rule: its
+    condition is false. Unknown (a fact missing) or outside (another scenario) would pass
+    whatever the condition said.
+    """
+    if case["expect"] != "false" or run.observed == "false":
+        return None
+    if run.observed == "outside":
+        scen = ", ".join(s.value for s in run.explanation.rule.scenarios)
+        return f"scenario {case.get('scenario', 'training')} is outside the rule's ({scen})"
+    missing = sorted(
+        {
+            path
+            for line in run.explanation.lines
+            if line.truth.value == "unknown"
+            for path, value in line.actual.items()
+            if value is None
+        }
+    )
+    return f"the condition is {run.observed} (unknown: {', '.join(missing) or 'none'})"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -157,7 +232,7 @@ def shipped_rules() -> RuleSet:
 
 
 @pytest.fixture
-def runner(shipped_rules: RuleSet) -> Callable[[dict[str, Any]], Advice]:
+def runner(shipped_rules: RuleSet) -> Callable[[dict[str, Any]], CaseRun]:
     """Run a case dict with the shipped rules."""
     return lambda case: run_case(case, shipped_rules)
 
@@ -169,9 +244,9 @@ def all_cases() -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def fired_ids() -> Callable[[Advice], set[str]]:
-    """The ids of the rules that fired in an advice."""
-    return fired
+def weak_negative() -> Callable[[dict[str, Any], CaseRun], str | None]:
+    """Why an ``expect: false`` case tests nothing (unknown, or outside), or None."""
+    return why_weak
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 from hwadvisor.engine import Truth, evaluate
 from hwadvisor.engine.template import placeholders, render
-from hwadvisor.engine.versions import newest_wheel_tag, parse_version
+from hwadvisor.engine.versions import compare, newest_wheel_tag, parse_version, torch_cuda_tags
 from hwadvisor.models.rules import Condition
 
 T, F, U = Truth.TRUE, Truth.FALSE, Truth.UNKNOWN
@@ -76,12 +76,37 @@ def test_ref_compares_two_facts_and_unknown_ref_is_unknown() -> None:
 
 
 def test_versions() -> None:
-    assert parse_version("535.104.05") == (535, 104, 5)
+    v = parse_version("535.104.05")
+    assert v is not None and v.release == (535, 104, 5)
     assert parse_version("gfx90a") is None
+    assert parse_version(True) is None and parse_version(None) is None
+    newer = [("12.10", "12.2"), ("2.5.0", "2.5.0rc1"), ("6.5.1-1018-aws", "6.5.0")]
+    for a, b in newer:
+        pa, pb = parse_version(a), parse_version(b)
+        assert pa is not None and pb is not None and compare(pa, pb) == 1, (a, b)
+    same = [("12", "12.0"), ("2.5.1+cu121", "2.5.1"), ("v1.2", "1.2")]
+    for a, b in same:
+        pa, pb = parse_version(a), parse_version(b)
+        assert pa is not None and pb is not None and compare(pa, pb) == 0, (a, b)
     assert newest_wheel_tag("12.2") == "cu121"
     assert newest_wheel_tag("12.6") == "cu126"
     assert newest_wheel_tag("13.1") == "cu130"
+    assert newest_wheel_tag("11.2") == "cu111"
     assert newest_wheel_tag("9.0") is None
+    assert newest_wheel_tag("driver") is None
+
+
+def test_wheel_tags_are_catalog_data_with_source_and_date() -> None:
+    from importlib import resources
+
+    import yaml
+
+    text = resources.files("hwadvisor.catalog").joinpath("data", "cuda.yaml").read_text("utf-8")
+    data = yaml.safe_load(text)
+    assert "download.pytorch.org" in data["source"] and data["date"]
+    tags = torch_cuda_tags()
+    assert [t for _, t in tags] == [row["tag"] for row in data["wheel_tags"]]
+    assert all(tag == "cu" + "".join(str(p) for p in v.release) for v, tag in tags)
 
 
 def test_template_fills_formats_and_filters() -> None:

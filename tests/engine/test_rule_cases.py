@@ -5,40 +5,108 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from hwadvisor.engine import RuleSet
 from hwadvisor.engine.guidance import GUIDANCE
-from hwadvisor.models.advice import Advice
+
+#: A case's run (``conftest.CaseRun``): verdict, findings, migration, fired, explanation.
+CaseRun = Any
+Runner = Callable[[dict[str, Any]], CaseRun]
+WeakCheck = Callable[[dict[str, Any], CaseRun], "str | None"]
 
 
-def test_rule_case(
-    rule_case: dict[str, Any],
-    runner: Callable[[dict[str, Any]], Advice],
-    fired_ids: Callable[[Advice], set[str]],
-) -> None:
-    advice = runner(rule_case)
-    fired = fired_ids
-    did_fire = rule_case["rule"] in fired(advice)
-    assert did_fire is rule_case["fires"], (
-        f"{rule_case['_file']}: {rule_case['rule']} '{rule_case['name']}' expected fires={rule_case['fires']}; "
-        f"fired: {sorted(fired(advice))}; verdict {advice.verdict.device.value} by {advice.verdict.rule}"
+def _check_message(case: dict[str, Any], run: CaseRun) -> None:
+    """``message: TEXT``: the rule's finding or checklist step contains TEXT."""
+    texts = [f.message for f in run.findings if f.rule == case["rule"]]
+    texts += [m.step for m in run.migration if m.rule == case["rule"]]
+    if run.verdict.rule == case["rule"]:
+        texts.append(run.verdict.summary)
+    assert any(case["message"] in t for t in texts), (
+        f"{case['rule']} '{case['name']}': no message contains {case['message']!r}: {texts}"
     )
-    if "verdict" in rule_case:
-        assert advice.verdict.device.value == rule_case["verdict"]
+
+
+def _check_evidence(case: dict[str, Any], run: CaseRun) -> None:
+    """``evidence: {path: value}``: the rule's finding carries those facts and values."""
+    found = next((f for f in run.findings if f.rule == case["rule"]), None)
+    assert found is not None, f"{case['rule']} '{case['name']}': no finding to hold evidence"
+    wrong = {
+        k: found.evidence.get(k) for k, v in case["evidence"].items() if found.evidence.get(k) != v
+    }
+    assert not wrong, f"{case['rule']} '{case['name']}': evidence differs: {wrong}"
+
+
+def test_rule_case(rule_case: dict[str, Any], runner: Runner) -> None:
+    run = runner(rule_case)
+    case = rule_case
+    where = f"{case['_file']}: {case['rule']} '{case['name']}'"
+    assert run.observed == case["expect"], (
+        f"{where}: expected {case['expect']}, evaluated {run.observed}; fired: "
+        f"{sorted(run.fired)}; verdict {run.verdict.device.value} by {run.verdict.rule}"
+    )
+    assert (case["rule"] in run.fired) is (run.observed == "true"), f"{where}: fired != true"
+    if "verdict" in case:
+        assert run.verdict.device.value == case["verdict"], where
+    if "message" in case:
+        _check_message(case, run)
+    if "evidence" in case:
+        _check_evidence(case, run)
     # A message never leaks a raw placeholder.
-    for f in advice.findings:
+    for f in run.findings:
         assert "{" not in f.message.replace("{{", ""), f.message
 
 
-def test_every_rule_has_firing_and_quiet_cases(
+def test_no_negative_case_passes_for_want_of_facts(
+    all_cases: list[dict[str, Any]], runner: Runner, weak_negative: WeakCheck
+) -> None:
+    """An ``expect: false`` case must make the condition false, in the rule's scenario."""
+    weak = []
+    for case in all_cases:
+        why = weak_negative(case, runner(case))
+        if why:
+            weak.append(f"{case['_file']}: {case['rule']} '{case['name']}': {why}")
+    assert not weak, "negative cases that test nothing (give the facts that make the " + (
+        "condition false, or say expect: unknown / outside):\n" + "\n".join(weak)
+    )
+
+
+@pytest.mark.parametrize(
+    ("case", "why"),
+    [
+        ({"rule": "HW303", "name": "MIG unknown", "gpus": [{"name": "A100"}]}, "unknown"),
+        ({"rule": "HW101", "name": "training", "machine": "laptop"}, "outside"),
+        ({"rule": "HW303", "name": "MIG off", "gpus": [{"mig_enabled": False}]}, None),
+    ],
+)
+def test_the_weak_negative_check_refuses_unknown_and_outside(
+    case: dict[str, Any], why: str | None, runner: Runner, weak_negative: WeakCheck
+) -> None:
+    case = {**case, "expect": "false", "scenario": "training"}
+    found = weak_negative(case, runner(case))
+    if why is None:
+        assert found is None
+    else:
+        assert found is not None and why in found
+
+
+def test_every_rule_has_a_true_and_a_false_case(
     shipped_rules: RuleSet, all_cases: list[dict[str, Any]]
 ) -> None:
-    cases = all_cases
-    kinds: dict[str, set[bool]] = {}
-    for c in cases:
-        kinds.setdefault(c["rule"], set()).add(bool(c["fires"]))
-    missing = {rid: sorted({True, False} - kinds.get(rid, set())) for rid in shipped_rules.rules}
-    missing = {rid: m for rid, m in missing.items() if m}
-    assert not missing, f"rules lacking cases (fires=...): {missing}"
+    """A rule with a condition needs a case where it is true and one where it is false.
+
+    A rule without one (``when`` omitted) is true wherever it applies: its negative is a
+    scenario it does not apply to (``expect: outside``).
+    """
+    kinds: dict[str, set[str]] = {}
+    for c in all_cases:
+        kinds.setdefault(c["rule"], set()).add(c["expect"])
+    missing = {}
+    for rid, rule in shipped_rules.rules.items():
+        need = {"true", "false"} if rule.when is not None else {"true", "outside"}
+        if need - kinds.get(rid, set()):
+            missing[rid] = sorted(need - kinds.get(rid, set()))
+    assert not missing, f"rules lacking cases (expect: ...): {missing}"
 
 
 def test_every_case_names_a_real_rule(
