@@ -5,9 +5,10 @@ from files instead: the torch version from its distribution metadata
 (``pip show torch``), its CUDA / HIP build from the text of ``torch/version.py``
 (``cuda = '12.4'``, parsed, never executed), the cuDNN version from the
 ``nvidia-cudnn-cu*`` wheel when pip installed one, and the versions of ONNX Runtime,
-OpenVINO and TensorFlow. It then flags builds that cannot work with the GPUs found: torch
-built for a newer CUDA than the driver runs, a CPU-only torch beside NVIDIA GPUs, a ROCm
-torch without an AMD GPU.
+OpenVINO and TensorFlow. It then states, as facts, the builds that cannot work with the
+GPUs found: torch built for a newer CUDA than the driver runs, a CPU-only torch beside
+NVIDIA GPUs, a ROCm torch without an AMD GPU. What to do about them (which wheel to
+install) is the rules' to say (HW401, HW403), from the CUDA wheel tags of the catalog.
 
 The search path is ``seams.site_paths`` (``sys.path`` on a real machine), so a test can
 point it at a folder holding a fake torch install.
@@ -36,8 +37,6 @@ _ONNXRUNTIME = (
 )
 _TENSORFLOW = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-macos", "tf-nightly")
 _CUDNN = ("nvidia-cudnn-cu13", "nvidia-cudnn-cu12", "nvidia-cudnn-cu11")
-#: CUDA versions torch publishes wheels for (download.pytorch.org/whl/cuXYZ), newest last.
-TORCH_CUDA_BUILDS = ((11, 8), (12, 1), (12, 4), (12, 6), (12, 8), (12, 9), (13, 0))
 _ASSIGN_RE = re.compile(r"^(\w+)\s*(?::[^=]+)?=\s*(.+?)\s*$")
 
 
@@ -175,13 +174,8 @@ def _major_minor(text: str | None) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _build_for(driver_cuda: tuple[int, int]) -> str | None:
-    fits = [b for b in TORCH_CUDA_BUILDS if b <= driver_cuda]
-    return f"cu{fits[-1][0]}{fits[-1][1]}" if fits else None
-
-
 def compatibility_issues(torch: TorchInfo | None, gpus: Sequence[Gpu]) -> list[str]:
-    """Ways the torch build and the GPUs found cannot work together (one sentence each)."""
+    """Ways the torch build and the GPUs found cannot work together (one fact each)."""
     issues: list[str] = []
     nvidia = [g for g in gpus if g.vendor == "nvidia"]
     amd = [g for g in gpus if g.vendor == "amd"]
@@ -193,21 +187,14 @@ def compatibility_issues(torch: TorchInfo | None, gpus: Sequence[Gpu]) -> list[s
             drv = _major_minor(gpu.cuda_driver_version)
             if drv is None or drv >= built:
                 continue
-            wheel = _build_for(drv)
-            fix = (
-                f"install a torch build for {wheel} or update the driver"
-                if wheel
-                else "update the driver"
-            )
             issues.append(
                 f"torch {torch.version} is built for CUDA {torch.cuda} but the driver "
-                f"({gpu.driver_version}) supports CUDA up to {gpu.cuda_driver_version}: {fix}"
+                f"({gpu.driver_version}) supports CUDA up to {gpu.cuda_driver_version}"
             )
             break  # one driver serves every GPU of the machine: say it once
     elif nvidia and torch.hip is None:
         issues.append(
-            f"torch {torch.version} is a CPU-only build but {len(nvidia)} NVIDIA GPU(s) are present: "
-            "install a CUDA build of torch"
+            f"torch {torch.version} is a CPU-only build but {len(nvidia)} NVIDIA GPU(s) are present"
         )
     if torch.hip is not None and not amd:
         issues.append(
