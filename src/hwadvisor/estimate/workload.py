@@ -110,39 +110,8 @@ def _from_catalog(
     common: dict[str, Any],
 ) -> Workload:
     notes = [f"cost from the catalog entry '{entry.id}' ({entry.source})"]
-    fps = flops if flops is not None else entry.flops_per_sample
-    seq = entry.seq_len
-    if seq_len is not None and entry.seq_len and flops is not None:
-        # The FLOPs are the user's; the sequence length still sizes the activations.
-        seq = seq_len
-        notes.append(f"FLOPs from --flops-per-sample; --seq-len {seq_len} sizes the memory")
-    if seq_len is not None and entry.seq_len and seq_len != entry.seq_len and flops is None:
-        # 24·s·h²·L grows linearly with s, the 4·s²·h·L attention products quadratically.
-        h, layers = entry.hidden or 0, entry.layers or 0
-        linear = entry.flops_per_sample - attention_flops(entry.seq_len, h, layers)
-        fps = linear * seq_len / entry.seq_len + attention_flops(seq_len, h, layers)
-        notes.append(f"FLOPs rescaled from seq {entry.seq_len} to {seq_len}")
-        seq = seq_len
-    family = ("an " if entry.kind.value[0] in "aeiou" else "a ") + entry.kind.value
-    if seq_len is not None and not entry.seq_len:
-        notes.append(f"--seq-len {seq_len} ignored: {entry.id} is {family}, not a sequence model")
-    if input_shape and entry.kind.value in ("encoder", "decoder"):
-        notes.append(
-            f"--input-shape {','.join(map(str, input_shape))} ignored: {entry.id} is "
-            f"{family}; its cost follows --seq-len"
-        )
-        input_shape = None
-    shape = input_shape or entry.input_shape
-    if (
-        input_shape
-        and entry.input_shape
-        and input_shape != entry.input_shape
-        and flops is None
-        and entry.kind.value == "cnn"
-    ):
-        ratio = math.prod(input_shape[1:]) / math.prod(entry.input_shape[1:])
-        fps = entry.flops_per_sample * ratio
-        notes.append(f"FLOPs scaled by input area from {entry.input_shape} to {input_shape}")
+    fps, seq = _sequence_cost(entry, flops, seq_len, notes)
+    fps, shape = _input_cost(entry, flops, input_shape, fps, notes)
     if common["dataset_size"] is None and entry.dataset_size is not None:
         # A catalog model has a canonical data set; one epoch of it is the job a person
         # naming the model most likely means. Stated, so it can be overridden.
@@ -151,10 +120,9 @@ def _from_catalog(
             f"dataset: {entry.dataset} ({entry.dataset_size:,} samples), the catalog default;"
             " give --dataset-size for your own data"
         )
-    kind = ModelKind(entry.kind.value)
     wl = _derived(
         model=entry.id,
-        kind=kind,
+        kind=ModelKind(entry.kind.value),
         params=params or entry.params,
         flops_per_sample=fps,
         input_shape=shape,
@@ -169,6 +137,63 @@ def _from_catalog(
         **common,
     )
     return wl.model_copy(update={"profile": analytic_profile(wl, entry)})
+
+
+def _family(entry: ModelEntry) -> str:
+    """``'a cnn'``, ``'an encoder'``: the entry's kind, for the assumptions."""
+    return ("an " if entry.kind.value[0] in "aeiou" else "a ") + entry.kind.value
+
+
+def _sequence_cost(
+    entry: ModelEntry, flops: float | None, seq_len: int | None, notes: list[str]
+) -> tuple[float, int | None]:
+    """FLOPs per sample and sequence length after ``--seq-len`` (said in ``notes``)."""
+    fps = flops if flops is not None else entry.flops_per_sample
+    if seq_len is None:
+        return fps, entry.seq_len
+    if not entry.seq_len:
+        notes.append(
+            f"--seq-len {seq_len} ignored: {entry.id} is {_family(entry)}, not a sequence model"
+        )
+        return fps, entry.seq_len
+    if flops is not None:
+        # The FLOPs are the user's; the sequence length still sizes the activations.
+        notes.append(f"FLOPs from --flops-per-sample; --seq-len {seq_len} sizes the memory")
+    elif seq_len != entry.seq_len:
+        # 24·s·h²·L grows linearly with s, the 4·s²·h·L attention products quadratically.
+        h, layers = entry.hidden or 0, entry.layers or 0
+        linear = entry.flops_per_sample - attention_flops(entry.seq_len, h, layers)
+        fps = linear * seq_len / entry.seq_len + attention_flops(seq_len, h, layers)
+        notes.append(f"FLOPs rescaled from seq {entry.seq_len} to {seq_len}")
+    return fps, seq_len
+
+
+def _input_cost(
+    entry: ModelEntry,
+    flops: float | None,
+    input_shape: list[int] | None,
+    fps: float,
+    notes: list[str],
+) -> tuple[float, list[int] | None]:
+    """FLOPs per sample and sample shape after ``--input-shape`` (said in ``notes``)."""
+    if not input_shape:
+        return fps, entry.input_shape
+    if entry.kind.value in ("encoder", "decoder"):
+        notes.append(
+            f"--input-shape {','.join(map(str, input_shape))} ignored: {entry.id} is "
+            f"{_family(entry)}; its cost follows --seq-len"
+        )
+        return fps, entry.input_shape
+    if (
+        entry.input_shape
+        and input_shape != entry.input_shape
+        and flops is None
+        and entry.kind.value == "cnn"
+    ):
+        ratio = math.prod(input_shape[1:]) / math.prod(entry.input_shape[1:])
+        fps = entry.flops_per_sample * ratio
+        notes.append(f"FLOPs scaled by input area from {entry.input_shape} to {input_shape}")
+    return fps, input_shape
 
 
 def _from_sizes(
