@@ -255,3 +255,13 @@ def test_migration_checklist_is_personalised(
     assert "supports CUDA up to 12.2" in steps["HW604"] and "whl/cu121" in steps["HW604"]
     assert "num_workers=about 4" in steps["HW601"]  # the laptop's usable cores
     assert "HW403" in {f.rule for f in advice.findings}
+
+
+def test_serving_rules_name_the_inference_scenarios_of_the_model(shipped_rules: RuleSet) -> None:
+    """Which scenarios are inference is decided once (``Scenario.is_inference``)."""
+    from hwadvisor.models.workload import INFERENCE_SCENARIOS
+
+    assert {s for s in Scenario if s.is_inference} == INFERENCE_SCENARIOS
+    assert {Scenario.INFERENCE, Scenario.EDGE} == INFERENCE_SCENARIOS
+    for rid in ("HW405", "HW406"):  # serving through an optimized CPU runtime
+        assert set(shipped_rules.rules[rid].scenarios) == INFERENCE_SCENARIOS, rid

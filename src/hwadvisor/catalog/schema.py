@@ -6,6 +6,8 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hwadvisor.models.workload import ModelKind
+
 
 class _Entry(BaseModel):
     """Catalog entries refuse unknown fields, so a typo in a user's file is an error."""
@@ -104,22 +106,12 @@ class DeviceEntry(_Entry):
     gpu_memory_source: str | None = Field(None, description="where gpu_memory_fraction comes from")
 
 
-class ModelKindName(str, Enum):
-    """Family of a catalog model (same values as the workload's ``kind``)."""
-
-    CNN = "cnn"
-    ENCODER = "encoder"
-    DECODER = "decoder"
-    MLP = "mlp"
-    OTHER = "other"
-
-
 class ModelEntry(_Entry):
     """One model of the catalog: its size and cost at a stated input size."""
 
     id: str
     name: str
-    kind: ModelKindName
+    kind: ModelKind
     params: int = Field(gt=0)
     flops_per_sample: float = Field(gt=0, description="real forward FLOPs per sample (not MACs)")
     input_shape: list[int] | None = None

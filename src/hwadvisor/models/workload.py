@@ -28,6 +28,15 @@ class Scenario(str, Enum):
     EDGE = "edge"
     PREPROCESSING = "preprocessing"
 
+    @property
+    def is_inference(self) -> bool:
+        """Serving a trained model (``inference``, ``edge``): the job's task is ``infer``."""
+        return self in INFERENCE_SCENARIOS
+
+
+#: The scenarios whose job is inference rather than training: the one definition.
+INFERENCE_SCENARIOS = frozenset({Scenario.INFERENCE, Scenario.EDGE})
+
 
 class Task(str, Enum):
     """Training or inference."""

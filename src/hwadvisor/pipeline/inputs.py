@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hwadvisor.errors import HwadvisorError, MissingDependencyError
-from hwadvisor.models.workload import Scenario, Task
+from hwadvisor.models.workload import INFERENCE_SCENARIOS, Scenario, Task
 
 if TYPE_CHECKING:
     from hwadvisor.engine import RuleSet
@@ -30,8 +30,8 @@ Progress = Callable[[str, float], None]
 #: Opens a progress display for a long step: ``with scope() as progress: ...``.
 ProgressScope = Callable[[], AbstractContextManager[Progress | None]]
 
-#: Scenarios whose job is inference rather than training.
-INFER_SCENARIOS = frozenset({Scenario.INFERENCE, Scenario.EDGE})
+#: Scenarios whose job is inference rather than training (defined on the model).
+INFER_SCENARIOS = INFERENCE_SCENARIOS
 
 
 def no_progress() -> AbstractContextManager[Progress | None]:
@@ -155,7 +155,7 @@ def workload_for(
     from hwadvisor.estimate import build_workload
 
     if task is None:
-        task = Task.INFER if scenario in INFER_SCENARIOS else Task.TRAIN
+        task = Task.INFER if scenario is not None and scenario.is_inference else Task.TRAIN
     return build_workload(task=task, **options)
 
 
