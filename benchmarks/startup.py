@@ -4,7 +4,12 @@ Runs the two commands alternately (so machine noise hits both alike), prints eac
 the ratio, and how many facts each reports. Goal on the 2-core development machine:
 check median <= 0.25 s and >= 10x faster than collect_env.
 
-    python benchmarks/startup.py [--runs 7]
+With ``--candidates`` it instead times the ways of defining the facts document side by
+side (``benchmarks/_candidates.py``): each run is a fresh process that imports the
+definition, probes every recorded host into it, checks and prints the documents; the
+candidates alternate, and the interpreter's own start is timed beside them.
+
+    python benchmarks/startup.py [--runs 7] [--candidates]
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+HOSTS = Path(__file__).resolve().parents[1] / "tests" / "data" / "hosts"
 
 
 def timed(cmd: list[str]) -> tuple[float, str]:
@@ -38,11 +46,50 @@ def count_leaves(value: object) -> int:
     return 0 if value is None else 1
 
 
+def candidates(runs: int) -> None:
+    """Time each facts definition in ``_candidates.py``, alternating, and print a table."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _candidates import CANDIDATES
+
+    code = "import sys; sys.path.insert(0, {here!r}); import _candidates; _candidates.run({name!r}{verify})"
+    here = str(Path(__file__).parent)
+    cmds = {"interpreter only": [sys.executable, "-c", "pass"]}
+    for name in CANDIDATES:
+        cmds[name] = [sys.executable, "-c", code.format(here=here, name=name, verify="")]
+        timed([sys.executable, "-c", code.format(here=here, name=name, verify=", True")])
+    walls: dict[str, list[float]] = {name: [] for name in cmds}
+    phases: dict[str, list[dict[str, float]]] = {name: [] for name in cmds}
+    for _ in range(runs):
+        for name, cmd in cmds.items():
+            t, out = timed(cmd)
+            walls[name].append(t)
+            if out.strip():
+                phases[name].append(json.loads(out))
+    print(f"runs each: {runs} (alternating), {len(list(HOSTS.iterdir()))} recorded hosts per run")
+    print(f"{'candidate':22} {'wall median (min-max)':24} in-process medians")
+    for name, times in walls.items():
+        parts = ""
+        if phases[name]:
+            keys = [k for k in phases[name][0] if k != "pydantic imported"]
+            parts = ", ".join(
+                f"{k} {statistics.median(p[k] for p in phases[name]) * 1000:.0f} ms" for k in keys
+            )
+            parts += ", pydantic imported" if phases[name][0]["pydantic imported"] else ""
+        span = f"{statistics.median(times):.3f} s ({min(times):.3f}-{max(times):.3f})"
+        print(f"{name:22} {span:24} {parts}")
+
+
 def main() -> None:
     """Run both commands alternately and print the comparison."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--candidates", action="store_true", help="time the facts definitions side by side"
+    )
     args = parser.parse_args()
+    if args.candidates:
+        candidates(args.runs)
+        return
     check_cmd = [sys.executable, "-m", "hwadvisor", "check", "--json"]
     env_cmd = [sys.executable, "-m", "torch.utils.collect_env"]
     timed(check_cmd)  # warm the page cache for both before measuring
