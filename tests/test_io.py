@@ -132,6 +132,37 @@ def test_wrong_types_name_the_field() -> None:
     assert "cpu.usable_cores" in err.value.line()
 
 
+@pytest.mark.parametrize(
+    ("section", "values", "line"),
+    [
+        ("memory", {"total_bytes": -1}, "field memory.total_bytes: Input should be greater than 0"),
+        ("cpu", {"usable_cores": 0}, "field cpu.usable_cores: Input should be greater than or equal to 1"),
+        ("cpu", {"base_mhz": float("inf")}, "field cpu.base_mhz: Input should be a finite number"),
+        ("cpu", {"peak_gflops": {"fp32": float("nan")}}, "field cpu.peak_gflops.fp32: Input should be a finite number"),
+        ("gpus", [{"index": 0, "vendor": "nvidia", "utilization_percent": 101}], "field gpus.0.utilization_percent: Input should be less than or equal to 100"),
+        ("gpus", [{"index": 0}], "field gpus.0.vendor: Field required"),
+        ("probes", [{"name": "cpu", "status": "exploded"}], "field probes.0.status: Input should be"),
+    ],
+)  # fmt: skip
+def test_bounds_and_types_are_one_line_naming_the_field(
+    section: str, values: object, line: str
+) -> None:
+    doc = {"schema_version": "1.0", section: values}
+    with pytest.raises(FactsError) as err:
+        validate_document(Facts, doc, where="f.json", what="facts")
+    assert err.value.line().startswith(f"f.json: invalid facts: {line}")
+    assert "\n" not in err.value.line()
+
+
+def test_a_valid_document_reads_into_the_frozen_definition() -> None:
+    doc = {"schema_version": "1.0", "cpu": {"usable_cores": 2.0, "base_mhz": 2400}}
+    facts = validate_document(Facts, doc, where="f.json", what="facts")
+    assert isinstance(facts, Facts) and type(facts.cpu.usable_cores) is int
+    assert type(facts.cpu.base_mhz) is float
+    with pytest.raises(AttributeError):
+        facts.cpu.usable_cores = 3  # type: ignore[misc]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_parse_never_raises_anything_but_facts_error(text: str) -> None:
