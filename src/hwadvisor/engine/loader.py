@@ -124,9 +124,8 @@ def _where(path: Path, text: str, loc: Iterable[object]) -> str:
     return f"{path}:{line}" if line else str(path)
 
 
-def parse_rules_text(text: str, *, where: str) -> list[Rule]:
-    """Rules from YAML ``text``; ``where`` names the file in errors."""
-    path = Path(where)
+def _read_yaml(text: str, where: str) -> Any:
+    """The YAML document of ``text`` as plain data (a safe loader), ``{}`` when empty."""
     if len(text.encode("utf-8", errors="replace")) > MAX_FILE_BYTES:
         raise RulesError(f"rules file is over {MAX_FILE_BYTES} bytes", where=where)
     try:
@@ -138,11 +137,13 @@ def parse_rules_text(text: str, *, where: str) -> list[Rule]:
         raise RulesError(f"not valid YAML: {problem}", where=at) from exc
     except RecursionError as exc:
         raise RulesError("rules file is nested too deeply", where=where) from exc
-    if data is None:
-        data = {"rules": []}
-    _check_shape(data, where)
+    return {"rules": []} if data is None else data
+
+
+def _rule_file(data: Any, text: str, where: str) -> RuleFile:
+    """``data`` validated as a rules file; the first error names its rule, field and line."""
     try:
-        parsed = RuleFile.model_validate(data)
+        return RuleFile.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = list(err["loc"])
@@ -153,29 +154,37 @@ def parse_rules_text(text: str, *, where: str) -> list[Rule]:
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise RulesError(
             f"{label}: field {fld}: {msg}{more}",
-            where=_where(path, text, [p for p in loc if p != "not_"]),
+            where=_where(Path(where), text, [p for p in loc if p != "not_"]),
         ) from exc
+
+
+def _check_rules(rules: list[Rule], text: str, where: str) -> None:
+    """Ids unique in the file; each rule's paths, operators, sources and messages sound."""
     seen: set[str] = set()
-    for i, rule in enumerate(parsed.rules):
+    for i, rule in enumerate(rules):
         if rule.id in seen:
             raise RulesError(
                 f"rule {rule.id}: duplicate id in the same file",
-                where=_where(path, text, ["rules", i]),
+                where=_where(Path(where), text, ["rules", i]),
             )
         seen.add(rule.id)
         problems = check_rule(rule)
         if problems:
             fld, msg = problems[0]
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            spot: list[object] = [
-                "rules",
-                i,
-                *[int(p) if p.isdigit() else p for p in fld.split(".")],
-            ]
+            spot = ["rules", i, *[int(p) if p.isdigit() else p for p in fld.split(".")]]
             raise RulesError(
-                f"rule {rule.id}: field {fld}: {msg}{more}", where=_where(path, text, spot)
+                f"rule {rule.id}: field {fld}: {msg}{more}", where=_where(Path(where), text, spot)
             )
-    return list(parsed.rules)
+
+
+def parse_rules_text(text: str, *, where: str) -> list[Rule]:
+    """Rules from YAML ``text``; ``where`` names the file in errors."""
+    data = _read_yaml(text, where)
+    _check_shape(data, where)
+    rules = list(_rule_file(data, text, where).rules)
+    _check_rules(rules, text, where)
+    return rules
 
 
 def load_file(path: str | Path) -> list[Rule]:
