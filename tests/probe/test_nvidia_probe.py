@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -228,16 +230,26 @@ def test_bus_id_never_raises(text: str) -> None:
 
 
 def test_child_that_will_not_end_after_the_kill_is_abandoned_with_a_bound() -> None:
-    # Stands for a child stuck in the kernel: a grandchild in its own session keeps the
-    # output pipe open, so the reap after SIGKILL can never see the end of the output.
+    # Stands for a child stuck in the kernel: a holder in its own session keeps the output
+    # pipe open, so the reap after SIGKILL can never see the end of the output. The child
+    # starts the holder (in its session before Popen returns), then names it in its line.
     code = (
         "import subprocess, sys, time\n"
-        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(4)'], start_new_session=True)\n"
-        'print(\'{"gpu": {"index": 0}}\', flush=True)\n'
-        "time.sleep(60)\n"
+        "h = subprocess.Popen([sys.executable, '-I', '-S', '-c', 'import time; time.sleep(30)'],"
+        " start_new_session=True)\n"
+        'print(\'{"gpu": {"index": 0, "holder": %d}}\' % h.pid, flush=True)\n'
+        "time.sleep(30)\n"
     )
     started = time.monotonic()
-    result = nvml_process.run_child(1.0, dict(os.environ), argv=[sys.executable, "-c", code])
-    assert time.monotonic() - started < 1.0 + nvml_process.REAP_TIMEOUT_S + 2
+    result = nvml_process.run_child(
+        0.5, dict(os.environ), argv=[sys.executable, "-I", "-S", "-c", code], reap_timeout=0.2
+    )
+    waited = time.monotonic() - started
+    holders = [g.get("holder") for g in result.gpus]
+    for pid in holders:  # the test's own clean-up: nothing else would ever end the holder
+        with contextlib.suppress(ProcessLookupError, TypeError):
+            os.kill(pid, signal.SIGKILL)
     assert result.timed_out and result.abandoned
-    assert result.gpus == [{"index": 0}]
+    assert [g["index"] for g in result.gpus] == [0] and isinstance(holders[0], int)
+    # The deadline plus the bounded reap, not the child's or the holder's sleep.
+    assert waited < 0.5 + 0.2 + 2

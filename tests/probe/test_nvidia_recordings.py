@@ -17,7 +17,8 @@ import pytest
 from hwadvisor.models.facts import Gpu, ProbeRecord
 from hwadvisor.models.plain import to_json_value
 from hwadvisor.probe import nvidia
-from hwadvisor.probe.nvml_fake import FakeNvml
+from hwadvisor.probe.nvml_fake import READY_ENV, FakeNvml
+from hwadvisor.probe.nvml_process import REAP_TIMEOUT_S
 from hwadvisor.probe.runner import ProbeLog
 from hwadvisor.probe.seams import Seams, SystemInfo
 
@@ -71,16 +72,33 @@ def test_recording_through_child_process(name: str) -> None:
     _check(_load(path)["expected"], gpus, log.records[0])
 
 
-def test_hung_driver_is_killed_at_the_deadline_and_keeps_gpus_read_before() -> None:
+def test_hung_driver_is_killed_at_the_deadline_and_keeps_gpus_read_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child prints GPU 0, then hangs on GPU 1. Its ready file (written as the hang
+    begins) says whether it got there before the deadline; if it was still starting (a
+    busy machine), the deadline doubles and the probe runs again, so a short deadline
+    never makes the test depend on the machine's load."""
     path = NVML_DIR / "hang_in_device.json"
-    log = ProbeLog()
-    started = time.monotonic()
-    gpus = nvidia.probe_nvidia(_seams_with_fake(path), log, timeout=3)
-    waited = time.monotonic() - started
+    for deadline in (0.5, 1.0, 2.0, 4.0, 8.0):
+        ready = tmp_path / f"ready-{deadline:g}"
+        monkeypatch.setenv(READY_ENV, str(ready))
+        log = ProbeLog()
+        started = time.monotonic()
+        gpus = nvidia.probe_nvidia(_seams_with_fake(path), log, timeout=deadline)
+        waited = time.monotonic() - started
+        if ready.exists():
+            break
+    else:
+        pytest.fail("the NVML child never reached the hang, even with 8 s")
     _check(_load(path)["expected"], gpus, log.records[0])
-    assert "within 3 s" in (log.records[0].error or "")
-    # The deadline plus the bounded reap, not the child's hour-long sleep.
-    assert waited < 3 + 1 + 2
+    assert f"within {deadline:g} s (killed)" in (log.records[0].error or "")
+    # The deadline plus the bounded reap, not the child's minute-long sleep.
+    assert waited < deadline + REAP_TIMEOUT_S + 2
+    pid = int(ready.read_text())
+    assert (
+        not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
+    )
 
 
 def test_every_recording_names_its_source_and_expectations() -> None:

@@ -11,6 +11,11 @@ recording; besides values and errors, a recording may then ask a query to ``hang
 (sleep until killed) or ``crash`` (kill the child with a signal), so the parent's
 deadline and crash handling can be tested for real. These two only ever act inside the
 child process.
+
+A hang is a handshake, not a guess at timing: when ``HWADVISOR_FAKE_NVML_READY`` names a
+file, the hanging child writes its pid there first, so a test waits for that file rather
+than sleeping. A hang also ends by itself after :data:`HANG_LIMIT_S` (the process exits),
+so a child that a broken test failed to kill cannot outlive the test run by long.
 """
 
 from __future__ import annotations
@@ -41,14 +46,31 @@ def nvml_error(name: str) -> pynvml.NVMLError:
     return err
 
 
+#: Names a file the child writes its pid to when it starts to hang (the handshake).
+READY_ENV = "HWADVISOR_FAKE_NVML_READY"
+#: The longest a hang lasts before the child exits by itself (status 70), unkilled.
+HANG_LIMIT_S = 60.0
+
+
+def hang(limit_s: float = HANG_LIMIT_S) -> None:
+    """Stand for a driver call that never returns: say so (see :data:`READY_ENV`), then
+    sleep until killed, or exit the process after ``limit_s``."""
+    ready = os.environ.get(READY_ENV)
+    if ready:  # written whole, then renamed: the waiting test never reads half a pid
+        part = Path(f"{ready}.part")
+        part.write_text(str(os.getpid()), encoding="utf-8")
+        os.replace(part, ready)
+    time.sleep(limit_s)
+    os._exit(70)
+
+
 def _answer(value: Any) -> Any:
     """Return a recorded value, or act on a recorded error / hang / crash."""
     if isinstance(value, dict):
         if "error" in value:
             raise nvml_error(str(value["error"]))
         if value.get("hang"):
-            while True:  # stands for a driver call that never returns; killed by the parent
-                time.sleep(3600)
+            hang()
         if "crash" in value:
             os.kill(os.getpid(), getattr(signal, str(value["crash"])))
             time.sleep(5)  # the signal is delivered before this returns

@@ -90,24 +90,36 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def run_child(timeout: float, env: dict[str, str], argv: list[str] | None = None) -> ChildResult:
-    """Run the NVML child (or ``argv``) for at most ``timeout`` seconds, plus a bounded reap."""
+def run_child(
+    timeout: float,
+    env: dict[str, str],
+    argv: list[str] | None = None,
+    *,
+    reap_timeout: float = REAP_TIMEOUT_S,
+) -> ChildResult:
+    """Run the NVML child (or ``argv``) for at most ``timeout`` seconds, plus a bounded reap.
+
+    ``argv`` and ``reap_timeout`` are seams for tests: another program as the child, and
+    a shorter wait before a child that will not end is abandoned.
+    """
     import subprocess  # only on machines with an NVIDIA device; keeps the common path lean
 
     cmd = argv or [sys.executable, "-m", "hwadvisor.probe.nvml_child"]
     _ABANDONED[:] = [p for p in _ABANDONED if p.poll() is None]  # reap those that woke up
     result = ChildResult()
-    proc = subprocess.Popen(
-        cmd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        start_new_session=True,
-        close_fds=True,
-    )
+    # SIGTERM raises from before the child exists, so that no signal arriving just after
+    # it started can end this process and leave the child running.
     with _terminate_raises():
-        out, err = _wait(proc, timeout, result)
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+        out, err = _wait(proc, timeout, result, reap_timeout)
     result.returncode = proc.returncode
     if proc.returncode is not None and proc.returncode < 0:
         try:
@@ -145,8 +157,10 @@ def _terminate_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _wait(proc: Any, timeout: float, result: ChildResult) -> tuple[bytes, bytes]:
-    """The child's output within ``timeout`` (then SIGKILL and a bounded reap)."""
+def _wait(
+    proc: Any, timeout: float, result: ChildResult, reap_timeout: float
+) -> tuple[bytes, bytes]:
+    """The child's output within ``timeout`` (then SIGKILL and a reap bounded by ``reap_timeout``)."""
     import subprocess
 
     try:
@@ -155,7 +169,7 @@ def _wait(proc: Any, timeout: float, result: ChildResult) -> tuple[bytes, bytes]
         result.timed_out = True
         _kill_group(proc.pid)
         try:
-            out, err = proc.communicate(timeout=REAP_TIMEOUT_S)
+            out, err = proc.communicate(timeout=reap_timeout)
         except subprocess.TimeoutExpired as again:
             # Output gathered so far travels on the exception; keep it and walk away.
             out, err = (again.output or b""), (again.stderr or b"")
@@ -166,6 +180,6 @@ def _wait(proc: Any, timeout: float, result: ChildResult) -> tuple[bytes, bytes]
         # terminal's SIGINT never reaches it and a hung driver call would outlive us.
         _kill_group(proc.pid)
         with contextlib.suppress(Exception):
-            proc.wait(timeout=REAP_TIMEOUT_S)  # reap it: no zombie left behind either
+            proc.wait(timeout=reap_timeout)  # reap it: no zombie left behind either
         raise
     return out, err

@@ -4,7 +4,10 @@
  * native library that misbehaves the way a broken driver does.
  *
  * STANDIN_NVML_MODE (read at nvmlInitWithFlags):
- *   hang      nvmlInitWithFlags never returns
+ *   hang      nvmlInitWithFlags never returns (until killed; after 60 s the process
+ *             exits with status 70, so a child nobody killed cannot linger); when
+ *             STANDIN_NVML_READY names a file, the pid is written there first, so a
+ *             test can wait for the hang instead of sleeping
  *   segv      nvmlInitWithFlags dies with SIGSEGV
  *   mismatch  nvmlInitWithFlags returns NVML_ERROR_LIB_RM_VERSION_MISMATCH (18)
  *   one       one GPU answering name, UUID, PCI, memory and compute capability;
@@ -13,6 +16,7 @@
  * Build: cc -shared -fPIC -o libnvidia-ml.so.1 libnvidia-ml.c
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,10 +33,25 @@ static const char *mode(void) {
     return m ? m : "one";
 }
 
+/* Say "hanging now": write the pid to STANDIN_NVML_READY.part, then rename it. */
+static void announce_hang(void) {
+    const char *ready = getenv("STANDIN_NVML_READY");
+    char part[4096];
+    FILE *f;
+    if (!ready || snprintf(part, sizeof part, "%s.part", ready) >= (int)sizeof part) return;
+    f = fopen(part, "w");
+    if (!f) return;
+    fprintf(f, "%ld", (long)getpid());
+    fclose(f);
+    rename(part, ready);
+}
+
 int nvmlInitWithFlags(unsigned int flags) {
     (void)flags;
     if (strcmp(mode(), "hang") == 0) {
-        for (;;) pause();
+        announce_hang();
+        for (int i = 0; i < 60; i++) sleep(1);
+        _exit(70);
     }
     if (strcmp(mode(), "segv") == 0) {
         raise(SIGSEGV);
