@@ -14,7 +14,7 @@
   recomputation (arXiv:2205.05198, section 4: 34 = 15 attention and norms + 19 MLP; k
   experts per token for an MoE); fused attention (SDPA/flash) stores no s² scores, so the
   5·a·s/h term goes. Gradient checkpointing keeps each layer's input (2·s·b·h) and
-  recomputes one layer at a time. The fp32 logits and their gradient add 2·s·b·vocab·4.
+  recomputes one layer at a time (its input is the one already kept). The fp32 logits and their gradient add 2·s·b·vocab·4.
 
 QLoRA never prices above LoRA: each of its parts is at most LoRA's, and its checkpointing
 is always on.
@@ -124,7 +124,9 @@ def activation_bytes(arch: LlmArch, req: FinetuneRequest) -> float:
     per_layer = s * b * h * (15 + 19 * arch.experts_per_token + scores)
     logits = 2 * s * b * arch.vocab * 4
     if req.checkpointing:
-        return arch.layers * 2 * s * b * h + per_layer + logits
+        # Each layer's input is kept; the layer being recomputed adds its other activations.
+        inputs = 2 * s * b * h
+        return arch.layers * inputs + (per_layer - inputs) + logits
     return arch.layers * per_layer + logits
 
 
