@@ -4,27 +4,27 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-from typer.testing import CliRunner
 
 from hwadvisor.bench import runner as runner_mod
-from hwadvisor.bench.sizing import Outcome, Timing
-from hwadvisor.cli import app
+from hwadvisor.bench.sizing import SizingOutcome, Timing
 from hwadvisor.models.schemas import schema_for
 
-cli = CliRunner()
+#: The shared runner (``tests/conftest.py``): ``cli(*args)`` -> (code, out, err).
+Cli = Callable[..., Any]
 
 
 @pytest.fixture(autouse=True)
 def no_probe(monkeypatch: pytest.MonkeyPatch) -> None:
     """The probe is tested elsewhere; here it would only cost time."""
-    import hwadvisor.cli.bench as bench_cli
+    import hwadvisor.pipeline.commands as commands
 
-    monkeypatch.setattr(bench_cli, "_facts", lambda: None)
+    monkeypatch.setattr(commands, "probe_or_none", lambda: None)
 
 
 @pytest.fixture
@@ -34,11 +34,11 @@ def canned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     def measure_case(
         torch: Any, case: Any, budget: Any, weights_left: float, clock: Any
-    ) -> Outcome:
+    ) -> SizingOutcome:
         seen.append(case.kernel)
         if "interrupt" in seen and len(seen) == 4:
             raise KeyboardInterrupt
-        return Outcome(
+        return SizingOutcome(
             shape=case.ladder[case.start], timing=Timing(median_s=0.25, iqr_s=0.01, runs=5)
         )
 
@@ -47,46 +47,44 @@ def canned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.mark.parametrize("budget", ["0", "-3", "nan", "inf"])
-def test_bad_budget_exits_2_with_one_line(budget: str) -> None:
-    result = cli.invoke(app, ["bench", "--budget", budget])
-    assert result.exit_code == 2
-    assert "--budget must be a positive number" in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
+def test_bad_budget_exits_2_with_one_line(cli: Cli, budget: str) -> None:
+    result = cli("bench", "--budget", budget)
+    assert result.code == 2
+    assert "--budget must be a positive number" in result.err
+    assert len(result.err.strip().splitlines()) == 1
 
 
-def test_unknown_device_exits_2_with_json_error() -> None:
-    result = cli.invoke(app, ["bench", "--device", "tpu", "--json"])
-    assert result.exit_code == 2
-    assert "unknown device 'tpu'" in result.stderr
-    assert json.loads(result.stdout)["error"]["kind"] == "usage"
+def test_unknown_device_exits_2_with_json_error(cli: Cli) -> None:
+    result = cli("bench", "--device", "tpu", "--json")
+    assert result.code == 2
+    assert "unknown device 'tpu'" in result.err
+    assert json.loads(result.out)["error"]["kind"] == "usage"
 
 
-def test_absent_gpu_exits_2() -> None:
+def test_absent_gpu_exits_2(cli: Cli) -> None:
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    result = cli.invoke(app, ["bench", "--device", "cuda:0"])
-    assert result.exit_code == 2
-    assert "no cuda device" in result.stderr
+    result = cli("bench", "--device", "cuda:0")
+    assert result.code == 2
+    assert "no cuda device" in result.err
 
 
-def test_missing_torch_exits_3_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_torch_exits_3_with_one_line(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)
-    result = cli.invoke(app, ["bench", "--device", "cpu"])
-    assert result.exit_code == 3
-    lines = result.stderr.strip().splitlines()
+    result = cli("bench", "--device", "cpu")
+    assert result.code == 3
+    lines = result.err.strip().splitlines()
     assert len(lines) == 1 and "torch is not installed: pip install 'hwadvisor[bench]'" in lines[0]
-    assert "Traceback" not in result.output
+    assert "Traceback" not in result.err
 
 
-def test_json_and_output_file(tmp_path: Path, canned: list[str]) -> None:
+def test_json_and_output_file(cli: Cli, tmp_path: Path, canned: list[str]) -> None:
     pytest.importorskip("torch")
     out = tmp_path / "bench.json"
-    result = cli.invoke(
-        app, ["bench", "--device", "cpu", "--budget", "2", "--json", "--output", str(out)]
-    )
-    assert result.exit_code == 0, result.stderr
-    doc = json.loads(result.stdout)
+    result = cli("bench", "--device", "cpu", "--budget", "2", "--json", "--output", str(out))
+    assert result.code == 0, result.err
+    doc = json.loads(result.out)
     jsonschema.validate(doc, schema_for("bench"))
     assert json.loads(out.read_text()) == doc
     assert doc["budget_s"] == 2.0 and not doc["interrupted"]
@@ -95,23 +93,25 @@ def test_json_and_output_file(tmp_path: Path, canned: list[str]) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["bench.json"]  # no temp file left
 
 
-def test_human_output_has_table_and_chart(canned: list[str]) -> None:
+def test_human_output_has_table_and_chart(cli: Cli, canned: list[str]) -> None:
     pytest.importorskip("torch")
-    result = cli.invoke(app, ["bench", "--device", "cpu", "--quick"])
-    assert result.exit_code == 0, result.stderr
-    assert "Measured throughput" in result.stdout
-    assert "Compute throughput by dtype" in result.stdout
-    assert "{" not in result.stdout.splitlines()[0]
+    result = cli("bench", "--device", "cpu", "--quick")
+    assert result.code == 0, result.err
+    assert "Measured throughput" in result.out
+    assert "Compute throughput by dtype" in result.out
+    assert "{" not in result.out.splitlines()[0]
 
 
-def test_ctrl_c_writes_partial_report_and_exits_130(tmp_path: Path, canned: list[str]) -> None:
+def test_ctrl_c_writes_partial_report_and_exits_130(
+    cli: Cli, tmp_path: Path, canned: list[str]
+) -> None:
     pytest.importorskip("torch")
     canned.append("interrupt")
     out = tmp_path / "partial.json"
-    result = cli.invoke(app, ["bench", "--device", "cpu", "--json", "--output", str(out)])
-    assert result.exit_code == 130
+    result = cli("bench", "--device", "cpu", "--json", "--output", str(out))
+    assert result.code == 130
     doc = json.loads(out.read_text())
     assert doc["interrupted"] is True
     assert len(doc["results"]) == 2
-    assert json.loads(result.stdout) == doc
-    assert "interrupted" in result.stderr
+    assert json.loads(result.out) == doc
+    assert "interrupted" in result.err

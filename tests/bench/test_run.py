@@ -12,7 +12,7 @@ import pytest
 
 from hwadvisor.bench import run_bench
 from hwadvisor.bench import runner as runner_mod
-from hwadvisor.bench.sizing import Outcome, Timing
+from hwadvisor.bench.sizing import SizingOutcome, Timing
 from hwadvisor.errors import MissingDependencyError, UsageError
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.facts import Cpu, Facts, Gpu, PeakGflops
@@ -79,12 +79,12 @@ def fake_measure(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
     def measure_case(
         torch: Any, case: Any, budget: Any, weights_left: float, clock: Any
-    ) -> Outcome:
+    ) -> SizingOutcome:
         seen.append(f"{case.kernel}.{case.dtype}")
         if len(seen) == 3:
             raise KeyboardInterrupt
         shape = case.ladder[case.start]
-        return Outcome(shape=shape, timing=Timing(median_s=0.5, iqr_s=0.01, runs=4))
+        return SizingOutcome(shape=shape, timing=Timing(median_s=0.5, iqr_s=0.01, runs=4))
 
     monkeypatch.setattr(runner_mod, "_measure_case", measure_case)
     yield seen
@@ -106,8 +106,8 @@ def test_ctrl_c_returns_the_partial_report(fake_measure: list[str]) -> None:
 def test_quick_measures_the_core_kernels_only(monkeypatch: pytest.MonkeyPatch) -> None:
     def measure_case(
         torch: Any, case: Any, budget: Any, weights_left: float, clock: Any
-    ) -> Outcome:
-        return Outcome(
+    ) -> SizingOutcome:
+        return SizingOutcome(
             shape=case.ladder[case.start], timing=Timing(median_s=0.5, iqr_s=0.01, runs=4)
         )
 
@@ -125,8 +125,8 @@ def test_gpu_found_but_unusable_is_listed(monkeypatch: pytest.MonkeyPatch) -> No
 
     def measure_case(
         torch: Any, case: Any, budget: Any, weights_left: float, clock: Any
-    ) -> Outcome:
-        return Outcome(
+    ) -> SizingOutcome:
+        return SizingOutcome(
             shape=case.ladder[case.start], timing=Timing(median_s=0.5, iqr_s=0.01, runs=4)
         )
 

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hwadvisor.bench.sizing import (
-    Budget,
     OutOfMemory,
     Shape,
+    TimeBudget,
     Timing,
     Unsupported,
     adapt,
@@ -149,7 +149,7 @@ def test_single_step_ladder_measures_once_long() -> None:
 
 def test_budget_shares_what_is_left_by_weight() -> None:
     clock = FakeClock()
-    budget = Budget(10.0, clock)
+    budget = TimeBudget(10.0, clock)
     assert budget.share(1.0, 4.0) == pytest.approx(2.5)
     clock.now = 6.0
     assert budget.remaining() == pytest.approx(4.0)
@@ -160,7 +160,7 @@ def test_budget_shares_what_is_left_by_weight() -> None:
 
 def test_budget_counts_from_the_given_start() -> None:
     clock = FakeClock(now=5.0)
-    budget = Budget(10.0, clock, started=2.0)
+    budget = TimeBudget(10.0, clock, started=2.0)
     assert budget.elapsed() == pytest.approx(3.0)
 
 

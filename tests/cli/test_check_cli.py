@@ -6,20 +6,21 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
-from typer.testing import CliRunner
 
-from hwadvisor.cli import app
 from hwadvisor.models.schemas import schema_for
 
-runner = CliRunner()
+#: The shared runner (``tests/conftest.py``): ``cli(*args)`` -> (code, out, err).
+Cli = Callable[..., Any]
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run the real entry point in a child process, as a user would."""
+def run_module(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m hwadvisor ARGS`` in a child process: for what only a process shows."""
     return subprocess.run(
         [sys.executable, "-m", "hwadvisor", *args],
         capture_output=True,
@@ -29,10 +30,10 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_check_json_validates_against_published_schema() -> None:
-    result = runner.invoke(app, ["check", "--json"])
-    assert result.exit_code == 0, result.output
-    doc = json.loads(result.stdout)
+def test_check_json_validates_against_published_schema(cli: Cli) -> None:
+    result = cli("check", "--json")
+    assert result.code == 0, result.err
+    doc = json.loads(result.out)
     jsonschema.validate(doc, schema_for("facts"))
     assert doc["schema_version"].startswith("1.")
     assert doc["tool"]["name"] == "hwadvisor"
@@ -40,8 +41,8 @@ def test_check_json_validates_against_published_schema() -> None:
     assert {"cpu", "memory", "host"} <= names
 
 
-def test_check_json_matches_this_machine() -> None:
-    doc = json.loads(runner.invoke(app, ["check", "--json"]).stdout)
+def test_check_json_matches_this_machine(cli: Cli) -> None:
+    doc = json.loads(cli("check", "--json").out)
     meminfo = Path("/proc/meminfo")
     if not meminfo.exists():
         pytest.skip("not Linux")
@@ -60,27 +61,27 @@ def test_check_json_matches_this_machine() -> None:
     assert doc["cpu"]["features"]["amx_bf16"] == ("amx_bf16" in flags)
 
 
-def test_check_human_output_has_panels() -> None:
-    result = runner.invoke(app, ["check"])
-    assert result.exit_code == 0, result.output
-    assert "CPU" in result.stdout
-    assert "Memory & software" in result.stdout
+def test_check_human_output_has_panels(cli: Cli) -> None:
+    result = cli("check")
+    assert result.code == 0, result.err
+    assert "CPU" in result.out
+    assert "Memory & software" in result.out
 
 
-def test_output_file_written_whole(tmp_path: Path) -> None:
+def test_output_file_written_whole(cli: Cli, tmp_path: Path) -> None:
     target = tmp_path / "facts.json"
-    result = runner.invoke(app, ["check", "--json", "--output", str(target)])
-    assert result.exit_code == 0
-    assert json.loads(target.read_text()) == json.loads(result.stdout)
+    result = cli("check", "--json", "--output", str(target))
+    assert result.code == 0
+    assert json.loads(target.read_text()) == json.loads(result.out)
     assert [p.name for p in tmp_path.iterdir()] == ["facts.json"]  # no dot-file left behind
 
 
-def test_output_to_missing_folder_is_one_line(tmp_path: Path) -> None:
-    proc = run_cli("check", "--output", str(tmp_path / "nope" / "facts.json"))
-    assert proc.returncode == 2
-    assert "Traceback" not in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
-    assert "nope" in proc.stderr
+def test_output_to_missing_folder_is_one_line(cli: Cli, tmp_path: Path) -> None:
+    result = cli("check", "--output", str(tmp_path / "nope" / "facts.json"))
+    assert result.code == 2
+    assert "Traceback" not in result.err
+    assert len(result.error_lines()) == 1
+    assert "nope" in result.err
 
 
 @pytest.mark.parametrize(
@@ -93,18 +94,18 @@ def test_output_to_missing_folder_is_one_line(tmp_path: Path) -> None:
         ["no-such-command"],
     ],
 )
-def test_bad_usage_is_exit_2_one_line(args: list[str]) -> None:
-    proc = run_cli(*args)
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
+def test_bad_usage_is_exit_2_one_line(cli: Cli, args: list[str]) -> None:
+    result = cli(*args)
+    assert result.code == 2, result.err
+    assert "Traceback" not in result.err
+    lines = result.error_lines()
     assert len(lines) == 1 and lines[0].startswith("hwadvisor: error:")
 
 
-def test_bad_usage_with_json_prints_error_document() -> None:
-    proc = run_cli("check", "--json", "--timeout", "0")
-    assert proc.returncode == 2
-    doc = json.loads(proc.stdout)
+def test_bad_usage_with_json_prints_error_document(cli: Cli) -> None:
+    result = cli("check", "--json", "--timeout", "0")
+    assert result.code == 2
+    doc = json.loads(result.out)
     assert doc["error"]["exit_code"] == 2
     assert "--timeout" in doc["error"]["message"]
 
@@ -142,7 +143,7 @@ def test_check_imports_neither_torch_nor_pydantic(extra: list[str], tmp_path: Pa
 
 
 def test_version_and_module_entry_point() -> None:
-    proc = run_cli("--version")
+    proc = run_module("--version")
     assert proc.returncode == 0
     assert proc.stdout.startswith("hwadvisor ")
 

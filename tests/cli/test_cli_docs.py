@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
-from typer.testing import CliRunner
 
 from hwadvisor.cli import get_app
 
+#: The shared runner (``tests/conftest.py``): ``cli(*args)`` -> (code, out, err).
+Cli = Callable[..., Any]
+
+
 ROOT = Path(__file__).resolve().parents[2]
-runner = CliRunner()
 
 
 def _commands() -> list[list[str]]:
@@ -50,9 +54,9 @@ def test_the_spec_commands_exist() -> None:
 
 
 @pytest.mark.parametrize("path", _commands(), ids=lambda p: " ".join(p))
-def test_every_command_has_help(path: list[str]) -> None:
-    result = runner.invoke(get_app(), [*path, "--help"])
-    assert result.exit_code == 0, result.output
+def test_every_command_has_help(cli: Cli, path: list[str]) -> None:
+    result = cli(*path, "--help")
+    assert result.code == 0, result.err
     root = typer.main.get_command(get_app())
     command = root.commands[path[0]]  # type: ignore[attr-defined]
     if len(path) > 1:

@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from hwadvisor.cli import app
 from hwadvisor.models.schemas import SCHEMAS, schema_for
 
-runner = CliRunner()
+#: The shared runner (``tests/conftest.py``): ``cli(*args)`` -> (code, out, err).
+Cli = Callable[..., Any]
+
+
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
-def test_schema_command_prints_model_schema(name: str) -> None:
-    result = runner.invoke(app, ["schema", name])
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == schema_for(name)
+def test_schema_command_prints_model_schema(cli: Cli, name: str) -> None:
+    result = cli("schema", name)
+    assert result.code == 0, result.err
+    assert json.loads(result.out) == schema_for(name)
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
@@ -31,6 +34,6 @@ def test_published_schema_file_matches_models(name: str) -> None:
     )
 
 
-def test_unknown_schema_name_is_usage_error() -> None:
-    result = runner.invoke(app, ["schema", "nope"])
-    assert result.exit_code == 2
+def test_unknown_schema_name_is_usage_error(cli: Cli) -> None:
+    result = cli("schema", "nope")
+    assert result.code == 2

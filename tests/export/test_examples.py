@@ -10,34 +10,36 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
-from typer.testing import CliRunner
-
-from hwadvisor.cli import app
 
 from .conftest import REPORTS, parse_features
+
+#: The shared runner (``tests/conftest.py``): ``cli(*args)`` -> (code, out, err).
+Cli = Callable[..., Any]
+
 
 EXAMPLES = Path(__file__).parents[2] / "docs" / "examples"
 FEATURES_D = "/etc/kubernetes/node-feature-discovery/features.d"
 EPYC = str(REPORTS / "recorded-epyc-milan-kvm.json")
-runner = CliRunner()
 
 
-def _invoke(command: str, **paths: str) -> None:
+def _invoke(cli: Cli, command: str, **paths: str) -> None:
     """Run one `hwadvisor ...` line of an example through the CLI, paths swapped for temp ones."""
     for old, new in paths.items():
         command = command.replace(old, new)
     argv = shlex.split(command)
     assert Path(argv[0]).name == "hwadvisor"
-    result = runner.invoke(app, argv[1:])
-    assert result.exit_code == 0, (command, result.output)
+    result = cli(*argv[1:])
+    assert result.code == 0, (command, result.err)
 
 
-def test_daemonset_structure_and_commands(tmp_path: Path) -> None:
+def test_daemonset_structure_and_commands(cli: Cli, tmp_path: Path) -> None:
     doc = yaml.safe_load((EXAMPLES / "nfd-daemonset.yaml").read_text())
     assert doc["apiVersion"] == "apps/v1" and doc["kind"] == "DaemonSet"
     spec = doc["spec"]
@@ -53,12 +55,12 @@ def test_daemonset_structure_and_commands(tmp_path: Path) -> None:
     assert len(lines) == 2 and all("--format nfd" in ln for ln in lines)
     out = tmp_path / "hwadvisor"
     for line in lines:
-        _invoke(line, **{'"$out"': str(out), '"$cache"': EPYC})
+        _invoke(cli, line, **{'"$out"': str(out), '"$cache"': EPYC})
         labels, expiry = parse_features(out.read_text())
         assert expiry is not None and "hwadvisor.io/role" in labels
 
 
-def test_systemd_units(tmp_path: Path) -> None:
+def test_systemd_units(cli: Cli, tmp_path: Path) -> None:
     service = configparser.ConfigParser(strict=False, interpolation=None)
     service.read(EXAMPLES / "hwadvisor-facts.service")
     assert service["Service"]["Type"] == "oneshot"
@@ -68,7 +70,9 @@ def test_systemd_units(tmp_path: Path) -> None:
     post = service["Service"]["ExecStartPost"].lstrip("-")
     prom = tmp_path / "hwadvisor.prom"
     _invoke(
-        post, **{cache: EPYC, "/var/lib/node_exporter/textfile_collector/hwadvisor.prom": str(prom)}
+        cli,
+        post,
+        **{cache: EPYC, "/var/lib/node_exporter/textfile_collector/hwadvisor.prom": str(prom)},
     )
     assert any(
         f.name == "hwadvisor_cpu_usable_cores"

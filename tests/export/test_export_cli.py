@@ -5,39 +5,29 @@ from __future__ import annotations
 import json
 import stat
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from typer.testing import CliRunner
-
-from hwadvisor.cli import app
 
 from .conftest import REPORTS, parse_features
 
-runner = CliRunner()
+#: The shared runner (``tests/conftest.py``): ``cli(*args)`` -> (code, out, err).
+Cli = Callable[..., Any]
+
+
 EPYC = str(REPORTS / "recorded-epyc-milan-kvm.json")
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """The real entry point in a child process, so exit codes and stderr are the user's."""
-    return subprocess.run(
-        [sys.executable, "-m", "hwadvisor", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def test_nfd_to_file_is_atomic_and_readable(tmp_path: Path) -> None:
+def test_nfd_to_file_is_atomic_and_readable(cli: Cli, tmp_path: Path) -> None:
     out = tmp_path / "hwadvisor"
-    result = runner.invoke(
-        app, ["export", "--format", "nfd", "--from", EPYC, "--output", str(out), "--expiry", "2"]
+    result = cli(
+        *["export", "--format", "nfd", "--from", EPYC, "--output", str(out), "--expiry", "2"]
     )
-    assert result.exit_code == 0, result.output
-    assert result.stdout == ""
+    assert result.code == 0, result.err
+    assert result.out == ""
     labels, expiry = parse_features(out.read_text())
     assert labels["hwadvisor.io/cpu.usable-cores"] == "2"
     assert expiry is not None
@@ -45,10 +35,9 @@ def test_nfd_to_file_is_atomic_and_readable(tmp_path: Path) -> None:
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
 
 
-def test_prometheus_to_stdout_parses() -> None:
-    result = runner.invoke(
-        app,
-        [
+def test_prometheus_to_stdout_parses(cli: Cli) -> None:
+    result = cli(
+        *[
             "export",
             "--format",
             "prometheus",
@@ -56,8 +45,8 @@ def test_prometheus_to_stdout_parses() -> None:
             str(REPORTS / "synthetic-t4-inference.json"),
         ],
     )
-    assert result.exit_code == 0, result.output
-    names = {f.name for f in text_string_to_metric_families(result.stdout)}
+    assert result.code == 0, result.err
+    names = {f.name for f in text_string_to_metric_families(result.out)}
     assert {
         "hwadvisor_gpu_memory_total_bytes",
         "hwadvisor_cpu_feature",
@@ -65,7 +54,7 @@ def test_prometheus_to_stdout_parses() -> None:
     } <= names
 
 
-def test_ansible_fact_and_seeded_cache(tmp_path: Path) -> None:
+def test_ansible_fact_and_seeded_cache(cli: Cli, tmp_path: Path) -> None:
     fact, cache = tmp_path / "hwadvisor.fact", tmp_path / "cache" / "facts.json"
     cache.parent.mkdir()
     args = [
@@ -81,9 +70,9 @@ def test_ansible_fact_and_seeded_cache(tmp_path: Path) -> None:
         "--seed-cache",
         "--json",
     ]
-    result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
+    result = cli(*args)
+    assert result.code == 0, result.err
+    summary = json.loads(result.out)
     assert summary["cache_written"] == str(cache)
     assert stat.S_IMODE(fact.stat().st_mode) == 0o755
     assert stat.S_IMODE(cache.stat().st_mode) == 0o644
@@ -97,10 +86,10 @@ def test_ansible_fact_and_seeded_cache(tmp_path: Path) -> None:
     ]
 
 
-def test_fresh_probe_when_no_report_is_given() -> None:
-    result = runner.invoke(app, ["export", "--format", "nfd", "--expiry", "0"])
-    assert result.exit_code == 0, result.output
-    labels, expiry = parse_features(result.stdout)
+def test_fresh_probe_when_no_report_is_given(cli: Cli) -> None:
+    result = cli("export", "--format", "nfd", "--expiry", "0")
+    assert result.code == 0, result.err
+    labels, expiry = parse_features(result.out)
     assert expiry is None
     assert "hwadvisor.io/cpu.avx2" in labels
 
@@ -125,17 +114,17 @@ def test_fresh_probe_when_no_report_is_given() -> None:
         (["--format", "yaml", "--from", EPYC], 2, "yaml"),
     ],
 )
-def test_bad_input_is_one_line(args: list[str], code: int, needle: str) -> None:
-    result = run_cli("export", *args)
-    assert result.returncode == code, result.stderr
-    assert result.stdout == ""
-    assert len(result.stderr.strip().splitlines()) == 1
-    assert needle in result.stderr
+def test_bad_input_is_one_line(cli: Cli, args: list[str], code: int, needle: str) -> None:
+    result = cli("export", *args)
+    assert result.code == code, result.err
+    assert result.out == ""
+    assert len(result.error_lines()) == 1
+    assert needle in result.err
 
 
-def test_unwritable_output_leaves_nothing(tmp_path: Path) -> None:
+def test_unwritable_output_leaves_nothing(cli: Cli, tmp_path: Path) -> None:
     target = tmp_path / "missing-folder" / "hwadvisor.prom"
-    result = run_cli("export", "--format", "prometheus", "--from", EPYC, "--output", str(target))
-    assert result.returncode == 2
-    assert "missing-folder" in result.stderr
+    result = cli("export", "--format", "prometheus", "--from", EPYC, "--output", str(target))
+    assert result.code == 2
+    assert "missing-folder" in result.err
     assert not target.parent.exists()

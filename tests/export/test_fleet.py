@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from hwadvisor.catalog.match import match_gpu
-from hwadvisor.cli import app
 from hwadvisor.estimate import build_workload
 from hwadvisor.export.fleet import Candidate, FleetStatus, rank_fleet
 from hwadvisor.export.gather import gather_fleet
@@ -20,7 +18,10 @@ from hwadvisor.models.workload import Task, Workload
 
 from .conftest import BAD_REPORTS, GOOD_REPORTS, PARTIAL_REPORTS, REPORTS, report_named
 
-runner = CliRunner()
+#: The shared runner (``tests/conftest.py``): ``cli(*args)`` -> (code, out, err).
+Cli = Callable[..., Any]
+
+
 GIB = 1024**3
 
 
@@ -108,7 +109,7 @@ def test_candidate_without_estimate_is_skipped() -> None:
         ("NVIDIA GeForce GTX 1080", 8.0, None),
         ("Apple M2 GPU (10-core)", 16.0, "apple-m2"),  # a system-on-chip entry
         ("Apple M2 Max", 96.0, None),  # another part of the family: not in the catalog
-        ("Apple M2 Ultra", 192.0, None),
+        ("Apple M2 Ultra", 192.0, "apple-m2-ultra"),  # a catalog entry of its own
         ("NVIDIA GeForce RTX 4090 Laptop GPU", 16.0, None),  # another chip than the desktop part
         ("NVIDIA GeForce RTX 4090 Max-Q", 16.0, None),
         ("AMD EPYC 9654", 0.0, None),  # CPU entries are never a GPU's match
@@ -148,7 +149,7 @@ def test_saved_fleet_cpu_scenario_prices_cpus() -> None:
     assert Path(result.machines[0].source).stem in {"synthetic-dgx-h100x8", "recorded-spr-amx-kvm"}
 
 
-def test_fleet_cli_json() -> None:
+def test_fleet_cli_json(cli: Cli) -> None:
     args = [
         "fleet",
         *map(str, GOOD_REPORTS),
@@ -163,9 +164,9 @@ def test_fleet_cli_json() -> None:
         "50",
         "--json",
     ]
-    result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
-    doc = json.loads(result.stdout)
+    result = cli(*args)
+    assert result.code == 0, result.err
+    doc = json.loads(result.out)
     assert doc["schema_version"].startswith("1.")
     assert doc["workload"]["task"] == "infer"
     by_host = {Path(m["source"]).stem: m for m in doc["machines"]}
@@ -174,16 +175,10 @@ def test_fleet_cli_json() -> None:
     assert doc["skipped"][0]["source"].endswith("bad-truncated.json")
 
 
-def test_fleet_cli_bad_workload_is_one_line() -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "hwadvisor", "fleet", str(GOOD_REPORTS[0]), "--model", "resnet-5O"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode == 2
-    assert len(run.stderr.strip().splitlines()) == 1
+def test_fleet_cli_bad_workload_is_one_line(cli: Cli) -> None:
+    run = cli("fleet", str(GOOD_REPORTS[0]), "--model", "resnet-5O")
+    assert run.code == 2
+    assert len(run.error_lines()) == 1
 
 
 def test_rule_engine_verdict_orders_equal_status() -> None:
@@ -207,29 +202,19 @@ def test_saved_fleet_carries_the_rule_engine_verdict() -> None:
     assert by_stem["recorded-laptop-avx2"].rules_fit is False
 
 
-def _fleet(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hwadvisor", "fleet", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def test_fleet_with_no_readable_report_is_bad_input() -> None:
+def test_fleet_with_no_readable_report_is_bad_input(cli: Cli) -> None:
     """Nothing given could be read: exit 2 with one line and the JSON error document."""
-    run = _fleet(*map(str, BAD_REPORTS), "/nonexistent/report.json", "--json")
-    assert run.returncode == 2
-    (line,) = run.stderr.strip().splitlines()
+    run = cli("fleet", *map(str, BAD_REPORTS), "/nonexistent/report.json", "--json")
+    assert run.code == 2
+    (line,) = run.error_lines()
     assert line.startswith("hwadvisor: error: ") and "no report could be read" in line
     assert f"(and {len(BAD_REPORTS)} more)" in line
-    assert json.loads(run.stdout)["error"]["exit_code"] == 2
+    assert json.loads(run.out)["error"]["exit_code"] == 2
 
 
-def test_fleet_with_reports_that_cannot_be_ranked_is_undetermined() -> None:
+def test_fleet_with_reports_that_cannot_be_ranked_is_undetermined(cli: Cli) -> None:
     """Reports read but none rankable (no GPU in the catalog, no figures): exit 3."""
-    run = _fleet(*map(str, PARTIAL_REPORTS), "--json", "--model", "resnet50")
-    assert run.returncode == 3
-    doc = json.loads(run.stdout)
+    run = cli("fleet", *map(str, PARTIAL_REPORTS), "--json", "--model", "resnet50")
+    assert run.code == 3
+    doc = json.loads(run.out)
     assert doc["machines"] == [] and len(doc["skipped"]) == len(PARTIAL_REPORTS)

@@ -434,7 +434,7 @@ def bench_argument_lists(draw: st.DrawFn, out_dir: str) -> list[str]:
     for opt, takes_value in draw(st.lists(st.sampled_from(BENCH_OPTIONS), max_size=4)):
         if opt == "--device":
             args += [opt, draw(st.one_of(st.sampled_from(DEVICES), value_pool))]
-        elif opt == "--budget":
+        elif opt in ("--budget", "--seconds"):  # the same option, two names
             args += [opt, _short(draw(value_pool))]
         elif opt == "--output":
             args += [
@@ -445,7 +445,7 @@ def bench_argument_lists(draw: st.DrawFn, out_dir: str) -> list[str]:
             args += [opt, draw(value_pool)]
         else:
             args.append(opt)
-    if not any(a == "--budget" for a in args):
+    if not any(a in ("--budget", "--seconds") for a in args):
         args += ["--budget", str(MAX_FUZZED_BUDGET_S)]
     if draw(st.booleans()) and "--json" not in args:
         args.append("--json")

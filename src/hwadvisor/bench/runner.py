@@ -14,7 +14,7 @@ from hwadvisor.bench import devices as devmod
 from hwadvisor.bench.derived import derive
 from hwadvisor.bench.kernels import KernelCase, plan
 from hwadvisor.bench.peaks import peak_for
-from hwadvisor.bench.sizing import Budget, Outcome, OutOfMemory, Unsupported, adapt
+from hwadvisor.bench.sizing import OutOfMemory, SizingOutcome, TimeBudget, Unsupported, adapt
 from hwadvisor.bench.timing import make_measure, release_memory
 from hwadvisor.errors import MissingDependencyError, UsageError
 from hwadvisor.models.bench import BenchDevice, BenchReport, BenchResult, BenchSkip
@@ -159,7 +159,7 @@ def warm_up(torch: Any, target: devmod.Target) -> None:
         torch.set_num_threads(previous)
 
 
-def to_result(case: KernelCase, outcome: Outcome, facts: Facts | None) -> BenchResult:
+def to_result(case: KernelCase, outcome: SizingOutcome, facts: Facts | None) -> BenchResult:
     """The report entry for one measured kernel, with its efficiency where the peak is known."""
     t = outcome.timing
     value = case.work(outcome.shape) / t.median_s / 1e9
@@ -182,8 +182,12 @@ def to_result(case: KernelCase, outcome: Outcome, facts: Facts | None) -> BenchR
 
 
 def _measure_case(
-    torch: Any, case: KernelCase, budget: Budget, weights_left: float, clock: Callable[[], float]
-) -> Outcome:
+    torch: Any,
+    case: KernelCase,
+    budget: TimeBudget,
+    weights_left: float,
+    clock: Callable[[], float],
+) -> SizingOutcome:
     measure = make_measure(
         torch,
         case.build,
@@ -229,7 +233,7 @@ def run_bench(
     targets = devmod.resolve(torch, device, facts)
     accelerators = sum(1 for t in targets if t.accelerator)
     total = budget_s if budget_s is not None else default_budget(accelerators, quick)
-    budget = Budget(total, clock, started)
+    budget = TimeBudget(total, clock, started)
 
     results: list[BenchResult] = []
     skipped: list[BenchSkip] = unreachable_gpus(torch, device, targets, facts)

@@ -61,7 +61,7 @@ def classify(exc: BaseException) -> Exception:
 
 
 @dataclass
-class Budget:
+class TimeBudget:
     """The run's time budget, read from an injectable clock (a fake one in tests)."""
 
     total_s: float
@@ -92,7 +92,7 @@ class Budget:
 
 
 @dataclass
-class Outcome:
+class SizingOutcome:
     """The figure kept for one kernel: its shape and timing, and what was tried on the way."""
 
     shape: Shape
@@ -126,7 +126,7 @@ def adapt(
     explore_fraction: float = 0.6,
     min_run_s: float = 0.02,
     keep_growing: float = 0.85,
-) -> Outcome:
+) -> SizingOutcome:
     """Find a good size on ``ladder`` within ``allot_s`` seconds, then measure it longer.
 
     Starts at ``ladder[start]``; an out-of-memory there steps down the ladder (raising
@@ -204,4 +204,4 @@ def adapt(
             )
         except OutOfMemory:
             notes.append("out of memory on the confirming run; kept the first measurement")
-    return Outcome(shape=ladder[best_i], timing=timing, tried=tried, notes=notes)
+    return SizingOutcome(shape=ladder[best_i], timing=timing, tried=tried, notes=notes)

@@ -24,13 +24,13 @@ from hwadvisor.engine.loader import (
     rules_dir,
 )
 from hwadvisor.engine.logic import Truth, evaluate
-from hwadvisor.engine.run import Outcome, apply_rules
+from hwadvisor.engine.run import RuleOutcome, apply_rules
 
 __all__ = [
     "ENV_VAR",
     "Context",
     "Explanation",
-    "Outcome",
+    "RuleOutcome",
     "RuleSet",
     "Truth",
     "apply_rules",

@@ -23,7 +23,7 @@ _SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 @dataclass
-class Outcome:
+class RuleOutcome:
     """Everything the rules concluded for one context."""
 
     verdict: Verdict
@@ -67,7 +67,7 @@ def _finding(rule: Rule, ctx: Context, seen: dict[str, object]) -> Finding:
     )
 
 
-def apply_rules(ruleset: RuleSet, ctx: Context, scenario: Scenario) -> Outcome:
+def apply_rules(ruleset: RuleSet, ctx: Context, scenario: Scenario) -> RuleOutcome:
     """Evaluate every enabled rule for ``scenario`` over ``ctx``."""
     rules = [r for r in ruleset.sorted() if applies(r, scenario)]
     first = [r for r in rules if not second_pass(r)]
@@ -80,7 +80,7 @@ def apply_rules(ruleset: RuleSet, ctx: Context, scenario: Scenario) -> Outcome:
     verdict = decide([r for r, _ in fired_first], ctx, scenario)
     ctx2 = with_verdict(ctx, verdict)
     fired_later = [(r, seen) for r in later for ok, seen in [_fire(r, ctx2)] if ok]
-    out = Outcome(verdict=verdict, evaluated=len(rules))
+    out = RuleOutcome(verdict=verdict, evaluated=len(rules))
     for rule, seen in fired_first + fired_later:
         out.fired.append(rule.id)
         if rule.kind is RuleKind.MIGRATION:

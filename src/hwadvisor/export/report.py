@@ -24,7 +24,7 @@ VERDICT_DEVICES = ("cpu", "gpu", "multi_gpu")
 
 
 @dataclass(frozen=True)
-class Verdict:
+class SavedVerdict:
     """The part of a recommendation the exporters use."""
 
     scenario: str | None
@@ -37,7 +37,7 @@ class Report:
     """One machine's facts (with its bench, if measured) and the verdicts saved with it."""
 
     facts: Facts
-    verdicts: tuple[Verdict, ...] = ()
+    verdicts: tuple[SavedVerdict, ...] = ()
     source: str = "probe"
 
     @property
@@ -46,8 +46,8 @@ class Report:
         return self.facts.bench
 
 
-def _verdicts(data: dict[str, Any]) -> tuple[Verdict, ...]:
-    found: list[Verdict] = []
+def _verdicts(data: dict[str, Any]) -> tuple[SavedVerdict, ...]:
+    found: list[SavedVerdict] = []
     for key in ADVICE_KEYS:
         raw = data.get(key)
         items = raw if isinstance(raw, list) else [raw]
@@ -60,7 +60,7 @@ def _verdicts(data: dict[str, Any]) -> tuple[Verdict, ...]:
             fits = verdict.get("fits_here")
             scenario = item.get("scenario")
             found.append(
-                Verdict(
+                SavedVerdict(
                     scenario=scenario if isinstance(scenario, str) else None,
                     device=str(verdict["device"]),
                     fits_here=fits if isinstance(fits, bool) else None,
