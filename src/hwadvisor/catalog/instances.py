@@ -1,0 +1,402 @@
+"""The instance catalog: cloud instance types, the catalog devices they carry, dated prices.
+
+The shipped ``data/instances.csv`` has SkyPilot's catalog columns (``InstanceType,
+AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price, SpotPrice, Region``) and
+ours: ``Cloud``, ``DeviceId`` (the catalog device: the GPU, x ``AcceleratorCount``, or
+for a CPU instance its processor), ``CpuModel`` (the processor as the cloud names it),
+``PriceDate``, ``Source`` and ``Note`` (why a row is unpriced, or what to know about it).
+Prices are USD per hour, Linux; an empty price means unpriced, never free.
+
+A user's ``--prices FILE`` (a SkyPilot catalog CSV, a gpuhunt export, or a file of our own
+format) replaces the shipped rows of the instance types it lists; see
+:mod:`hwadvisor.catalog.price_files`. Every problem in a file is one
+:class:`~hwadvisor.errors.CatalogError` naming the file, the line and the column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hwadvisor.errors import CatalogError
+
+if TYPE_CHECKING:
+    from hwadvisor.catalog.schema import DeviceEntry
+
+#: SkyPilot's catalog columns, in its order: every price file must have these.
+SKYPILOT_COLUMNS = (
+    "InstanceType",
+    "AcceleratorName",
+    "AcceleratorCount",
+    "vCPUs",
+    "MemoryGiB",
+    "Price",
+    "SpotPrice",
+    "Region",
+)
+#: Our own columns, after SkyPilot's, in the shipped file.
+OWN_COLUMNS = ("Cloud", "DeviceId", "CpuModel", "PriceDate", "Source", "Note")
+#: A price older than this (days, against today) is stale: a warning names its date.
+STALE_AFTER_DAYS = 365
+#: A price file larger than this is refused (SkyPilot's AWS catalog is about 10 MiB).
+MAX_PRICE_FILE_BYTES = 64 * 1024 * 1024
+SHIPPED = "hwadvisor/catalog/data/instances.csv"
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """One instance type in one region: what it carries and what it costs per hour."""
+
+    instance_type: str
+    device_id: str
+    accelerator_count: int
+    vcpus: int | None
+    memory_gib: float | None
+    price: float | None
+    spot_price: float | None
+    region: str = ""
+    cloud: str = ""
+    accelerator_name: str = ""
+    cpu_model: str = ""
+    price_date: str | None = None
+    source: str = ""
+    note: str = ""
+
+    @property
+    def is_cpu(self) -> bool:
+        """A CPU instance: no accelerator; it is priced for its vCPUs, not the processor."""
+        return self.accelerator_count == 0
+
+    def row(self) -> dict[str, object]:
+        """The row as JSON: SkyPilot's column names, then ours (empty cells are null)."""
+        return {
+            "InstanceType": self.instance_type,
+            "AcceleratorName": self.accelerator_name or None,
+            "AcceleratorCount": self.accelerator_count,
+            "vCPUs": self.vcpus,
+            "MemoryGiB": self.memory_gib,
+            "Price": self.price,
+            "SpotPrice": self.spot_price,
+            "Region": self.region or None,
+            "Cloud": self.cloud or None,
+            "DeviceId": self.device_id,
+            "CpuModel": self.cpu_model or None,
+            "PriceDate": self.price_date,
+            "Source": self.source,
+            "Note": self.note or None,
+        }
+
+
+@dataclass(frozen=True)
+class InstanceCatalog:
+    """The instances by type, and what a user's price file left out (reason -> rows)."""
+
+    instances: tuple[Instance, ...]
+    skipped: Mapping[str, int] = field(default_factory=dict)
+    files: tuple[str, ...] = (SHIPPED,)
+
+    def find(self, name: str, region: str | None = None) -> Instance:
+        """The instance type ``name`` (any case), cheapest region first; unknown -> did-you-mean."""
+        from hwadvisor.catalog.loader import did_you_mean
+
+        key = name.lower()
+        rows = [i for i in self.instances if i.instance_type.lower() == key]
+        if region is not None:
+            rows = [i for i in rows if i.region.lower() == region.lower()]
+        if not rows:
+            spelled = {i.instance_type.lower(): i.instance_type for i in self.instances}
+            hint = did_you_mean(key, sorted(spelled))
+            for low, orig in spelled.items():
+                hint = hint.replace(f" {low}?", f" {orig}?").replace(f" {low} or", f" {orig} or")
+            inside = [orig for low, orig in spelled.items() if key in low][:3]
+            if not hint and inside:
+                hint = f" (did you mean {' or '.join(inside)}?)"
+            where = f" in region {region}" if region else ""
+            raise CatalogError(
+                f"unknown instance type '{name}'{where}{hint}; see `hwadvisor catalog instances`"
+            )
+        return min(rows, key=_price_key)
+
+    def offering(self, device_id: str, count: int = 1) -> list[Instance]:
+        """Instances carrying ``count`` or more of ``device_id`` (GPU) or that processor (CPU)."""
+        need = 0 if count < 1 else count
+        return [
+            i
+            for i in self.instances
+            if i.device_id == device_id and (i.is_cpu or i.accelerator_count >= need)
+        ]
+
+
+def _price_key(inst: Instance) -> tuple[int, float, str]:
+    return (0 if inst.price is not None else 1, inst.price or 0.0, inst.region)
+
+
+# -- reading cells -------------------------------------------------------------------------
+
+
+def cell_error(where: str, line: int, column: str, message: str) -> CatalogError:
+    """The one-line error for a bad cell: file, line and column, then what is wrong."""
+    return CatalogError(f"line {line}, column {column}: {message}", where=where)
+
+
+@dataclass(frozen=True)
+class Cells:
+    """The cells of one CSV row, read with errors that name the file, line and column."""
+
+    row: Mapping[str, str | None]
+    where: str
+    line: int
+
+    def text(self, column: str) -> str:
+        """The stripped text of ``column`` ('' when absent)."""
+        return (self.row.get(column) or "").strip()
+
+    def error(self, column: str, message: str) -> CatalogError:
+        """The one-line error for this row's ``column``."""
+        return cell_error(self.where, self.line, column, message)
+
+    def number(self, column: str, *, integer: bool = False, positive: bool = False) -> float | None:
+        """The number in ``column`` (None when empty); negative, NaN or text is an error."""
+        text = self.text(column)
+        if not text:
+            return None
+        try:
+            value = float(text)
+        except ValueError as exc:
+            raise self.error(column, f"not a number: {text[:40]!r}") from exc
+        if not math.isfinite(value):
+            raise self.error(column, f"not a finite number: {text[:40]!r}")
+        if value < 0 or (positive and value == 0):
+            raise self.error(
+                column, f"must be {'above 0' if positive else '0 or more'}, got {text[:40]}"
+            )
+        if integer and value != int(value):
+            raise self.error(column, f"must be a whole number, got {text[:40]}")
+        return value
+
+    def whole(self, column: str, *, positive: bool = False) -> int | None:
+        """A whole number cell (see :meth:`number`)."""
+        value = self.number(column, integer=True, positive=positive)
+        return None if value is None else int(value)
+
+    def date(self, column: str = "PriceDate") -> str | None:
+        """A YYYY-MM or YYYY-MM-DD date as written (None when empty)."""
+        text = self.text(column)
+        if not text:
+            return None
+        try:
+            parse_price_date(text)
+        except ValueError as exc:
+            raise self.error(column, f"not a date (YYYY-MM or YYYY-MM-DD): {text[:40]!r}") from exc
+        return text
+
+
+def check_columns(header: Iterable[str] | None, needed: Iterable[str], where: str) -> None:
+    """Refuse a file that lacks one of ``needed`` columns, naming the first missing."""
+    have = set(header or ())
+    for column in needed:
+        if column not in have:
+            raise CatalogError(f"line 1: missing column '{column}'", where=where)
+
+
+def parse_price_date(text: str) -> date:
+    """The day a price date stands for: a month means its first day (the older reading)."""
+    parts = text.strip().split("-")
+    if len(parts) == 2:
+        parts.append("01")
+    if len(parts) != 3 or len(parts[0]) != 4:
+        raise ValueError(text)
+    return date(int(parts[0]), int(parts[1]), int(parts[2]))
+
+
+# -- the shipped file (and user files of the same format) ----------------------------------
+
+
+def parse_own(
+    text: str, where: str, devices: Mapping[str, DeviceEntry], *, default_date: str | None = None
+) -> list[Instance]:
+    """Rows of our own format; every device id must be in the device catalog."""
+    reader = csv.DictReader(io.StringIO(text))
+    check_columns(reader.fieldnames, (*SKYPILOT_COLUMNS, "DeviceId"), where)
+    out: list[Instance] = []
+    for row in reader:
+        out.append(_own_row(row, where, reader.line_num, devices, default_date))
+    return out
+
+
+def _own_row(
+    row: Mapping[str, str | None],
+    where: str,
+    line: int,
+    devices: Mapping[str, DeviceEntry],
+    default_date: str | None,
+) -> Instance:
+    cells = Cells(row, where, line)
+    name = cells.text("InstanceType")
+    if not name:
+        raise cells.error("InstanceType", "empty")
+    device = cells.text("DeviceId").lower()
+    if device not in devices:
+        from hwadvisor.catalog.loader import did_you_mean
+
+        raise cells.error("DeviceId", f"unknown device '{device}'{did_you_mean(device, devices)}")
+    count = cells.whole("AcceleratorCount") or 0
+    vcpus = cells.whole("vCPUs", positive=True)
+    is_cpu = devices[device].kind.value == "cpu"
+    if is_cpu and (count or vcpus is None):
+        raise cells.error("vCPUs", "a CPU instance needs vCPUs and no accelerators")
+    if not is_cpu and count < 1:
+        raise cells.error("AcceleratorCount", f"a {device} instance needs 1 or more")
+    price = cells.number("Price")
+    spot = cells.number("SpotPrice")
+    when = cells.date() or default_date
+    if (price is not None or spot is not None) and not when:
+        raise cells.error("PriceDate", "a priced row needs its date")
+    return Instance(
+        instance_type=name,
+        device_id=device,
+        accelerator_count=count,
+        vcpus=vcpus,
+        memory_gib=cells.number("MemoryGiB", positive=True),
+        price=price,
+        spot_price=spot,
+        region=cells.text("Region"),
+        cloud=cells.text("Cloud").lower(),
+        accelerator_name=cells.text("AcceleratorName"),
+        cpu_model=cells.text("CpuModel"),
+        price_date=when if price is not None or spot is not None else None,
+        source=cells.text("Source") or where,
+        note=cells.text("Note"),
+    )
+
+
+@lru_cache(maxsize=1)
+def _shipped() -> tuple[Instance, ...]:
+    from hwadvisor.catalog import load_devices
+
+    text = (
+        resources.files("hwadvisor.catalog")
+        .joinpath("data")
+        .joinpath("instances.csv")
+        .read_text("utf-8")
+    )
+    return tuple(parse_own(text, SHIPPED, load_devices()))
+
+
+def load_instances(
+    prices: str | Path | None = None, *, devices: Mapping[str, DeviceEntry] | None = None
+) -> InstanceCatalog:
+    """The shipped instances, with a user's price file over them (its types replace ours)."""
+    from hwadvisor.catalog import load_devices
+
+    shipped = _shipped()
+    if prices is None:
+        return InstanceCatalog(instances=shipped)
+    from hwadvisor.catalog.price_files import read_price_file
+
+    theirs, skipped = read_price_file(Path(prices), devices or load_devices())
+    replaced = {i.instance_type.lower() for i in theirs}
+    kept = tuple(i for i in shipped if i.instance_type.lower() not in replaced)
+    return InstanceCatalog(
+        instances=kept + tuple(theirs), skipped=skipped, files=(SHIPPED, str(prices))
+    )
+
+
+# -- stale prices --------------------------------------------------------------------------
+
+
+def price_age_days(inst: Instance, today: date | None = None) -> int | None:
+    """Days between the price's date and ``today``; None for an unpriced row."""
+    if inst.price_date is None or (inst.price is None and inst.spot_price is None):
+        return None
+    return ((today or date.today()) - parse_price_date(inst.price_date)).days
+
+
+def stale_warning(inst: Instance, today: date | None = None) -> str | None:
+    """A warning when the price of ``inst`` is older than a year, naming its date."""
+    age = price_age_days(inst, today)
+    if age is None or age <= STALE_AFTER_DAYS:
+        return None
+    return (
+        f"the price of {inst.instance_type} is dated {inst.price_date}, {age / 365.25:.1f} years "
+        "old: refresh it with --prices FILE (a SkyPilot or gpuhunt catalog)"
+    )
+
+
+def stale_summary(instances: Iterable[Instance], today: date | None = None) -> str | None:
+    """One warning line for a listing: how many prices are stale, and the oldest date."""
+    stale = [i for i in instances if stale_warning(i, today)]
+    if not stale:
+        return None
+    oldest = min(stale, key=lambda i: parse_price_date(i.price_date or "9999-12"))
+    return (
+        f"{len(stale)} prices are more than a year old (the oldest: {oldest.instance_type}, "
+        f"dated {oldest.price_date}); refresh them with --prices FILE"
+    )
+
+
+# -- what an instance runs on --------------------------------------------------------------
+
+#: vCPUs are hardware threads. The x86 types of AWS, Google Cloud, Azure and Alibaba Cloud
+#: give two per physical core (SMT / Hyper-Threading on), so 2 vCPUs are one core; an
+#: entry's ``threads / cores`` says how many threads its cores run.
+SMT_NOTE = "vCPUs are hardware threads: threads/cores of the processor per core (2 on x86 clouds)"
+
+
+def cpu_share(
+    entry: DeviceEntry, vcpus: int, memory_gib: float | None = None, *, ident: str | None = None
+) -> DeviceEntry:
+    """The part of a CPU ``entry`` that ``vcpus`` vCPUs get: their cores' share of it.
+
+    The peaks, the memory bandwidth (a fair share of the socket's channels: a small
+    instance may draw more while its neighbours are idle, and is never promised it) and
+    the board power scale with the cores; memory is the instance's own when given.
+    """
+    if not entry.cores:
+        raise CatalogError(f"CPU entry {entry.id} states no core count; cannot price {vcpus} vCPUs")
+    smt = (entry.threads or entry.cores) / entry.cores
+    cores = vcpus / smt
+    share = cores / entry.cores
+    peaks = entry.peaks_tflops.model_copy(
+        update={
+            k: (v * share if v is not None else None)
+            for k, v in entry.peaks_tflops.model_dump().items()
+        }
+    )
+    memory = int(memory_gib * 1024**3) if memory_gib else int(entry.memory_bytes * share)
+    power = entry.board_power_w or entry.tdp_watts
+    return entry.model_copy(
+        update={
+            "id": ident or f"{entry.id}@{vcpus}vcpu",
+            "name": f"{vcpus} vCPUs ({cores:g} cores) of {entry.name}",
+            "peaks_tflops": peaks,
+            "memory_bytes": max(memory, 1),
+            "bandwidth_gb_s": entry.bandwidth_gb_s * share,
+            "board_power_w": power * share if power else None,
+            "tdp_watts": entry.tdp_watts * share if entry.tdp_watts else None,
+            "cores": max(1, round(cores)),
+            "threads": vcpus,
+            "sockets": max(1, math.ceil(share - 1e-9)),
+            "notes": f"{entry.notes + ' ' if entry.notes else ''}Scaled to {vcpus} vCPUs: {SMT_NOTE}.",
+        }
+    )
+
+
+def instance_device(inst: Instance, devices: Mapping[str, DeviceEntry]) -> tuple[DeviceEntry, int]:
+    """The catalog device an instance runs a job on, and how many: GPU x count, or its vCPUs."""
+    entry = devices.get(inst.device_id)
+    if entry is None:
+        raise CatalogError(f"instance {inst.instance_type}: unknown device '{inst.device_id}'")
+    if not inst.is_cpu:
+        return entry, inst.accelerator_count
+    if not inst.vcpus:
+        raise CatalogError(f"CPU instance {inst.instance_type} states no vCPUs")
+    return cpu_share(entry, inst.vcpus, inst.memory_gib, ident=inst.instance_type), 1

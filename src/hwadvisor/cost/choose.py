@@ -1,0 +1,239 @@
+"""The answers a budget owner wants: the cheapest option that meets the deadline, the
+fastest, and the budget-low pick (GUIDANCE S2, S5, C5), from priced options (pure).
+
+An :class:`Option` is one way to run the job: a device (x count) on an instance, on
+demand or on spot, with its estimated time and dollars. :func:`options_for` builds them
+from the instance catalog for one device and its estimated time; the estimator's results
+for several devices give the full list. Unpriced options are never chosen.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from hwadvisor.cost.model import DEFAULT_ALLOWANCE, SpotAllowance
+from hwadvisor.models.common import Document
+
+if TYPE_CHECKING:
+    from hwadvisor.catalog.instances import Instance, InstanceCatalog
+    from hwadvisor.catalog.schema import DeviceEntry
+
+#: GUIDANCE S5 (documents A§6, B§3.4): "a few hundred requests a day with second-level
+#: latency" is cheaper on a CPU. Up to 1,000 requests a day and a latency target of a
+#: second or more (or none) is read as that case.
+S5_MAX_QPS = 1000 / 86400
+S5_MIN_LATENCY_MS = 1000.0
+#: A GPU launched this many years or more before the newest among the options is a
+#: previous generation (GUIDANCE S2: "a previous-generation GPU" on a tight budget).
+PREVIOUS_GENERATION_YEARS = 2
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way to run the job, priced: device (x count) on an instance, on demand or spot."""
+
+    device: str
+    instance: str | None
+    usd: float | None
+    time_s: float | None
+    spot: bool = False
+    cpu: bool = False
+    count: int = 1
+    released: int | None = None
+    meets: bool | None = None  # set for serving (latency and QPS); else the deadline decides
+    price_date: str | None = None
+    price_source: str | None = None
+
+
+class Choice(Document):
+    """The option picked, and whether it meets the deadline (or the serving target)."""
+
+    device: str
+    instance: str | None = None
+    usd: float | None = None
+    time_s: float | None = None
+    meets_deadline: bool
+    spot: bool = False
+    price_date: str | None = None
+    price_source: str | None = None
+    why: list[str] = Field(default_factory=list, description="what the pick rests on")
+    cites: list[str] = Field(default_factory=list, description="GUIDANCE ids it applies")
+
+
+def _meets(opt: Option, deadline_s: float | None) -> bool:
+    if opt.meets is not None:
+        return opt.meets
+    if opt.time_s is None or not math.isfinite(opt.time_s):
+        return False
+    return deadline_s is None or opt.time_s <= deadline_s
+
+
+def _choice(opt: Option, deadline_s: float | None, why: list[str], cites: list[str]) -> Choice:
+    return Choice(
+        device=opt.device if opt.count == 1 else f"{opt.device} x{opt.count}",
+        instance=opt.instance,
+        usd=opt.usd,
+        time_s=opt.time_s,
+        meets_deadline=_meets(opt, deadline_s),
+        spot=opt.spot,
+        price_date=opt.price_date,
+        price_source=opt.price_source,
+        why=why,
+        cites=cites,
+    )
+
+
+def _time(opt: Option) -> float:
+    return opt.time_s if opt.time_s is not None and math.isfinite(opt.time_s) else math.inf
+
+
+def cheapest(options: Iterable[Option], deadline_s: float | None) -> Choice | None:
+    """The cheapest priced option that meets the deadline; when none does, the fastest
+    priced one, marked ``meets_deadline: false``; None when nothing is priced."""
+    priced = [o for o in options if o.usd is not None]
+    if not priced:
+        return None
+    meeting = [o for o in priced if _meets(o, deadline_s)]
+    if meeting:
+        best = min(meeting, key=lambda o: (o.usd, _time(o), o.instance or ""))
+        return _choice(best, deadline_s, ["the cheapest option that meets the deadline"], [])
+    best = min(priced, key=lambda o: (_time(o), o.usd, o.instance or ""))
+    return _choice(best, deadline_s, ["no priced option meets the deadline: the fastest"], [])
+
+
+def fastest(options: Iterable[Option], deadline_s: float | None = None) -> Choice | None:
+    """The option with the shortest time (the cheaper of equals; unpriced ones too)."""
+    timed = [o for o in options if o.time_s is not None and math.isfinite(o.time_s)]
+    if not timed:
+        return None
+    best = min(timed, key=lambda o: (o.time_s, math.inf if o.usd is None else o.usd))
+    return _choice(best, deadline_s, ["the shortest estimated time"], [])
+
+
+def cheapest_instance(
+    catalog: InstanceCatalog, device_id: str, count: int = 1, *, spot: bool = False
+) -> Instance | None:
+    """The cheapest priced instance carrying ``count`` x ``device_id`` (spot price if asked)."""
+
+    def price(i: Instance) -> float | None:
+        return i.spot_price if spot else i.price
+
+    rows = [i for i in catalog.offering(device_id, count) if price(i) is not None]
+    return min(rows, key=lambda i: (price(i), i.instance_type), default=None)
+
+
+def instance_options(
+    inst: Instance,
+    device: DeviceEntry,
+    time_s: float | None,
+    *,
+    count: int | None = None,
+    spot: bool = True,
+    allowance: SpotAllowance = DEFAULT_ALLOWANCE,
+) -> list[Option]:
+    """The on-demand option of one instance (and its spot option when it has a spot price).
+
+    ``time_s`` is the job's time on ``device`` x ``count`` there (for a CPU instance, the
+    time estimated on its vCPUs); on spot the time grows by the interruption allowance.
+    """
+    from hwadvisor.cost.job import billed_usd
+
+    on_demand = Option(
+        device=device.id,
+        instance=inst.instance_type,
+        usd=billed_usd(inst.price, time_s),
+        time_s=time_s,
+        cpu=inst.is_cpu,
+        count=count or max(inst.accelerator_count, 1),
+        released=device.released,
+        price_date=inst.price_date,
+        price_source=inst.source,
+    )
+    if not spot or inst.spot_price is None:
+        return [on_demand]
+    slow = None if time_s is None else time_s * (1 + allowance.fraction())
+    return [
+        on_demand,
+        replace(on_demand, usd=billed_usd(inst.spot_price, slow), time_s=slow, spot=True),
+    ]
+
+
+def options_for(
+    device: DeviceEntry,
+    count: int,
+    time_s: float | None,
+    catalog: InstanceCatalog,
+    *,
+    spot: bool = True,
+    allowance: SpotAllowance = DEFAULT_ALLOWANCE,
+) -> list[Option]:
+    """The options of every GPU instance carrying ``count`` or more x ``device``.
+
+    CPU instances differ in vCPUs and so in time: price each with
+    :func:`instance_options` and the time estimated on it
+    (:func:`hwadvisor.catalog.instances.instance_device` gives the device to estimate on).
+    """
+    out: list[Option] = []
+    for inst in catalog.offering(device.id, count):
+        if not inst.is_cpu:
+            out += instance_options(
+                inst, device, time_s, count=count, spot=spot, allowance=allowance
+            )
+    return out
+
+
+def s5_holds(qps: float | None, latency_ms: float | None) -> bool:
+    """GUIDANCE S5's case: low QPS (a few hundred requests a day), second-level latency."""
+    return (
+        qps is not None
+        and qps <= S5_MAX_QPS
+        and (latency_ms is None or latency_ms >= S5_MIN_LATENCY_MS)
+    )
+
+
+def budget_low(
+    options: Sequence[Option], deadline_s: float | None, *, s5: bool = False
+) -> Choice | None:
+    """The pick for ``--budget low``: the cheapest option that meets the deadline among
+    spot and on-demand instances of every GPU generation, and CPU instances only where
+    S5 holds (low-QPS, latency-tolerant inference)."""
+    pool = [o for o in options if not o.cpu or s5]
+    pick = cheapest(pool, deadline_s)
+    if pick is None:
+        return None
+    chosen = next(
+        o for o in pool if o.instance == pick.instance and o.spot == pick.spot and o.usd == pick.usd
+    )
+    why, cites = list(pick.why), ["S2", "C5"]
+    if chosen.spot:
+        why.append("a spot/preemptible instance, with the interruption allowance priced in")
+    newest = max((o.released for o in pool if not o.cpu and o.released), default=None)
+    if (
+        not chosen.cpu
+        and chosen.released
+        and newest
+        and newest - chosen.released >= PREVIOUS_GENERATION_YEARS
+    ):
+        why.append(f"a previous-generation GPU ({chosen.released}, the newest option {newest})")
+    if chosen.cpu:
+        why.append(
+            "a CPU instance: low QPS and a latency a second or more, where an idle GPU would still be billed"
+        )
+        cites.append("S5")
+    return pick.model_copy(update={"why": why, "cites": cites})
+
+
+def choose_all(
+    options: Sequence[Option], deadline_s: float | None, *, s5: bool = False
+) -> Mapping[str, Choice | None]:
+    """``cheapest``, ``fastest`` and ``budget_low`` of one list, as the estimate will carry them."""
+    return {
+        "cheapest": cheapest(options, deadline_s),
+        "fastest": fastest(options, deadline_s),
+        "budget_low": budget_low(options, deadline_s, s5=s5),
+    }

@@ -1,0 +1,81 @@
+"""A month of serving at a QPS: enough instances for the load, billed busy or idle.
+
+An instance serves ``throughput_samples_s`` requests per second at the estimated
+latency; ``ceil(qps / throughput)`` instances (at least one) carry the load, and each is
+billed for every hour of the month whether it is busy or not (GUIDANCE S5: an idle GPU
+instance is still billed). When the latency per request is over the target no number of
+instances meets it (more instances add throughput, not speed): the cost is still given,
+with a note. Energy counts the busy share of the month at board power (idle draw is not
+in the catalog, so it is left out).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date
+from typing import TYPE_CHECKING
+
+from hwadvisor.cost.job import device_power
+from hwadvisor.cost.model import HOURS_PER_MONTH, Cost
+from hwadvisor.errors import UsageError
+
+if TYPE_CHECKING:
+    from hwadvisor.catalog.instances import Instance
+    from hwadvisor.catalog.schema import DeviceEntry
+
+
+def instances_for_qps(qps: float, throughput_samples_s: float) -> int:
+    """Instances needed to serve ``qps`` when each serves ``throughput_samples_s``."""
+    if not qps >= 0:
+        raise UsageError(f"--qps must be 0 or more, got {qps:g}")
+    if not throughput_samples_s > 0:
+        raise UsageError("an instance's throughput must be above 0 to serve any QPS")
+    return max(1, math.ceil(qps / throughput_samples_s - 1e-9))
+
+
+def serving_cost(
+    inst: Instance,
+    *,
+    qps: float,
+    throughput_samples_s: float,
+    latency_s: float | None = None,
+    latency_target_s: float | None = None,
+    device: DeviceEntry | None = None,
+    spot: bool = False,
+    today: date | None = None,
+) -> Cost:
+    """The monthly bill of serving ``qps`` on ``inst`` (on-demand, or spot when asked)."""
+    from hwadvisor.catalog.instances import stale_warning
+
+    count = instances_for_qps(qps, throughput_samples_s)
+    hourly = inst.spot_price if spot else inst.price
+    notes = []
+    if latency_s is not None and latency_target_s is not None and latency_s > latency_target_s:
+        notes.append(
+            f"latency {latency_s * 1000:.1f} ms is over the {latency_target_s * 1000:g} ms target "
+            "on any number of these instances"
+        )
+    busy = min(1.0, qps / (count * throughput_samples_s))
+    power, power_source = device_power(device)
+    used = max(inst.accelerator_count, 1) if not inst.is_cpu else 1
+    month_s = HOURS_PER_MONTH * 3600
+    energy = None if power is None else power * used * count * busy * month_s / 3.6e6
+    stale = stale_warning(inst, today)
+    if stale:
+        notes.append(stale)
+    if hourly is None:
+        notes.append(inst.note or "unpriced")
+    return Cost(
+        instance=inst.instance_type,
+        devices=used,
+        hourly_usd=inst.price,
+        monthly_usd=None if hourly is None else hourly * count * HOURS_PER_MONTH,
+        instances=count,
+        energy_kwh=energy,
+        power_w=None if power is None else power * used * count,
+        power_source=power_source,
+        price_date=inst.price_date,
+        price_source=inst.source,
+        stale=stale is not None,
+        notes=[f"{busy:.2%} busy: billed for the whole month", *notes],
+    )

@@ -1,0 +1,152 @@
+"""Human view of prices and costs: the instance catalog table and one-line cost summaries.
+
+A price is never shown without its date: every dollar figure here carries the date of
+the price it comes from, and a stale one (over a year old) is marked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hwadvisor.render import stdout_console
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from hwadvisor.catalog.instances import Instance, InstanceCatalog
+    from hwadvisor.cost.choose import Choice
+    from hwadvisor.cost.model import Cost
+
+
+def usd(value: float | None) -> str:
+    """Dollars as people read them: $0.0042, $0.53, $12.67, $1,234."""
+    if value is None:
+        return "–"
+    if value >= 1000:
+        return f"${value:,.0f}"
+    if value >= 1:
+        return f"${value:.2f}"
+    return f"${value:.3g}"
+
+
+def price_with_date(value: float | None, when: str | None, *, stale: bool = False) -> str:
+    """A price and, beside it, the date of the price (marked when stale)."""
+    if value is None:
+        return "unpriced"
+    dated = f" (price of {when}{', stale' if stale else ''})" if when else " (undated price)"
+    return usd(value) + dated
+
+
+def cost_summary(cost: Cost) -> str:
+    """One line: on-demand and spot dollars, where and when priced, and the energy."""
+    parts = []
+    if cost.monthly_usd is not None:
+        parts.append(f"{usd(cost.monthly_usd)} a month on {cost.instances} x {cost.instance}")
+    elif cost.on_demand_usd is not None:
+        parts.append(f"{usd(cost.on_demand_usd)} on demand on {cost.instance}")
+    if cost.spot_usd is not None and cost.spot_allowance is not None:
+        parts.append(f"{usd(cost.spot_usd)} on spot (+{cost.spot_allowance:.1%} for interruptions)")
+    if parts and cost.price_date:
+        parts[-1] += f" (prices of {cost.price_date}{', stale' if cost.stale else ''})"
+    if not parts:
+        parts.append(f"unpriced ({cost.notes[-1]})" if cost.notes else "unpriced")
+    if cost.energy_kwh is not None:
+        parts.append(f"{cost.energy_kwh:.3g} kWh at {cost.power_w:g} W")
+    return "; ".join(parts)
+
+
+def choice_summary(label: str, choice: Choice | None) -> str:
+    """One line for a cheapest / fastest / budget-low pick."""
+    if choice is None:
+        return f"{label}: no priced option"
+    where = f"{choice.device} on {choice.instance}" if choice.instance else choice.device
+    met = "meets the deadline" if choice.meets_deadline else "misses the deadline"
+    spot = " (spot)" if choice.spot else ""
+    when = f", price of {choice.price_date}" if choice.price_date else ""
+    return f"{label}: {where}{spot}, {usd(choice.usd)}{when}, {met}"
+
+
+def _runs_on(inst: Instance) -> str:
+    if inst.is_cpu:
+        return inst.device_id
+    return f"{inst.accelerator_count} x {inst.device_id}"
+
+
+def render_instances(
+    catalog: InstanceCatalog,
+    *,
+    today: date | None = None,
+    console: Console | None = None,
+) -> None:
+    """The instance catalog as a table, by cloud: what each type runs on, its prices and
+    their date (yellow when more than a year old)."""
+    from rich.table import Table
+
+    from hwadvisor.catalog.instances import stale_warning
+
+    con = console or stdout_console()
+    table = Table(
+        title="instances: USD per hour, Linux; sources and notes: --json",
+        title_justify="left",
+        box=None,
+        pad_edge=False,
+    )
+    table.add_column("instance", overflow="fold")
+    table.add_column("runs on", overflow="fold")
+    for col, width in (("vCPUs", 5), ("GiB", 4), ("$/h", 6), ("spot $/h", 8)):
+        table.add_column(col, justify="right", no_wrap=True, min_width=width)
+    table.add_column("price of", no_wrap=True, min_width=8)
+    cloud = None
+    for inst in sorted(
+        catalog.instances, key=lambda i: (i.cloud, i.instance_type.lower(), i.region)
+    ):
+        if inst.cloud != cloud:
+            cloud = inst.cloud
+            table.add_row(f"[bold]{cloud or 'other'}[/]")
+        stale = stale_warning(inst, today) is not None
+        when = inst.price_date or ("unpriced" if inst.price is None else "")
+        table.add_row(
+            inst.instance_type,
+            _runs_on(inst),
+            str(inst.vcpus or "–"),
+            f"{inst.memory_gib:g}" if inst.memory_gib else "–",
+            usd(inst.price),
+            usd(inst.spot_price),
+            f"[yellow]{when}[/]" if stale else when,
+        )
+    con.print(table)
+    _footer(con, catalog.skipped.items(), catalog.files)
+
+
+def _footer(con: Console, skipped: Iterable[tuple[str, int]], files: tuple[str, ...]) -> None:
+    for reason, count in skipped:
+        con.print(f"[yellow]skipped[/] {count} rows of the price file: {reason}", highlight=False)
+    con.print(f"[dim]from {', '.join(files)}; a yellow date is more than a year old[/]")
+
+
+def show_instances(prices: Path | None, extra: list[Path] | None, *, as_json: bool) -> None:
+    """``hwadvisor catalog instances``: the table (or JSON), and a warning for stale prices."""
+    import sys
+
+    from hwadvisor.catalog import load_devices
+    from hwadvisor.catalog.instances import load_instances, stale_summary
+
+    catalog = load_instances(prices, devices=load_devices(extra))
+    warning = stale_summary(catalog.instances)
+    if warning:
+        sys.stderr.write(f"hwadvisor: warning: {warning}\n")
+    if as_json:
+        from hwadvisor.cli._common import print_json
+
+        print_json(
+            {
+                "instances": [i.row() for i in catalog.instances],
+                "skipped": dict(catalog.skipped),
+                "files": list(catalog.files),
+            }
+        )
+        return
+    render_instances(catalog)
