@@ -1,4 +1,4 @@
-"""`hwadvisor catalog devices|models`: the reference data, with sources."""
+"""`hwadvisor catalog devices|models|instances`: the reference data, with sources."""
 
 from __future__ import annotations
 
@@ -9,15 +9,18 @@ import typer
 from hwadvisor.cli._app import app
 from hwadvisor.errors import UsageError
 
-KINDS = ("devices", "models")
+KINDS = ("devices", "models", "instances")
 
 
 @app.command()
 def catalog(
-    kind: str = typer.Argument(..., help="devices or models."),
+    kind: str = typer.Argument(..., help="devices, models or instances."),
     json_out: bool = typer.Option(False, "--json", help="Print the entries as JSON on stdout."),
     extra: list[Path] | None = typer.Option(
         None, "--catalog", help="Extra catalog YAML file (merged by id)."
+    ),
+    prices: Path | None = typer.Option(
+        None, "--prices", help="instances: a SkyPilot or gpuhunt price CSV over the shipped one."
     ),
 ) -> None:
     """List the device or model catalog (peaks, memory, FLOPs) with each entry's source."""
@@ -27,8 +30,13 @@ def catalog(
         from hwadvisor.catalog import did_you_mean
 
         raise UsageError(
-            f"catalog kind must be devices or models, got {kind!r}{did_you_mean(kind, KINDS)}"
+            f"catalog kind must be devices, models or instances, got {kind!r}{did_you_mean(kind, KINDS)}"
         )
+    if kind == "instances":
+        from hwadvisor.render.cost import show_instances
+
+        show_instances(prices, extra, as_json=json_out)
+        return
     entries = load_devices(extra) if kind == "devices" else load_models(extra)
     if json_out:
         from hwadvisor.cli._common import print_json

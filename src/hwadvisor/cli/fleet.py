@@ -16,8 +16,9 @@ from hwadvisor.models.workload import Optimizer, Precision, Scenario, Task
 def fleet(
     reports: list[str] = typer.Argument(
         ...,
-        metavar="REPORT.json...",
-        help="Saved reports (`hwadvisor check --json --bench`) of the machines.",
+        metavar="REPORT.json|DIR|-...",
+        help="Saved reports (`hwadvisor check --json --bench`) of the machines: files, "
+        "folders (read recursively: *.json, *.jsonl) or - for JSON Lines on stdin.",
     ),
     scenario: Scenario = typer.Option(Scenario.TRAINING, "--scenario", help="What the job is."),
     model: str | None = wl.MODEL,
@@ -38,11 +39,22 @@ def fleet(
     output: str | None = typer.Option(
         None, "--output", "-o", help="Also write the JSON ranking to FILE (atomically)."
     ),
+    by: str = typer.Option(
+        "time", "--by", help="Rank machines of equal status by time, cost or energy."
+    ),
+    prices: str | None = typer.Option(
+        None,
+        "--prices",
+        help="Price file (SkyPilot or gpuhunt CSV) over the shipped instance catalog.",
+    ),
+    price_per_hour: float | None = typer.Option(
+        None, "--price-per-hour", help="Price every machine at this USD per hour (own hardware)."
+    ),
 ) -> None:
     """Rank saved reports from many machines for a workload (unreadable ones are skipped)."""
     from hwadvisor.cli._common import emit
     from hwadvisor.export.fleet import FleetReport
-    from hwadvisor.export.gather import gather_fleet, read_reports
+    from hwadvisor.export.gather import fleet_pricing, gather_fleet, read_reports
     from hwadvisor.pipeline import workload_for
 
     workload = workload_for(
@@ -68,13 +80,21 @@ def fleet(
         first = read[1][0]
         more = f" (and {len(read[1]) - 1} more)" if len(read[1]) > 1 else ""
         raise FactsError(f"no report could be read: {first.reason}{more}", where=first.source)
-    result = gather_fleet(reports, workload, scenario=scenario.value, read=read)
+    result = gather_fleet(
+        reports,
+        workload,
+        scenario=scenario.value,
+        read=read,
+        **fleet_pricing(by, prices, price_per_hour),
+    )
 
     def render(doc: FleetReport) -> None:
         from hwadvisor.render.fleet import render_fleet
 
         render_fleet(doc)
 
+    for warning in result.warnings:
+        sys.stderr.write(f"hwadvisor: warning: {warning}\n")
     emit(result, as_json=json_out, output=output, render=render)
     if not result.machines:
         # Every report was skipped: the ranking is undetermined (exit 3), not an empty success.

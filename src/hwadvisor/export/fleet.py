@@ -9,8 +9,9 @@ Order: machines that fit (memory fits and the job meets the deadline, or for inf
 the latency / QPS target) first, then those that cannot be told, then too slow, then
 those whose memory does not fit; within a group, the machines the rule engine says fit
 (``recommend``'s ``fits_here``) before those it cannot tell and those it says do not,
-then the shortest estimated time (training: total time; inference: time per batch),
-then the source name.
+then by ``--by``: the shortest estimated time (training: total time; inference: time
+per batch), the lowest cost or the least energy (:class:`~hwadvisor.cost.model.Cost`;
+an unknown figure sorts last), then the source name.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from enum import Enum
 
 from pydantic import Field
 
+from hwadvisor.cost.model import Cost
 from hwadvisor.export.report import Report
 from hwadvisor.export.roles import node_roles
 from hwadvisor.models.common import Document, Versioned
@@ -37,6 +39,14 @@ class FleetStatus(str, Enum):
     UNKNOWN = "unknown"
     TOO_SLOW = "too_slow"
     NO_FIT = "does_not_fit"
+
+
+class RankBy(str, Enum):
+    """What orders machines of equal status (``fleet --by``)."""
+
+    TIME = "time"
+    COST = "cost"
+    ENERGY = "energy"
 
 
 _STATUS_ORDER = {
@@ -76,6 +86,9 @@ class FleetEntry(Document):
     advice: str | None = Field(None, description="the rule engine's one-sentence verdict")
     reason: str
     roles: list[str] = Field(default_factory=list)
+    cost: Cost | None = Field(
+        None, description="dollars and energy of the workload there (training: the job)"
+    )
 
 
 class FleetSkip(Document):
@@ -89,9 +102,13 @@ class FleetReport(Versioned):
     """The ranking of a fleet for one workload."""
 
     scenario: str | None = None
+    by: RankBy = Field(RankBy.TIME, description="what orders machines of equal status")
     workload: Workload
     machines: list[FleetEntry] = Field(default_factory=list)
     skipped: list[FleetSkip] = Field(default_factory=list)
+    warnings: list[str] = Field(
+        default_factory=list, description="stale prices used, each with its date"
+    )
 
 
 @dataclass(frozen=True)
@@ -104,6 +121,8 @@ class Candidate:
     recommended_device: str | None = None
     rules_fit: bool | None = None
     advice: str | None = None
+    cost: Cost | None = None
+    key: str | None = None  # the hardware key: candidates sharing it share their roles
 
 
 def _device(estimate: DeviceEstimate) -> str:
@@ -160,16 +179,32 @@ def _judge(workload: Workload, est: DeviceEstimate) -> tuple[FleetStatus, float 
     )
 
 
+def _metric(by: RankBy, time_s: float | None, cost: Cost | None) -> float:
+    if by is RankBy.COST:
+        value = cost.on_demand_usd if cost is not None else None
+    elif by is RankBy.ENERGY:
+        value = cost.energy_kwh if cost is not None else None
+    else:
+        value = time_s
+    return value if value is not None and math.isfinite(value) else math.inf
+
+
+def _finite(value: float | None) -> float:
+    return value if value is not None and math.isfinite(value) else math.inf
+
+
 def rank_fleet(
     candidates: Sequence[Candidate],
     workload: Workload,
     *,
     scenario: str | None = None,
     skipped: Sequence[FleetSkip] = (),
+    by: RankBy = RankBy.TIME,
 ) -> FleetReport:
     """Order the machines for ``workload``; candidates without an estimate are skipped."""
-    rows: list[tuple[tuple[int, int, float, str], dict[str, object]]] = []
+    rows: list[tuple[tuple[int, int, float, float, str], dict[str, object]]] = []
     skips = list(skipped)
+    roles_of: dict[tuple[str, object], list[str]] = {}
     for cand in candidates:
         est = cand.estimate
         if est is None:
@@ -177,11 +212,17 @@ def rank_fleet(
             continue
         status, time_s, reason = _judge(workload, est)
         facts = cand.report.facts
+        # Roles depend on the facts and the saved verdicts: shared within a hardware key.
+        rkey = (cand.key or cand.report.source, cand.report.verdicts)
+        roles = roles_of.get(rkey)
+        if roles is None:
+            roles = roles_of[rkey] = node_roles(cand.report)
         # Within a status, the machines the rule engine says fit come first.
         key = (
             _STATUS_ORDER[status],
             {True: 0, None: 1, False: 2}[cand.rules_fit],
-            time_s if time_s is not None and math.isfinite(time_s) else math.inf,
+            _metric(by, time_s, cand.cost),
+            _finite(time_s),
             cand.report.source,
         )
         rows.append(
@@ -207,7 +248,8 @@ def rank_fleet(
                     "rules_fit": cand.rules_fit,
                     "advice": cand.advice,
                     "reason": reason,
-                    "roles": node_roles(cand.report),
+                    "roles": roles,
+                    "cost": cand.cost,
                 },
             )
         )
@@ -215,4 +257,14 @@ def rank_fleet(
     machines = [
         FleetEntry.model_validate({"rank": i + 1, **fields}) for i, (_, fields) in enumerate(rows)
     ]
-    return FleetReport(scenario=scenario, workload=workload, machines=machines, skipped=skips)
+    stale = sorted(
+        {n for m in machines if m.cost and m.cost.stale for n in m.cost.notes if "dated" in n}
+    )
+    return FleetReport(
+        scenario=scenario,
+        by=by,
+        workload=workload,
+        machines=machines,
+        skipped=skips,
+        warnings=stale,
+    )

@@ -1,40 +1,215 @@
 """Reading a fleet's reports and estimating the workload on each machine.
 
-This is the orchestration behind ``hwadvisor fleet``: a plain function the CLI calls, so
-tests drive it directly. A report that cannot be read, or a machine the estimator cannot
-price, becomes a :class:`~hwadvisor.export.fleet.FleetSkip` with the reason; nothing in
-one report stops the others from being ranked.
+This is the orchestration behind ``hwadvisor fleet``: plain functions the CLI calls, so
+tests drive them directly. A report that cannot be read, or a machine the estimator
+cannot price, becomes a :class:`~hwadvisor.export.fleet.FleetSkip` with the reason;
+nothing in one report stops the others from being ranked.
+
+Inputs: report files (``check --json`` documents), folders (read recursively: every
+``*.json`` file and every line of every ``*.jsonl`` file; dot-files and dot-folders are
+left out), and ``-`` for JSON Lines on stdin (one report per line). A folder with no
+report in it is a skip naming the folder, so a fleet of nothing is bad input.
+
+Identical hardware is estimated once. Reports whose documents are the same apart from
+the host name, ``generated_at`` and the probes' elapsed times share one *hardware key*:
+the document is validated once per key (later reports of the key share its validated
+parts, with their own host name and date) and the estimate, the rule engine's verdict
+and the price are computed once per key. A real fleet's measured benchmarks differ from
+machine to machine, so each such machine is its own key: nothing is shared that differs.
 
 "here" in the estimator prices a machine's CPU; a GPU machine is priced on its GPU's
-catalog entry (matched by name and memory, see :func:`hwadvisor.catalog.match.match_gpu`), with all of its GPUs
-of that type for the ``distributed`` scenario and one otherwise. CPU-class scenarios
-(``prototyping``, ``edge``, ``preprocessing``) are priced on the CPU everywhere. Each
-machine also gets the rule engine's verdict (``hwadvisor.pipeline.advise``, as
-``recommend --facts`` would give), which orders machines of equal status.
+catalog entry (matched by name and memory, see :func:`hwadvisor.catalog.match.match_gpu`),
+with all of its GPUs of that type for the ``distributed`` scenario and one otherwise.
+CPU-class scenarios (``prototyping``, ``edge``, ``preprocessing``) are priced on the CPU
+everywhere. Each machine also gets the rule engine's verdict (``hwadvisor.pipeline.advise``,
+as ``recommend --facts`` would give), which orders machines of equal status, and a cost
+(:func:`hwadvisor.cost.fleet.machine_cost`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from hwadvisor.catalog.match import match_gpu
 from hwadvisor.errors import HwadvisorError
-from hwadvisor.export.fleet import Candidate, FleetReport, FleetSkip, rank_fleet
-from hwadvisor.export.report import Report, load_report
+from hwadvisor.export.fleet import Candidate, FleetReport, FleetSkip, RankBy, rank_fleet
+from hwadvisor.export.report import Report, report_from_data
 from hwadvisor.models.workload import Scenario, Workload
 
 if TYPE_CHECKING:
+    from hwadvisor.catalog.instances import InstanceCatalog
+    from hwadvisor.catalog.schema import DeviceEntry
+    from hwadvisor.cost.model import Cost, OwnHardware
     from hwadvisor.engine import RuleSet
+    from hwadvisor.models.estimate import DeviceEstimate
 
 #: Scenarios whose work belongs on a CPU (GUIDANCE S1, S7, S8): ranked on CPU estimates.
 CPU_SCENARIOS = frozenset({"prototyping", "edge", "preprocessing"})
+#: The argument that means JSON Lines on stdin.
+STDIN = "-"
+REPORT_SUFFIXES = (".json", ".jsonl")
 
 
-def _advice(
-    report: Report, workload: Workload, scenario: str | None, rules: RuleSet | None
-) -> tuple[str | None, bool | None, str | None]:
+class ReadReports(NamedTuple):
+    """The reports read (with their hardware keys, in the same order) and those skipped."""
+
+    reports: list[Report]
+    skipped: list[FleetSkip]
+    keys: list[str]
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def hardware_key(data: dict[str, Any]) -> str:
+    """The document as canonical text without what differs between identical machines:
+    the host name, ``generated_at`` and the probes' elapsed times."""
+    rest = {k: v for k, v in data.items() if k != "generated_at"}
+    host = rest.get("host")
+    if isinstance(host, dict):
+        rest["host"] = {k: v for k, v in host.items() if k != "hostname"}
+    probes = rest.get("probes")
+    if isinstance(probes, list):
+        rest["probes"] = [
+            {k: v for k, v in p.items() if k != "elapsed_ms"} if isinstance(p, dict) else p
+            for p in probes
+        ]
+    return json.dumps(rest, separators=(",", ":"), default=str)
+
+
+class _Reader:
+    """Validates each hardware key once; later reports of a key share its parts."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, Report] = {}
+
+    def report(self, data: dict[str, Any], where: str) -> tuple[Report, str]:
+        key = hardware_key(data)
+        first = self.seen.get(key)
+        host = data.get("host")
+        name = host.get("hostname") if isinstance(host, dict) else None
+        stamp = data.get("generated_at")
+        if first is None or not isinstance(name, str | None) or not isinstance(stamp, str):
+            report = report_from_data(data, where=where)
+            self.seen.setdefault(key, report)
+            return report, key
+        facts = first.facts.model_copy(
+            update={
+                "host": first.facts.host.model_copy(update={"hostname": name}),
+                "generated_at": stamp,
+            }
+        )
+        return Report(facts=facts, verdicts=first.verdicts, source=where), key
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    found = []
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder).parts
+        hidden = any(part.startswith(".") for part in rel)
+        if p.suffix in REPORT_SUFFIXES and not hidden and p.is_file():
+            found.append(p)
+    return found
+
+
+def _lines(text: str | IO[str], where: str) -> Iterator[tuple[str, dict[str, Any] | FleetSkip]]:
+    from hwadvisor.io import parse_json_document
+
+    lines = text.splitlines() if isinstance(text, str) else text
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        spot = f"{where}:{n}"
+        try:
+            yield spot, parse_json_document(line, where=spot, what="facts report")
+        except HwadvisorError as exc:
+            yield spot, FleetSkip(source=spot, reason=exc.message)
+
+
+def _documents(
+    paths: Sequence[str | Path], stdin: IO[str] | None
+) -> Iterator[tuple[str, dict[str, Any] | FleetSkip]]:
+    """Every (where, document or skip) the arguments name, in order."""
+    from hwadvisor.io import read_json_document
+
+    seen: set[str] = set()
+    for path in paths:
+        key = str(path)
+        if key in seen:
+            continue
+        seen.add(key)
+        if key == STDIN:
+            yield from _lines(stdin if stdin is not None else sys.stdin, "<stdin>")
+            continue
+        p = Path(path)
+        files = _folder_files(p) if p.is_dir() else [p]
+        if p.is_dir() and not files:
+            yield key, FleetSkip(source=key, reason="no report (*.json or *.jsonl) in this folder")
+        for f in files:
+            where = str(f)
+            if f.suffix == ".jsonl":
+                try:
+                    text = f.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    yield where, FleetSkip(source=where, reason=f"cannot read facts report: {exc}")
+                    continue
+                yield from _lines(text, where)
+                continue
+            try:
+                yield where, read_json_document(f, what="facts report")
+            except HwadvisorError as exc:
+                yield where, FleetSkip(source=where, reason=exc.message)
+
+
+def read_reports(paths: Sequence[str | Path], *, stdin: IO[str] | None = None) -> ReadReports:
+    """Load every report the arguments name; an unreadable or invalid one is skipped."""
+    reader = _Reader()
+    out = ReadReports([], [], [])
+    for where, doc in _documents(paths, stdin):
+        if isinstance(doc, FleetSkip):
+            out.skipped.append(doc)
+            continue
+        try:
+            report, key = reader.report(doc, where)
+        except HwadvisorError as exc:
+            out.skipped.append(FleetSkip(source=where, reason=exc.message))
+            continue
+        out.reports.append(report)
+        out.keys.append(key)
+    return out
+
+
+# -- estimating, once per hardware key ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Priced:
+    """What every machine of one hardware key shares."""
+
+    estimate: DeviceEstimate | None
+    error: str | None = None
+    recommended_device: str | None = None
+    rules_fit: bool | None = None
+    advice: str | None = None
+    cost: Cost | None = None
+
+
+@dataclass(frozen=True)
+class _Context:
+    workload: Workload
+    scenario: str | None
+    rules: RuleSet | None
+    catalog: InstanceCatalog
+    devices: dict[str, DeviceEntry]
+    own: OwnHardware | None
+
+
+def _advice(report: Report, ctx: _Context) -> tuple[str | None, bool | None, str | None]:
     """The rule engine's verdict for this machine: device class, fits_here, summary.
 
     Advice is extra evidence for the ranking, so a failure here leaves it unknown rather
@@ -42,16 +217,16 @@ def _advice(
     """
     from hwadvisor.pipeline import advise, estimate_for_advice
 
-    if scenario is None or rules is None:
+    if ctx.scenario is None or ctx.rules is None:
         return None, None, None
     try:
-        est = estimate_for_advice(workload, facts=report.facts, bench=report.bench)
+        est = estimate_for_advice(ctx.workload, facts=report.facts, bench=report.bench)
         advice = advise(
             facts=report.facts,
-            scenario=Scenario(scenario),
-            workload=workload,
+            scenario=Scenario(ctx.scenario),
+            workload=ctx.workload,
             estimates=est,
-            rules=rules,
+            rules=ctx.rules,
         )
     except HwadvisorError:
         return None, None, None
@@ -70,56 +245,65 @@ def _partial_reason(report: Report) -> str:
     return f"partial report: no {what} to estimate the workload with"
 
 
-def _candidate(
-    report: Report, workload: Workload, scenario: str | None, rules: RuleSet | None
-) -> Candidate:
+def _price(report: Report, ctx: _Context) -> _Priced:
+    from hwadvisor.cost.fleet import machine_cost
     from hwadvisor.estimate import estimate_workload
 
-    facts = report.facts
+    facts, workload = report.facts, ctx.workload
     on, gpus = "here", 1
-    if facts.gpus and scenario not in CPU_SCENARIOS:
+    if facts.gpus and ctx.scenario not in CPU_SCENARIOS:
         ids = [match_gpu(g.name, g.memory_total_bytes) for g in facts.gpus]
         known = [i for i in ids if i is not None]
         if not known:
             names = ", ".join(sorted({g.name or g.vendor for g in facts.gpus}))
-            return Candidate(report=report, estimate=None, error=f"GPU not in the catalog: {names}")
+            return _Priced(estimate=None, error=f"GPU not in the catalog: {names}")
         # The most common GPU of the machine; all of them for distributed training.
         on = max(set(known), key=known.count)
-        gpus = known.count(on) if scenario == "distributed" else 1
+        gpus = known.count(on) if ctx.scenario == "distributed" else 1
     try:
         est = estimate_workload(
             workload, facts=facts, bench=report.bench, on=[on], gpus=gpus
         ).estimates[0]
     except HwadvisorError as exc:
-        return Candidate(report=report, estimate=None, error=exc.line())
+        return _Priced(estimate=None, error=exc.line())
     if (
         est.step_time_s is None
         and est.fits is None
         and (workload.params or workload.flops_per_sample)
     ):
         # The workload has a cost but this machine's report gives nothing to price it with.
-        return Candidate(report=report, estimate=None, error=_partial_reason(report))
-    device, fits, summary = _advice(report, workload, scenario, rules)
-    return Candidate(
-        report=report, estimate=est, recommended_device=device, rules_fit=fits, advice=summary
-    )
+        return _Priced(estimate=None, error=_partial_reason(report))
+    device, fits, summary = _advice(report, ctx)
+    try:
+        cost = machine_cost(
+            facts, est, workload, catalog=ctx.catalog, devices=ctx.devices, own=ctx.own
+        )
+    except HwadvisorError:
+        cost = None
+    return _Priced(est, None, device, fits, summary, cost)
 
 
-def read_reports(paths: Sequence[str | Path]) -> tuple[list[Report], list[FleetSkip]]:
-    """Load each saved report once; an unreadable or invalid one is skipped with its reason."""
-    reports: list[Report] = []
-    skipped: list[FleetSkip] = []
-    seen: set[str] = set()
-    for path in paths:
-        key = str(path)
-        if key in seen:
-            continue
-        seen.add(key)
-        try:
-            reports.append(load_report(path))
-        except HwadvisorError as exc:
-            skipped.append(FleetSkip(source=key, reason=exc.message))
-    return reports, skipped
+def fleet_pricing(
+    by: str, prices: str | Path | None, price_per_hour: float | None
+) -> dict[str, Any]:
+    """``fleet``'s ranking and pricing options, checked: the keyword arguments of
+    :func:`gather_fleet` (a bad value is a one-line :class:`~hwadvisor.errors.UsageError`)."""
+    from hwadvisor.catalog.loader import did_you_mean
+    from hwadvisor.cost.model import OwnHardware
+    from hwadvisor.errors import UsageError
+
+    choices = [b.value for b in RankBy]
+    if by not in choices:
+        raise UsageError(
+            f"--by must be time, cost or energy, not {by!r}{did_you_mean(by, choices)}"
+        )
+    own = OwnHardware(price_per_hour=price_per_hour) if price_per_hour is not None else None
+    return {"by": RankBy(by), "prices": prices, "own": own}
+
+
+def _keys_of(reports: Sequence[Report]) -> list[str]:
+    """Hardware keys of reports read by another path (their documents rebuilt)."""
+    return [hardware_key(r.facts.model_dump(mode="json")) + repr(r.verdicts) for r in reports]
 
 
 def gather_fleet(
@@ -127,16 +311,49 @@ def gather_fleet(
     workload: Workload,
     *,
     scenario: str | None = None,
-    read: tuple[list[Report], list[FleetSkip]] | None = None,
+    read: ReadReports | tuple[list[Report], list[FleetSkip]] | None = None,
+    by: RankBy | str = RankBy.TIME,
+    own: OwnHardware | None = None,
+    prices: str | Path | None = None,
 ) -> FleetReport:
-    """Load each report, estimate ``workload`` there, and rank; bad reports are skipped.
+    """Load each report, estimate ``workload`` there once per hardware key, price it, rank.
 
-    ``read`` is the result of :func:`read_reports` when the caller has already loaded them.
+    ``read`` is the result of :func:`read_reports` when the caller has already loaded them;
+    ``own`` prices every machine at the user's own hourly figure, ``prices`` is a price
+    file over the shipped instance catalog (see :mod:`hwadvisor.catalog.price_files`).
     """
+    from hwadvisor.catalog import load_devices
+    from hwadvisor.catalog.instances import load_instances
     from hwadvisor.engine import load_rules
 
-    reports, skipped = read if read is not None else read_reports(paths)
-    # The shipped rules (and HWADVISOR_RULES_PATH), loaded once for the whole fleet.
-    rules = load_rules() if scenario is not None else None
-    candidates = [_candidate(report, workload, scenario, rules) for report in reports]
-    return rank_fleet(candidates, workload, scenario=scenario, skipped=skipped)
+    got = read if read is not None else read_reports(paths)
+    reports, skipped = got[0], got[1]
+    keys = got.keys if isinstance(got, ReadReports) else _keys_of(reports)
+    ctx = _Context(
+        workload=workload,
+        scenario=scenario,
+        # The shipped rules (and HWADVISOR_RULES_PATH), loaded once for the whole fleet.
+        rules=load_rules() if scenario is not None else None,
+        catalog=load_instances(prices),
+        devices=load_devices(),
+        own=own,
+    )
+    shared: dict[str, _Priced] = {}
+    candidates = []
+    for report, key in zip(reports, keys, strict=True):
+        priced = shared.get(key)
+        if priced is None:
+            priced = shared[key] = _price(report, ctx)
+        candidates.append(
+            Candidate(
+                report=report,
+                estimate=priced.estimate,
+                error=priced.error,
+                recommended_device=priced.recommended_device,
+                rules_fit=priced.rules_fit,
+                advice=priced.advice,
+                cost=priced.cost,
+                key=key,
+            )
+        )
+    return rank_fleet(candidates, workload, scenario=scenario, skipped=skipped, by=RankBy(by))
