@@ -1,0 +1,50 @@
+"""hwadvisor.llm works without the hf extra, and says in one line what is missing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hwadvisor.errors import MissingDependencyError
+from hwadvisor.llm._data import optional_module
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_missing_optional_package_is_one_line() -> None:
+    with pytest.raises(MissingDependencyError) as err:
+        optional_module("hwadvisor_no_such_package")
+    line = err.value.line()
+    assert "pip install 'hwadvisor[hf]'" in line and "\n" not in line
+
+
+def test_importing_the_package_loads_no_optional_dependency() -> None:
+    code = (
+        "import sys, hwadvisor.llm as l;"
+        "l.estimate_serving(l.resolve_model('llama-3-8b').arch, l.find_format('q4_k_m'),"
+        " l.find_engine('llama.cpp'), l.DeviceSpec(name='x', kind='gpu', memory_bytes=24e9,"
+        " bandwidth_bytes_s=1e12, peak_flops={'fp16': 1e14}));"
+        "print(sorted(m for m in ('transformers', 'gguf', 'safetensors', 'huggingface_hub', 'torch')"
+        " if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_published_llama_cpp_figures_stay_within_the_goal() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "llm_accuracy", ROOT / "benchmarks" / "llm_accuracy.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    errors = sorted(abs(r["error_pct"]) for r in module.rows())
+    assert len(errors) >= 6
+    assert errors[len(errors) // 2] <= 20 and errors[-1] <= 45
