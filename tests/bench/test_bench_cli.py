@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -29,12 +30,14 @@ def no_probe(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def canned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Canned timings instead of real ones; Ctrl-C when a test asks for it."""
+    """Canned timings through run_bench's ``measure`` seam; Ctrl-C when a test asks for it.
+
+    The command reaches the real :func:`run_bench` through ``hwadvisor.bench``; the
+    fixture hands it the seam there, so everything but the timing itself runs.
+    """
     seen: list[str] = []
 
-    def measure_case(
-        torch: Any, case: Any, budget: Any, weights_left: float, clock: Any
-    ) -> SizingOutcome:
+    def measure(torch: Any, case: Any, allot_s: float, clock: Any) -> SizingOutcome:
         seen.append(case.kernel)
         if "interrupt" in seen and len(seen) == 4:
             raise KeyboardInterrupt
@@ -42,7 +45,11 @@ def canned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             shape=case.ladder[case.start], timing=Timing(median_s=0.25, iqr_s=0.01, runs=5)
         )
 
-    monkeypatch.setattr(runner_mod, "_measure_case", measure_case)
+    import hwadvisor.bench
+
+    monkeypatch.setattr(
+        hwadvisor.bench, "run_bench", functools.partial(runner_mod.run_bench, measure=measure)
+    )
     return seen
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
@@ -72,70 +71,60 @@ def test_missing_torch(monkeypatch: pytest.MonkeyPatch) -> None:
         run_bench(facts=None, device="cpu")
 
 
-@pytest.fixture
-def fake_measure(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Replace the timing of each kernel by a canned outcome; Ctrl-C on the third."""
-    seen: list[str] = []
+class Canned:
+    """A :data:`~hwadvisor.bench.runner.CaseMeasure` seam: a canned outcome per kernel,
+    the allotment each got, and Ctrl-C on the ``interrupt_at``-th kernel if asked."""
 
-    def measure_case(
-        torch: Any, case: Any, budget: Any, weights_left: float, clock: Any
-    ) -> SizingOutcome:
-        seen.append(f"{case.kernel}.{case.dtype}")
-        if len(seen) == 3:
+    def __init__(self, interrupt_at: int | None = None) -> None:
+        self.seen: list[str] = []
+        self.allots: list[float] = []
+        self.interrupt_at = interrupt_at
+
+    def __call__(self, torch: Any, case: Any, allot_s: float, clock: Any) -> SizingOutcome:
+        self.seen.append(f"{case.kernel}.{case.dtype}")
+        self.allots.append(allot_s)
+        if len(self.seen) == self.interrupt_at:
             raise KeyboardInterrupt
         shape = case.ladder[case.start]
         return SizingOutcome(shape=shape, timing=Timing(median_s=0.5, iqr_s=0.01, runs=4))
 
-    monkeypatch.setattr(runner_mod, "_measure_case", measure_case)
-    yield seen
 
-
-def test_ctrl_c_returns_the_partial_report(fake_measure: list[str]) -> None:
+def test_ctrl_c_returns_the_partial_report() -> None:
     progress: list[tuple[str, float]] = []
+    canned = Canned(interrupt_at=3)
     report = run_bench(
-        facts=None, device="cpu", budget_s=5.0, progress=lambda s, f: progress.append((s, f))
+        facts=None,
+        device="cpu",
+        budget_s=5.0,
+        progress=lambda s, f: progress.append((s, f)),
+        measure=canned,
     )
     assert report.interrupted
-    assert len(report.results) == 2 and len(fake_measure) == 3
+    assert len(report.results) == 2 and len(canned.seen) == 3
     assert progress[0][0] == "cpu matmul fp32"
     assert [label.split()[1] for label, _ in progress] == ["matmul", "matmul", "copy"]
     fractions = [f for _, f in progress]
     assert all(0.0 <= f < 1.0 for f in fractions) and fractions == sorted(fractions)
+    # Every kernel gets its share of the budget, and never less than the floor.
+    assert all(runner_mod.MIN_ALLOT_S <= a <= 5.0 for a in canned.allots)
 
 
-def test_quick_measures_the_core_kernels_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    def measure_case(
-        torch: Any, case: Any, budget: Any, weights_left: float, clock: Any
-    ) -> SizingOutcome:
-        return SizingOutcome(
-            shape=case.ladder[case.start], timing=Timing(median_s=0.5, iqr_s=0.01, runs=4)
-        )
-
-    monkeypatch.setattr(runner_mod, "_measure_case", measure_case)
-    report = run_bench(facts=None, device="cpu", quick=True)
+def test_quick_measures_the_core_kernels_only() -> None:
+    report = run_bench(facts=None, device="cpu", quick=True, measure=Canned())
     assert report.budget_s == runner_mod.QUICK_BUDGET_S
     assert {(r.kernel, r.dtype) for r in report.results} == {
         ("matmul", "fp32"), ("matmul", "bf16"), ("copy", "fp32"), ("triad", "fp32"),
     }  # fmt: skip
 
 
-def test_gpu_found_but_unusable_is_listed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gpu_found_but_unusable_is_listed() -> None:
     if torch.cuda.is_available():
         pytest.skip("torch can use the GPU here")
-
-    def measure_case(
-        torch: Any, case: Any, budget: Any, weights_left: float, clock: Any
-    ) -> SizingOutcome:
-        return SizingOutcome(
-            shape=case.ladder[case.start], timing=Timing(median_s=0.5, iqr_s=0.01, runs=4)
-        )
-
-    monkeypatch.setattr(runner_mod, "_measure_case", measure_case)
     facts = Facts(gpus=[Gpu(index=0, vendor="nvidia", name="NVIDIA H200")])
-    report = run_bench(facts=facts, device="all", quick=True)
+    report = run_bench(facts=facts, device="all", quick=True, measure=Canned())
     (skip,) = report.skipped
     assert skip.device == "gpu:0" and "NVIDIA H200 was found, but torch" in skip.reason
-    assert run_bench(facts=facts, device="cpu", quick=True).skipped == []
+    assert run_bench(facts=facts, device="cpu", quick=True, measure=Canned()).skipped == []
 
 
 @pytest.mark.gpu

@@ -181,13 +181,15 @@ def to_result(case: KernelCase, outcome: SizingOutcome, facts: Facts | None) -> 
     )
 
 
-def _measure_case(
-    torch: Any,
-    case: KernelCase,
-    budget: TimeBudget,
-    weights_left: float,
-    clock: Callable[[], float],
+#: Measures one kernel case in about ``allot_s`` seconds: ``(torch, case, allot_s, clock)``.
+#: :func:`measure_case` times it for real; tests pass canned figures to :func:`run_bench`.
+CaseMeasure = Callable[[Any, KernelCase, float, Callable[[], float]], SizingOutcome]
+
+
+def measure_case(
+    torch: Any, case: KernelCase, allot_s: float, clock: Callable[[], float]
 ) -> SizingOutcome:
+    """Find a good size for ``case`` on its ladder and time it, within ``allot_s``."""
     measure = make_measure(
         torch,
         case.build,
@@ -196,14 +198,13 @@ def _measure_case(
         sync=devmod.synchronizer(torch, case.target),
         flags=case.flags,
     )
-    allot = max(MIN_ALLOT_S, budget.share(case.weight, weights_left))
-    min_run = min(0.1, max(0.01, allot * 0.04))
+    min_run = min(0.1, max(0.01, allot_s * 0.04))
     return adapt(
         case.ladder,
         work=case.work,
         measure=measure,
         clock=clock,
-        allot_s=allot,
+        allot_s=allot_s,
         start=case.start,
         min_run_s=min_run,
     )
@@ -217,11 +218,13 @@ def run_bench(
     quick: bool = False,
     progress: Progress | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    measure: CaseMeasure = measure_case,
 ) -> BenchReport:
     """Measure ``device`` ("cpu", "cuda", "cuda:N", "mps", "xpu", "all") within the budget.
 
     Raises MissingDependencyError without torch and UsageError for an unknown or absent
     device. Ctrl-C returns the figures measured so far with ``interrupted=True``.
+    ``clock`` and ``measure`` are seams: a fake clock, canned timings per kernel.
     """
     started = clock()
     load_1m = load_average()
@@ -253,7 +256,8 @@ def run_bench(
                 fraction = min(0.99, max(done / len(cases), budget.elapsed() / total))
                 progress(f"{case.target.device} {case.kernel} {case.dtype}", fraction)
             try:
-                outcome = _measure_case(torch, case, budget, weights_left, clock)
+                allot = max(MIN_ALLOT_S, budget.share(case.weight, weights_left))
+                outcome = measure(torch, case, allot, clock)
                 results.append(to_result(case, outcome, facts))
             except (Unsupported, OutOfMemory) as exc:
                 reason = exc.reason if isinstance(exc, Unsupported) else str(exc)
