@@ -2,7 +2,7 @@
 
 ``Document`` and ``Versioned`` (schema version and tool stamp) are the base of the bench,
 advice, estimate and rules documents; the facts are dataclasses of their own
-(:mod:`hwadvisor.models.facts`, whose ``ProbeRecord`` is re-exported here).
+(:mod:`hwadvisor.models.facts`, with their ``ProbeRecord``).
 :func:`validate_document` checks the version and turns a validation error into one line
 naming the field, for every document alike.
 """
@@ -14,14 +14,12 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hwadvisor.errors import FactsError
-from hwadvisor.models.facts import ProbeRecord
 from hwadvisor.models.plain import SCHEMA_MAJOR, SCHEMA_VERSION, ProbeStatus, ToolInfo
 
 __all__ = [
     "SCHEMA_MAJOR",
     "SCHEMA_VERSION",
     "Document",
-    "ProbeRecord",
     "ProbeStatus",
     "ToolInfo",
     "Versioned",

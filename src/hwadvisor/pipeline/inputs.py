@@ -115,7 +115,8 @@ def bench_into_facts(
     record instead: absent when torch is not installed, an error when it fails to
     import. The flag says whether Ctrl-C stopped the benchmark.
     """
-    from hwadvisor.models.common import ProbeRecord, ProbeStatus
+    from hwadvisor.models.facts import ProbeRecord
+    from hwadvisor.models.plain import ProbeStatus
 
     try:
         from hwadvisor.bench import run_bench
