@@ -1,4 +1,5 @@
-"""Helpers shared by the command modules: emitting documents, and printing an error.
+"""Helpers shared by the command modules: the workload options, emitting documents, and
+printing an error.
 
 Printing only: which code a run exits with is decided in one place, ``_boundary.py``.
 """
@@ -10,7 +11,8 @@ import json
 import os
 import re
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from hwadvisor.errors import HwadvisorError
 
@@ -18,6 +20,32 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from hwadvisor.models.facts import Facts
+
+
+#: The workload options a command may declare (``_workload.py``), by parameter name, and
+#: the :func:`~hwadvisor.estimate.build_workload` argument each one is.
+WORKLOAD_ARGS = {
+    "model": "model",
+    "task": "task",
+    "params": "params",
+    "flops_per_sample": "flops_per_sample",
+    "batch_size": "batch_size",
+    "dataset_size": "dataset_size",
+    "epochs": "epochs",
+    "seq_len": "seq_len",
+    "input_shape": "input_shape",
+    "precision": "precision",
+    "optimizer": "optimizer",
+    "qps": "qps",
+    "latency_ms": "latency_ms",
+    "deadline": "deadline_hours",
+}
+
+
+def workload_options(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The workload options among a command's parameters (pass ``locals()``), named as
+    ``build_workload`` takes them; those the command does not declare are left out."""
+    return {arg: params[name] for name, arg in WORKLOAD_ARGS.items() if name in params}
 
 
 def document_json(doc: BaseModel | Facts | dict[str, object]) -> str:

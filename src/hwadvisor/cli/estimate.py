@@ -61,28 +61,16 @@ def estimate(
     ),
 ) -> None:
     """Estimate time per step, total time and memory fit here and on catalog devices."""
+    options = dict(locals())
     from functools import partial
 
-    from hwadvisor.cli._common import emit
+    from hwadvisor.cli._common import emit, workload_options
     from hwadvisor.models.estimate import EstimateReport
     from hwadvisor.pipeline import estimate as run_estimate
     from hwadvisor.render.progress import progress_callback
 
-    args = {
-        "model": model,
-        "task": task,
-        "batch_size": batch_size,
-        "precision": precision,
-        "optimizer": optimizer,
-        "dataset_size": dataset_size,
-        "epochs": epochs,
-        "seq_len": seq_len,
-        "input_shape": input_shape,
-        "params": params,
-        "flops_per_sample": flops_per_sample,
-    }
     report = run_estimate(
-        workload=args,
+        workload=workload_options(options),
         on=on or None,
         gpus=gpus,
         bench_file=bench_file,

@@ -52,28 +52,13 @@ def fleet(
     ),
 ) -> None:
     """Rank saved reports from many machines for a workload (unreadable ones are skipped)."""
-    from hwadvisor.cli._common import emit
+    options = dict(locals())
+    from hwadvisor.cli._common import emit, workload_options
     from hwadvisor.export.fleet import FleetReport
     from hwadvisor.export.gather import fleet_pricing, gather_fleet, read_reports
     from hwadvisor.pipeline import workload_for
 
-    workload = workload_for(
-        scenario,
-        model=model,
-        params=params,
-        flops_per_sample=flops_per_sample,
-        seq_len=seq_len,
-        input_shape=input_shape,
-        batch_size=batch_size,
-        dataset_size=dataset_size,
-        epochs=epochs,
-        precision=precision,
-        optimizer=optimizer,
-        task=task,
-        qps=qps,
-        latency_ms=latency_ms,
-        deadline_hours=deadline,
-    )
+    workload = workload_for(scenario, **workload_options(options))
     read = read_reports(reports)
     if not read[0]:
         # Nothing given could be read: bad input (exit 2), not an undetermined ranking.

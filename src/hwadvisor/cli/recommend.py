@@ -69,29 +69,16 @@ def recommend(
     ),
 ) -> None:
     """Recommend CPU, GPU or multi-GPU for a workload, with the evidence and the reasons."""
+    options = dict(locals())
     from functools import partial
 
-    from hwadvisor.cli._common import emit
+    from hwadvisor.cli._common import emit, workload_options
     from hwadvisor.pipeline import recommend as recommend_advice
     from hwadvisor.render.progress import progress_callback
 
     result = recommend_advice(
         scenario=scenario,
-        workload={
-            "model": model,
-            "params": params,
-            "flops_per_sample": flops_per_sample,
-            "batch_size": batch_size,
-            "dataset_size": dataset_size,
-            "epochs": epochs,
-            "seq_len": seq_len,
-            "input_shape": input_shape,
-            "precision": precision,
-            "optimizer": optimizer,
-            "qps": qps,
-            "latency_ms": latency_ms,
-            "deadline_hours": deadline,
-        },
+        workload=workload_options(options),
         budget=budget,
         team=team,
         facts_file=facts_file,

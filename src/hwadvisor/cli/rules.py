@@ -142,26 +142,14 @@ def explain_rule(
     json_out: bool = typer.Option(False, "--json", help="Print the explanation as JSON."),
 ) -> None:
     """Why a rule fires or not here: each condition true / false / unknown, with the values."""
+    options = dict(locals())
+    from hwadvisor.cli._common import workload_options
     from hwadvisor.pipeline import explain_rule as explain_for
 
     exp = explain_for(
         rule_id,
         scenario=scenario,
-        workload={
-            "model": model,
-            "params": params,
-            "flops_per_sample": flops_per_sample,
-            "batch_size": batch_size,
-            "dataset_size": dataset_size,
-            "epochs": epochs,
-            "seq_len": seq_len,
-            "input_shape": input_shape,
-            "precision": precision,
-            "optimizer": optimizer,
-            "qps": qps,
-            "latency_ms": latency_ms,
-            "deadline_hours": deadline,
-        },
+        workload=workload_options(options),
         budget=budget,
         team=team,
         facts_file=facts_file,
