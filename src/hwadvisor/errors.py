@@ -1,7 +1,8 @@
 """The error hierarchy of hwadvisor and the exit codes of SPEC §4.
 
-Domain code raises these and never calls ``sys.exit``; the CLI turns each into one line
-on stderr (and a JSON error document under ``--json``) and the matching exit code.
+Domain code raises these and never calls ``sys.exit``; the CLI's one boundary
+(``hwadvisor.cli.main``, mapping in ``cli/_boundary.py``) turns each into one line on
+stderr (and a JSON error document under ``--json``) and the matching exit code.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ never the machine). :func:`estimate_for_advice` asks the estimator for the figur
 ``advise`` needs (this machine, single catalog GPUs, and a multi-GPU configuration) and
 returns None, rather than failing the advice, when the workload cannot be estimated.
 :func:`rule_context` is the one place the rule context is built, for ``advise`` and for
-``rules explain`` alike.
+``rules explain`` alike, and :func:`explain_in_context` explains one rule over the
+context the rules finally saw (the engine's two passes are not repeated here).
 """
 
 from __future__ import annotations
