@@ -27,7 +27,7 @@ from hwadvisor.cost.choose import (
 )
 from hwadvisor.cost.job import billed_usd, device_power, energy_kwh, job_cost, own_cost
 from hwadvisor.cost.model import DEFAULT_ALLOWANCE, Cost, OwnHardware, SpotAllowance
-from hwadvisor.cost.serving import instances_for_qps, serving_cost
+from hwadvisor.cost.serving import instances_for_qps, serving_cost, serving_option
 
 __all__ = [
     "DEFAULT_ALLOWANCE",
@@ -51,4 +51,5 @@ __all__ = [
     "own_cost",
     "s5_holds",
     "serving_cost",
+    "serving_option",
 ]

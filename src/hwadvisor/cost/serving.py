@@ -22,6 +22,7 @@ from hwadvisor.errors import UsageError
 if TYPE_CHECKING:
     from hwadvisor.catalog.instances import Instance
     from hwadvisor.catalog.schema import DeviceEntry
+    from hwadvisor.cost.choose import Option
 
 
 def instances_for_qps(qps: float, throughput_samples_s: float) -> int:
@@ -78,4 +79,41 @@ def serving_cost(
         price_source=inst.source,
         stale=stale is not None,
         notes=[f"{busy:.2%} busy: billed for the whole month", *notes],
+    )
+
+
+def serving_option(
+    inst: Instance,
+    *,
+    qps: float,
+    throughput_samples_s: float,
+    latency_s: float | None = None,
+    latency_target_s: float | None = None,
+    device: DeviceEntry | None = None,
+) -> Option:
+    """One serving option for :func:`hwadvisor.cost.choose.cheapest`: the monthly bill on
+    demand (a spot instance's interruptions take the service down, so serving is priced
+    on demand), meeting the target when the latency is within it."""
+    from hwadvisor.cost.choose import Option
+
+    cost = serving_cost(
+        inst,
+        qps=qps,
+        throughput_samples_s=throughput_samples_s,
+        latency_s=latency_s,
+        latency_target_s=latency_target_s,
+        device=device,
+    )
+    meets = latency_s is None or latency_target_s is None or latency_s <= latency_target_s
+    return Option(
+        device=device.id if device is not None and not inst.is_cpu else inst.device_id,
+        instance=inst.instance_type,
+        usd=cost.monthly_usd,
+        time_s=latency_s,
+        cpu=inst.is_cpu,
+        count=cost.devices,
+        released=device.released if device is not None else None,
+        meets=meets,
+        price_date=inst.price_date,
+        price_source=inst.source,
     )
