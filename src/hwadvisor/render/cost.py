@@ -150,3 +150,20 @@ def show_instances(prices: Path | None, extra: list[Path] | None, *, as_json: bo
         )
         return
     render_instances(catalog)
+
+
+def cost_cell(cost: Cost | None) -> str:
+    """A table cell: dollars with the date of their price, where priced, and the energy."""
+    if cost is None:
+        return "–"
+    lines = []
+    if cost.on_demand_usd is not None:
+        when = f", {cost.price_date}" if cost.price_date else ""
+        stale = " [yellow]stale[/]" if cost.stale else ""
+        lines.append(f"{usd(cost.on_demand_usd)}{stale}")
+        lines.append(f"[dim]{cost.instance or 'own price'}{when}[/]")
+    else:
+        lines.append("[dim]unpriced[/]")
+    if cost.energy_kwh is not None:
+        lines.append(f"{cost.energy_kwh:.3g} kWh")
+    return "\n".join(lines)

@@ -8,6 +8,7 @@ from pathlib import Path
 from hwadvisor.export.fleet import FleetReport, FleetStatus
 from hwadvisor.models.workload import Task
 from hwadvisor.render import stdout_console
+from hwadvisor.render.cost import cost_cell
 from hwadvisor.units import duration, human_bytes
 
 _STYLE = {
@@ -35,6 +36,7 @@ def render_fleet(report: FleetReport) -> None:
     table.add_column("verdict")
     table.add_column(timing, justify="right")
     table.add_column("memory need / has", justify="right")
+    table.add_column("cost, energy", justify="right")
     table.add_column("why")
     for m in report.machines:
         stem = Path(m.source).stem
@@ -52,7 +54,16 @@ def render_fleet(report: FleetReport) -> None:
         if m.recommended_device is not None:
             fit = {True: "fits", False: "falls short", None: "fit unknown"}[m.rules_fit]
             verdict += f"\n[dim]rules: {m.recommended_device}, {fit}[/]"
-        table.add_row(str(m.rank), name, runs_on, verdict, duration(m.time_s), memory, m.reason)
+        table.add_row(
+            str(m.rank),
+            name,
+            runs_on,
+            verdict,
+            duration(m.time_s),
+            memory,
+            cost_cell(m.cost),
+            m.reason,
+        )
     if report.machines:
         console.print(table)
     else:
