@@ -13,7 +13,6 @@ reads the same markers to leave a probe's impossible reading null, and
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import typing
 from dataclasses import dataclass
@@ -106,9 +105,18 @@ class FieldSpec:
     description: str | None
 
 
-@functools.cache
+_SPECS: dict[type, dict[str, FieldSpec]] = {}
+
+
 def field_specs(cls: type) -> dict[str, FieldSpec]:
     """Each field of dataclass ``cls`` as declared, in order (cached per class)."""
+    found = _SPECS.get(cls)
+    if found is None:
+        found = _SPECS[cls] = _read_specs(cls)
+    return found
+
+
+def _read_specs(cls: type) -> dict[str, FieldSpec]:
     hints = typing.get_type_hints(cls, localns=TYPE_CHECKING_ONLY, include_extras=True)
     out: dict[str, FieldSpec] = {}
     for f in dataclasses.fields(cls):
@@ -155,18 +163,28 @@ def settled(value: T, path: str = "") -> tuple[T, list[str]]:
     """
     if isinstance(value, str):
         return typing.cast(T, printable(value)), []
-    dropped: list[str] = []
     if isinstance(value, list):
-        items = []
-        for i, item in enumerate(value):
-            kept, lost = settled(item, f"{path}[{i}]")
-            items.append(kept)
-            dropped += lost
-        same = all(a is b for a, b in zip(items, value, strict=True))
-        return (value if same else typing.cast(T, items)), dropped
-    if not (dataclasses.is_dataclass(value) and not isinstance(value, type)):
-        return value, []
+        return typing.cast(tuple[T, list[str]], _settled_list(value, path))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return typing.cast(tuple[T, list[str]], _settled_fields(value, path))
+    return value, []
+
+
+def _settled_list(value: list[object], path: str) -> tuple[list[object], list[str]]:
+    """Each item settled; the same list when no item changed."""
+    items, dropped = [], []
+    for i, item in enumerate(value):
+        kept, lost = settled(item, f"{path}[{i}]")
+        items.append(kept)
+        dropped += lost
+    same = all(a is b for a, b in zip(items, value, strict=True))
+    return (value if same else items), dropped
+
+
+def _settled_fields(value: Any, path: str) -> tuple[Any, list[str]]:
+    """Each field of dataclass ``value`` settled; the same object when none changed."""
     changes: dict[str, object] = {}
+    dropped: list[str] = []
     for name, spec in field_specs(type(value)).items():
         item = getattr(value, name)
         where = f"{path}.{name}" if path else name
@@ -179,7 +197,9 @@ def settled(value: T, path: str = "") -> tuple[T, list[str]]:
             dropped += lost
         if new is not item:
             changes[name] = new
-    return (dataclasses.replace(value, **changes) if changes else value), dropped
+    if not changes:
+        return value, dropped
+    return dataclasses.replace(value, **changes), dropped
 
 
 def _settled_number(value: int | float, spec: FieldSpec) -> object:
