@@ -141,6 +141,7 @@ def test_bad_value_is_exit_2_one_line(
 REAL_PROCESS = [0, 30, 43, 48, 56, 72, 77, 78]
 
 
+@pytest.mark.slow  # a child process each; the same rows run in process by default
 @pytest.mark.parametrize("index", REAL_PROCESS)
 def test_bad_values_in_a_real_process(
     index: int, proc: Callable[..., Any], clean_error: Callable[..., None]

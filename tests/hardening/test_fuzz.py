@@ -12,7 +12,9 @@ The properties, for every generated input:
 
 Budgets: the "ci" profile runs 60 examples per property (about 20 s in all on a 2-core
 machine); ``HYPOTHESIS_PROFILE=long`` runs 2,000 per property for a local soak, and
-docs/reliability.md records what that run found.
+docs/reliability.md records what that run found. The rules-file and bench properties
+take seconds each (the bench measures for real), so they are marked ``slow``: the
+default run leaves them out and CI runs them in its second step (``pytest -m slow``).
 """
 
 from __future__ import annotations
@@ -287,6 +289,7 @@ def rules_files(draw: st.DrawFn) -> str:
     return text
 
 
+@pytest.mark.slow  # seconds of fuzzing: run by the second CI step, `pytest -m slow`
 @FUZZ
 @given(text=rules_files(), scenario=st.sampled_from([s.value for s in Scenario]))
 def test_fuzzed_rules_files(
@@ -452,6 +455,7 @@ def bench_argument_lists(draw: st.DrawFn, out_dir: str) -> list[str]:
     return args
 
 
+@pytest.mark.slow  # seconds of fuzzing: run by the second CI step, `pytest -m slow`
 @BENCH_FUZZ
 @given(data=st.data())
 def test_fuzzed_bench_arguments(

@@ -64,6 +64,7 @@ def test_check_bench_records_the_failure_and_still_exits_0(
     assert doc["bench"] is None
 
 
+@pytest.mark.slow  # several child processes, each importing the CLI
 def test_estimate_and_recommend_fall_back_to_peaks(
     broken_torch: dict[str, str], proc: Callable[..., Any]
 ) -> None:
@@ -132,6 +133,7 @@ def _without_torch(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # several child processes, each importing the CLI
 def test_missing_torch_everywhere() -> None:
     bench = _without_torch("bench", "--json")
     assert bench.returncode == 3 and "Traceback" not in bench.stderr
@@ -160,14 +162,31 @@ def test_missing_torch_everywhere() -> None:
     )
 
 
+def _torch_mapped(pid: int, within_s: float = 60.0) -> bool:
+    """Wait until process ``pid`` has torch's library mapped (its import is under way)."""
+    import time
+
+    maps = Path(f"/proc/{pid}/maps")
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            if "libtorch" in maps.read_text():
+                return True
+        except OSError:
+            return False  # gone, or no /proc
+        time.sleep(0.02)  # polling for the library, not timing anything
+    return False
+
+
+@pytest.mark.slow
 def test_ctrl_c_during_a_real_bench_exits_130_with_a_document() -> None:
-    """SIGINT to the whole group, as a terminal sends it, some seconds into a real run:
-    exit 130, one stderr line, and on stdout either the partial bench document
-    (``interrupted: true``, valid against the schema) or, if torch was still importing,
-    the JSON error document. tests/bench/ checks the partial figures with fakes."""
+    """SIGINT to the whole group, as a terminal sends it, once the real run has started
+    (torch's library is mapped in the process: the handshake): exit 130, one stderr
+    line, and on stdout either the partial bench document (``interrupted: true``, valid
+    against the schema) or, if torch was still importing, the JSON error document.
+    tests/bench/ checks the partial figures with fakes."""
     import os
     import signal
-    import time
 
     child = subprocess.Popen(
         [sys.executable, "-m", "hwadvisor", "bench", "--json", "--device", "cpu", "--budget", "60"],
@@ -177,12 +196,14 @@ def test_ctrl_c_during_a_real_bench_exits_130_with_a_document() -> None:
         start_new_session=True,
     )
     try:
-        time.sleep(3)  # into the run (torch imported or importing); not a timing
+        if not _torch_mapped(child.pid):
+            pytest.skip("cannot see the child's mapped libraries (no /proc)")
         os.killpg(child.pid, signal.SIGINT)
         out, err = child.communicate(timeout=60)
     finally:
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
     assert child.returncode == 130
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     doc = json.loads(out)
