@@ -92,10 +92,16 @@ def _time(opt: Option) -> float:
     return opt.time_s if opt.time_s is not None and math.isfinite(opt.time_s) else math.inf
 
 
-def cheapest(options: Iterable[Option], deadline_s: float | None) -> Choice | None:
+def cheapest(
+    options: Iterable[Option], deadline_s: float | None, *, spot: bool = False
+) -> Choice | None:
     """The cheapest priced option that meets the deadline; when none does, the fastest
-    priced one, marked ``meets_deadline: false``; None when nothing is priced."""
-    priced = [o for o in options if o.usd is not None]
+    priced one, marked ``meets_deadline: false``; None when nothing is priced.
+
+    Spot options are weighed only with ``spot=True`` (``--budget low``: :func:`budget_low`);
+    the plain answer is on demand, the price a job that must not be interrupted pays.
+    """
+    priced = [o for o in options if o.usd is not None and (spot or not o.spot)]
     if not priced:
         return None
     meeting = [o for o in priced if _meets(o, deadline_s)]
@@ -203,7 +209,7 @@ def budget_low(
     spot and on-demand instances of every GPU generation, and CPU instances only where
     S5 holds (low-QPS, latency-tolerant inference)."""
     pool = [o for o in options if not o.cpu or s5]
-    pick = cheapest(pool, deadline_s)
+    pick = cheapest(pool, deadline_s, spot=True)
     if pick is None:
         return None
     chosen = next(
