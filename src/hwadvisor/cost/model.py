@@ -8,6 +8,7 @@ power, and where the price came from and when. :class:`SpotAllowance` and
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from pydantic import Field
@@ -121,9 +122,9 @@ class OwnHardware:
             ("--purchase-price", self.purchase_usd),
             ("--electricity-price", self.electricity_usd_per_kwh),
         ):
-            if value is not None and not value >= 0:
+            if value is not None and not (value >= 0 and math.isfinite(value)):
                 raise UsageError(f"{option} must be 0 or more, got {value:g}")
-        if self.years is not None and not self.years > 0:
+        if self.years is not None and not (self.years > 0 and math.isfinite(self.years)):
             raise UsageError(f"--years must be above 0, got {self.years:g}")
         if self.price_per_hour is None and (self.purchase_usd is None or self.years is None):
             raise UsageError("own hardware needs --price-per-hour, or --purchase-price and --years")
