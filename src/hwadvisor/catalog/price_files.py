@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hwadvisor.catalog.instances import (
+from hwadvisor.catalog.instance_rows import (
     MAX_PRICE_FILE_BYTES,
     SKYPILOT_COLUMNS,
     Cells,

@@ -33,9 +33,7 @@ def catalog(
             f"catalog kind must be devices, models or instances, got {kind!r}{did_you_mean(kind, KINDS)}"
         )
     if kind == "instances":
-        from hwadvisor.render.cost import show_instances
-
-        show_instances(prices, extra, as_json=json_out)
+        _instances(prices, extra, as_json=json_out)
         return
     entries = load_devices(extra) if kind == "devices" else load_models(extra)
     if json_out:
@@ -49,3 +47,30 @@ def catalog(
         render_devices(load_devices(extra))
     else:
         render_models(load_models(extra))
+
+
+def _instances(prices: Path | None, extra: list[Path] | None, *, as_json: bool) -> None:
+    """``catalog instances``: the table (or JSON), and a warning for stale prices."""
+    import sys
+
+    from hwadvisor.catalog import load_devices
+    from hwadvisor.catalog.instances import load_instances, stale_summary
+
+    catalog = load_instances(prices, devices=load_devices(extra))
+    warning = stale_summary(catalog.instances)
+    if warning:
+        sys.stderr.write(f"hwadvisor: warning: {warning}\n")
+    if as_json:
+        from hwadvisor.cli._common import print_json
+
+        print_json(
+            {
+                "instances": [i.row() for i in catalog.instances],
+                "skipped": dict(catalog.skipped),
+                "files": list(catalog.files),
+            }
+        )
+        return
+    from hwadvisor.render.cost import render_instances
+
+    render_instances(catalog)

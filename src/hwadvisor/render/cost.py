@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hwadvisor.render import stdout_console
@@ -125,31 +124,6 @@ def _footer(con: Console, skipped: Iterable[tuple[str, int]], files: tuple[str, 
     for reason, count in skipped:
         con.print(f"[yellow]skipped[/] {count} rows of the price file: {reason}", highlight=False)
     con.print(f"[dim]from {', '.join(files)}; a yellow date is more than a year old[/]")
-
-
-def show_instances(prices: Path | None, extra: list[Path] | None, *, as_json: bool) -> None:
-    """``hwadvisor catalog instances``: the table (or JSON), and a warning for stale prices."""
-    import sys
-
-    from hwadvisor.catalog import load_devices
-    from hwadvisor.catalog.instances import load_instances, stale_summary
-
-    catalog = load_instances(prices, devices=load_devices(extra))
-    warning = stale_summary(catalog.instances)
-    if warning:
-        sys.stderr.write(f"hwadvisor: warning: {warning}\n")
-    if as_json:
-        from hwadvisor.cli._common import print_json
-
-        print_json(
-            {
-                "instances": [i.row() for i in catalog.instances],
-                "skipped": dict(catalog.skipped),
-                "files": list(catalog.files),
-            }
-        )
-        return
-    render_instances(catalog)
 
 
 def cost_cell(cost: Cost | None) -> str:
