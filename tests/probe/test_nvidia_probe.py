@@ -9,8 +9,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given
@@ -27,8 +27,19 @@ from hwadvisor.probe.seams import HostFS, Seams, SystemInfo
 NVML_DIR = Path(__file__).parents[1] / "data" / "nvml"
 
 
-def _seams(root: Path, env: dict[str, str] | None = None, *, real: bool = True) -> Seams:
-    return Seams(fs=HostFS(root), system=SystemInfo(env=env or {}, is_real=real))
+def _no_child(timeout: float, env: dict[str, str]) -> ChildResult:
+    raise AssertionError("the NVML child must not start here")
+
+
+def _seams(
+    root: Path,
+    env: dict[str, str] | None = None,
+    *,
+    real: bool = True,
+    child: Callable[[float, dict[str, str]], ChildResult] = _no_child,
+) -> Seams:
+    """Seams over ``root`` whose NVML child is ``child`` (by default: one that must not run)."""
+    return Seams(fs=HostFS(root), system=SystemInfo(env=env or {}, is_real=real), nvml_child=child)
 
 
 def _touch(root: Path, path: str) -> None:
@@ -37,14 +48,7 @@ def _touch(root: Path, path: str) -> None:
     target.write_text("")
 
 
-def _no_child(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("the NVML child must not start here")
-
-
-def test_no_device_is_absent_without_starting_a_child(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(nvml_process, "run_child", _no_child)
+def test_no_device_is_absent_without_starting_a_child(tmp_path: Path) -> None:
     log = ProbeLog()
     assert nvidia.probe_nvidia(_seams(tmp_path), log, timeout=5) == []
     rec = log.records[0]
@@ -68,20 +72,14 @@ def test_markers_of_an_nvidia_stack(tmp_path: Path, files: list[str], found: str
     assert nvidia.nvidia_visible(_seams(tmp_path)) == found
 
 
-def test_recorded_host_with_a_device_but_no_answers_is_unsupported(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(nvml_process, "run_child", _no_child)
+def test_recorded_host_with_a_device_but_no_answers_is_unsupported(tmp_path: Path) -> None:
     _touch(tmp_path, "/dev/nvidia0")
     log = ProbeLog()
     nvidia.probe_nvidia(_seams(tmp_path, real=False), log, timeout=5)
     assert log.records[0].status is ProbeStatus.UNSUPPORTED
 
 
-def test_off_switch_skips_even_with_a_device(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(nvml_process, "run_child", _no_child)
+def test_off_switch_skips_even_with_a_device(tmp_path: Path) -> None:
     _touch(tmp_path, "/dev/nvidia0")
     log = ProbeLog()
     nvidia.probe_nvidia(_seams(tmp_path, {"HWADVISOR_NVML": "off"}), log, timeout=5)
@@ -89,18 +87,16 @@ def test_off_switch_skips_even_with_a_device(
     assert "HWADVISOR_NVML=off" in (log.records[0].error or "")
 
 
-def test_force_runs_the_child_without_any_device(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_force_runs_the_child_without_any_device(tmp_path: Path) -> None:
     calls: list[float] = []
 
     def fake_run(timeout: float, env: dict[str, str]) -> ChildResult:
         calls.append(timeout)
         return ChildResult(fatal="LibraryNotFound", fatal_message="nvmlInit failed")
 
-    monkeypatch.setattr(nvml_process, "run_child", fake_run)
     log = ProbeLog()
-    nvidia.probe_nvidia(_seams(tmp_path, {"HWADVISOR_NVML": "force"}), log, timeout=2.5)
+    seams = _seams(tmp_path, {"HWADVISOR_NVML": "force"}, child=fake_run)
+    nvidia.probe_nvidia(seams, log, timeout=2.5)
     assert calls == [2.5]
     assert log.records[0].status is ProbeStatus.ABSENT
 

@@ -190,7 +190,8 @@ def probe_nvidia(seams: Seams, log: ProbeLog, *, timeout: float) -> list[Gpu]:
         # Imported only past the fast path: a machine without NVIDIA pays nothing for it.
         from hwadvisor.probe.nvml_process import child_env, run_child
 
-        result = run_child(timeout, child_env(fake or None))
+        run = seams.nvml_child or run_child
+        result = run(timeout, child_env(fake or None))
         notes = list(result.notes)
         gpus = gpus_from_records(result.gpus, notes)
         st.status, st.error = _outcome(result, timeout, result.gpus, notes)

@@ -14,8 +14,13 @@ import os
 import platform
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hwadvisor.probe.nvml_process import ChildResult
 
 
 class HostFS:
@@ -108,6 +113,9 @@ class Seams:
     fs: HostFS = field(default_factory=HostFS)
     system: SystemInfo = field(default_factory=SystemInfo)
     site_paths: tuple[str, ...] = field(default_factory=lambda: tuple(sys.path))
+    #: Runs the NVML child, ``(timeout, env) -> ChildResult``; None runs the real one
+    #: (:func:`~hwadvisor.probe.nvml_process.run_child`). Tests pass a fake here.
+    nvml_child: Callable[[float, dict[str, str]], ChildResult] | None = None
 
     @classmethod
     def recorded(cls, folder: str | Path) -> Seams:
