@@ -45,16 +45,21 @@ def bench(
     output: str | None = typer.Option(
         None, "--output", "-o", help="Also write the JSON document to FILE (atomically)."
     ),
+    html: str | None = typer.Option(
+        None, "--html", help="Also write a self-contained HTML report with charts to FILE."
+    ),
 ) -> None:
     """Measure matmul, conv2d and memory bandwidth (and host<->GPU copies) with torch."""
     from functools import partial
 
     from hwadvisor.cli._common import emit
     from hwadvisor.pipeline import bench_here
+    from hwadvisor.render.html import require_for, write_report
     from hwadvisor.render.progress import progress_callback
 
     if seconds is not None and budget is not None:
         raise UsageError("--seconds and --budget are the same option; give one")
+    require_for(html)
     report = bench_here(
         device=device,
         seconds=budget if seconds is None else seconds,
@@ -69,6 +74,7 @@ def bench(
         render_bench(doc)
 
     emit(report, as_json=json_out, output=output, render=render)
+    write_report(html, report)
     if report.interrupted:
         sys.stderr.write("hwadvisor: interrupted: the figures measured so far were reported\n")
         raise typer.Exit(int(ExitCode.INTERRUPTED))

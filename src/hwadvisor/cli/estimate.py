@@ -59,6 +59,9 @@ def estimate(
     team: Team | None = typer.Option(
         None, "--team", help="new, experienced or cluster: for the guidance."
     ),
+    html: str | None = typer.Option(
+        None, "--html", help="Also write a self-contained HTML report with charts to FILE."
+    ),
 ) -> None:
     """Estimate time per step, total time and memory fit here and on catalog devices."""
     options = dict(locals())
@@ -67,8 +70,10 @@ def estimate(
     from hwadvisor.cli._common import emit, workload_options
     from hwadvisor.models.estimate import EstimateReport
     from hwadvisor.pipeline import estimate as run_estimate
+    from hwadvisor.render.html import require_for, write_report
     from hwadvisor.render.progress import progress_callback
 
+    require_for(html)
     report = run_estimate(
         workload=workload_options(options),
         on=on or None,
@@ -89,3 +94,4 @@ def estimate(
         render_estimate(doc, verbose=verbose)
 
     emit(report, as_json=json_out, output=output, render=render)
+    write_report(html, report)

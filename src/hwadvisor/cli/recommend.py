@@ -67,6 +67,9 @@ def recommend(
     output: str | None = typer.Option(
         None, "--output", "-o", help="Also write the JSON advice to FILE (atomically)."
     ),
+    html: str | None = typer.Option(
+        None, "--html", help="Also write a self-contained HTML report with charts to FILE."
+    ),
 ) -> None:
     """Recommend CPU, GPU or multi-GPU for a workload, with the evidence and the reasons."""
     options = dict(locals())
@@ -74,8 +77,10 @@ def recommend(
 
     from hwadvisor.cli._common import emit, workload_options
     from hwadvisor.pipeline import recommend as recommend_advice
+    from hwadvisor.render.html import require_for, write_report
     from hwadvisor.render.progress import progress_callback
 
+    require_for(html)
     result = recommend_advice(
         scenario=scenario,
         workload=workload_options(options),
@@ -97,6 +102,7 @@ def recommend(
         render_advice(doc)
 
     emit(advice, as_json=json_out, output=output, render=render)
+    write_report(html, advice)
     if result.interrupted:
         # Ctrl-C during the benchmark: the advice used the figures measured so far.
         raise typer.Exit(int(ExitCode.INTERRUPTED))
