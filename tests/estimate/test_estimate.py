@@ -110,7 +110,7 @@ def test_default_devices_and_unknown_id() -> None:
     report = estimate_workload(wl, facts=None, bench=None)
     assert [e.device for e in report.estimates] == DEFAULT_DEVICES
     with pytest.raises(CatalogError, match="did you mean a100"):
-        estimate_workload(wl, facts=None, bench=None, on=["a100"])
+        estimate_workload(wl, facts=None, bench=None, on=["a100-120gb"])
     with pytest.raises(UsageError):
         estimate_workload(wl, facts=None, bench=None, on=["t4"], gpus=0)
 
@@ -172,10 +172,10 @@ def test_inference_has_no_optimizer_and_counts_kv_cache() -> None:
     assert "optimizer" not in est.time_breakdown_s
 
 
-def test_unknown_activation_memory_stays_unknown() -> None:
-    wl = build_workload(model="yolov5n")  # no plain-torch definition: activations unknown
+def test_yolov5n_memory_is_counted() -> None:
+    wl = build_workload(model="yolov5n")  # counted on tests/data/models/yolov5n.py
     est = estimate_workload(wl, facts=None, bench=None, on=["t4"]).estimates[0]
-    assert est.memory_bytes is None and est.fits is None
+    assert est.memory is not None and est.memory_bytes and est.fits is not None
     assert est.step_time_s is not None
 
 

@@ -6,6 +6,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hwadvisor.models.memory import MemoryCounts
 from hwadvisor.models.workload import ModelKind
 
 
@@ -124,6 +125,10 @@ class ModelEntry(_Entry):
     activation_bytes_per_sample: float | None = Field(
         None,
         description="fp32 bytes saved for backward per sample (CNNs; measured on meta tensors)",
+    )
+    memory_counts: MemoryCounts | None = Field(
+        None,
+        description="peaks of one training step and one inference pass per precision, counted on fake tensors (scripts/count_activations.py)",
     )
     memory_bytes_per_sample: float | None = Field(
         None, description="fp32 bytes moved by memory-bound forward operators per sample"

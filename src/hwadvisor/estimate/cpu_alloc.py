@@ -102,7 +102,8 @@ class GlibcArena:
         self.free_at[start] = size
         self.free_end[start + size] = start
 
-    def _merge(self, start: int, size: int) -> None:
+    def _merge(self, start: int, size: int) -> int:
+        """Merge a freed chunk with its free neighbours (or into the top); its new size."""
         if start in self.free_end:
             before = self.free_end[start]
             bsize = self.free_at[before]
@@ -114,8 +115,9 @@ class GlibcArena:
             size += asize
         if start + size == self.top:
             self.top = start
-        else:
-            self._bin(start, size)
+            return self.brk - self.top
+        self._bin(start, size)
+        return size
 
     def _consolidate(self) -> None:
         fast, self.fast = self.fast, []
@@ -139,8 +141,7 @@ class GlibcArena:
         if size <= FAST_MAX:
             self.fast.append((start, size))
             return
-        self._merge(start, size)
-        if size >= CONSOLIDATE:
+        if self._merge(start, size) >= CONSOLIDATE:
             if self.fast:
                 self._consolidate()
             self._trim()

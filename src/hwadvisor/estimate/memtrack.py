@@ -79,6 +79,13 @@ class MemCount:
     leaf_modules: int
     train_events: tuple[Event, ...] = ()
     infer_events: tuple[Event, ...] = ()
+    torch_peak: Live | None = None
+    torch_failed: str | None = None
+
+    @property
+    def first_step_peak(self) -> Live:
+        """The peak of the first step (no optimizer state before its optimizer step)."""
+        return max((self.forward, self.backward, self.step), key=lambda live: live.total)
 
     @property
     def train_peak(self) -> Live:
@@ -140,7 +147,11 @@ class _Job:
             else:
                 self.opt = torch.optim.AdamW(opt_params)
             size = [batch, *shape]
-            self.x = torch.zeros(size, dtype=torch.long) if tokens else torch.zeros(size)
+            self.x = (
+                torch.zeros(size, dtype=torch.long)
+                if tokens
+                else torch.zeros(size, dtype=self.half or torch.float32)
+            )
 
     def _autocast(self) -> Any:
         import torch
@@ -225,7 +236,11 @@ class _TorchTracker:
                 self.mt.__exit__(None, None, None)
             self.mt = self._new()
             self.mt.__enter__()
-        yield
+        try:
+            yield
+        except BaseException:
+            self.close()
+            raise
         snaps: dict[Any, dict[Any, int]] = self.mt.get_tracker_snapshot("peak")
         snap = next(iter(snaps.values()), {})
         by = {getattr(k, "value", k): v for k, v in snap.items()}
@@ -239,8 +254,13 @@ class _TorchTracker:
             temporaries=int(by.get("Temp", 0)) + max(0, opt - state),
         )
         if name in ("inference", "step"):
-            self.mt.__exit__(None, None, None)
-            self.mt = None
+            self.close()
+
+    def close(self) -> None:
+        """Leave the tracker's context (its global hooks go with it)."""
+        if self.mt is not None:
+            mt, self.mt = self.mt, None
+            mt.__exit__(None, None, None)
 
 
 def _own_tracker_class() -> type:
@@ -357,7 +377,9 @@ def _run(own: Any, job: _Job, torch_tracker: _TorchTracker | None) -> dict[str, 
             job.step()
         with own.phase("zero_grad", mine):
             job.opt.zero_grad(set_to_none=True)
-    return theirs if torch_tracker is not None else mine
+    if "step" in theirs:
+        mine["torch"] = theirs["step"]
+    return mine
 
 
 def fake_model(model: Any, mode: Any, dtype: Any = None) -> Any:
@@ -428,12 +450,15 @@ def count_memory(
     """Count one training step and one inference pass of the model ``build`` returns.
 
     ``build`` returns a fresh meta-device module each call (each try gets its own).
-    ``trackers`` is the order to try; the first that completes gives the breakdown (our
-    tracker runs beside torch's in every try, for the allocation sequence). A model whose
-    fake run raises under every tracker is one UsageError line with the model's own error.
+    ``trackers`` is the order to try; the first that completes counts. Our tracker runs
+    beside torch's in every try: it gives the per-phase peaks and the allocation sequence,
+    and torch's peak of the step (``torch_peak``) checks them. Where torch's raises, ours
+    runs alone and ``torch_failed`` keeps the reason. A model whose fake run raises under
+    every tracker is one UsageError line with the model's own error.
     """
     from torch._subclasses.fake_tensor import FakeTensorMode
 
+    failed: str | None = None
     if precision not in PRECISIONS:
         raise UsageError(f"memory counting needs one of {'|'.join(PRECISIONS)}, got {precision!r}")
     errors: list[str] = []
@@ -449,6 +474,8 @@ def count_memory(
             raise UsageError(f"model '{spec}': {exc.message}") from exc
         except Exception as exc:  # the model's (or the tracker's) own error
             errors.append(_one_line(exc))
+            if name == TORCH_TRACKER:
+                failed = errors[-1]
             continue
         infer, train = _sequences(own)
         return MemCount(
@@ -462,6 +489,8 @@ def count_memory(
             inference=phases["inference"],
             state_bytes=_nbytes(job.state()),
             tracker=name,
+            torch_peak=phases.get("torch"),
+            torch_failed=failed,
             leaf_modules=sum(1 for m in model.modules() if not list(m.children())),
             train_events=train,
             infer_events=infer,

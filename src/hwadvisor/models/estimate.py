@@ -10,15 +10,32 @@ from hwadvisor.models.workload import Budget, Scenario, Team, Workload
 
 
 class MemoryBreakdown(Document):
-    """Bytes of each part of the job's memory; the total is their sum, not their maximum."""
+    """Bytes of each part of the job's memory at its peak; the total is their sum (what
+    is live at the same moment), not the maximum of the stages."""
 
     weights_bytes: int
     gradients_bytes: int = 0
     optimizer_bytes: int = 0
     activations_bytes: int | None = None
+    temporaries_bytes: int = Field(
+        0, description="optimizer-step intermediates when the step is the peak"
+    )
     kv_cache_bytes: int = 0
     runtime_bytes: int = 0
     total_bytes: int | None = None
+    lower_bytes: int | None = Field(
+        None,
+        description="no job is smaller: weights + gradients + optimizer state + runtime (inference: weights + KV cache + runtime)",
+    )
+    upper_bytes: int | None = Field(
+        None,
+        description="activations at the stated batch and sequence without recomputation, optimizer temporaries and allocator fragmentation added",
+    )
+    basis: str | None = Field(None, description="what the activation memory rests on")
+    settle: list[str] = Field(
+        default_factory=list,
+        description="options whose values were assumed; giving them settles a fit the bounds leave open",
+    )
 
 
 class MemoryFix(Document):
@@ -27,6 +44,22 @@ class MemoryFix(Document):
     fix: str
     memory_bytes: int
     fits: bool
+
+
+class MultiGpuPlan(Document):
+    """The smallest number of one GPU that holds the job, with the strategy and fixes."""
+
+    device: str
+    name: str
+    gpus: int = Field(ge=1)
+    strategy: str = Field(description="single, DDP, ZeRO-1, ZeRO-2 or FSDP (ZeRO-3)")
+    fixes: list[str] = Field(default_factory=list, description="fixes applied, in order")
+    memory: MemoryBreakdown
+    fits: bool
+    plan: str = Field(
+        description='e.g. "4 × A100 80GB with FSDP (ZeRO-3) and activation checkpointing"'
+    )
+    notes: list[str] = Field(default_factory=list)
 
 
 class DeviceEstimate(Document):
@@ -46,6 +79,16 @@ class DeviceEstimate(Document):
     fits: bool | None = None
     memory: MemoryBreakdown | None = None
     fixes: list[MemoryFix] = Field(default_factory=list)
+    fit_reason: str | None = Field(None, description="why fits is what it is (bounds or estimate)")
+    plan: MultiGpuPlan | None = Field(
+        None, description="for a GPU the job does not fit alone: the smallest plan that holds it"
+    )
+    basis: str | None = Field(
+        None, description="measured here, or catalog peak x achieved fraction"
+    )
+    measured: bool = Field(
+        False, description="true when step_time_s was measured by running the model"
+    )
     basis: str | None = Field(
         None, description="measured here, or catalog peak x achieved fraction"
     )

@@ -1,0 +1,170 @@
+"""Counted peaks as the memory model uses them: linear in the batch, per precision.
+
+:func:`memory_counts` runs :func:`estimate.memtrack.count_memory` at two batch sizes per
+precision and keeps, for each, the bytes per sample and the batch-independent bytes of
+the forward/backward peak, the optimizer step's temporaries and the inference pass
+(:class:`models.memory.MemoryCounts`); the larger fp32 run is replayed through glibc's
+malloc (:mod:`estimate.cpu_alloc`) for the resident bytes a CPU holds. The catalog's
+``memory_counts`` are made this way (``scripts/count_activations.py``), and so are a user
+model's (:func:`count_user_model`).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from typing import Any
+
+from hwadvisor.errors import UsageError
+from hwadvisor.estimate.cpu_alloc import replay
+from hwadvisor.estimate.memtrack import TORCH_TRACKER, Live, MemCount, count_memory
+from hwadvisor.models.memory import CountedPeak, MemoryCounts
+
+
+def fb_peak(c: MemCount) -> Live:
+    """The forward/backward peak once optimizer state exists (from the second step on)."""
+    peak = max((c.forward, c.backward), key=lambda live: live.total)
+    return Live(
+        parameters=peak.parameters,
+        gradients=peak.gradients,
+        optimizer=c.state_bytes,
+        activations=peak.activations,
+        temporaries=peak.temporaries,
+    )
+
+
+def peak_from(a: MemCount, b: MemCount) -> CountedPeak:
+    """The linear peak model through two counts of one precision at different batches."""
+    if a.batch == b.batch:
+        raise ValueError("two different batch sizes are needed")
+    lo, hi = (a, b) if a.batch < b.batch else (b, a)
+
+    def extra(c: MemCount) -> float:
+        p = fb_peak(c)
+        return float(p.total - p.parameters - p.optimizer)
+
+    def infer(c: MemCount) -> float:
+        return float(c.inference.total - c.inference.parameters)
+
+    span = hi.batch - lo.batch
+    per = max(0.0, (extra(hi) - extra(lo)) / span)
+    iper = max(0.0, (infer(hi) - infer(lo)) / span)
+    step = hi.step
+    return CountedPeak(
+        per_sample=per,
+        fixed=extra(hi) - per * hi.batch,
+        gradients_at_peak=float(fb_peak(hi).gradients),
+        step_temporaries=float(step.total - step.parameters - step.gradients - step.optimizer),
+        infer_per_sample=iper,
+        infer_fixed=infer(hi) - iper * hi.batch,
+    )
+
+
+def resident_ratio(c: MemCount) -> float:
+    """Resident over live bytes of the count's three training steps under glibc's malloc."""
+    r = replay(c.train_events)
+    return max(1.0, r.peak / r.live_peak) if r.live_peak else 1.0
+
+
+def memory_counts(
+    build: Callable[[], Any],
+    input_shape: list[int],
+    *,
+    tokens: bool,
+    batches: tuple[int, int],
+    precisions: tuple[str, ...] = ("fp32", "amp"),
+    optimizer: str = "adamw",
+    spec: str = "model",
+    source: str | None = None,
+    runs_out: list[MemCount] | None = None,
+) -> MemoryCounts:
+    """Count ``build``'s model at ``batches`` for each precision (fp32 always); the runs
+    themselves are appended to ``runs_out`` when given."""
+    peaks: dict[str, CountedPeak] = {}
+    tracker = TORCH_TRACKER
+    ratio = 1.0
+    leaves = 1
+    for precision in dict.fromkeys(("fp32", *precisions)):
+        runs = [
+            count_memory(
+                build,
+                input_shape,
+                b,
+                tokens=tokens,
+                precision=precision,
+                optimizer=optimizer,
+                spec=spec,
+            )
+            for b in batches
+        ]
+        peaks[precision] = peak_from(*runs)
+        if runs_out is not None:
+            runs_out.extend(runs)
+        if precision == "fp32":
+            ratio = resident_ratio(max(runs, key=lambda c: c.batch))
+            leaves = runs[0].leaf_modules
+        if any(r.tracker != TORCH_TRACKER for r in runs):
+            tracker = runs[-1].tracker
+    today = datetime.date.today().isoformat()
+    return MemoryCounts(
+        fp32=peaks["fp32"],
+        amp=peaks.get("amp"),
+        bf16=peaks.get("bf16"),
+        batches=(min(batches), max(batches)),
+        leaf_modules=max(1, leaves),
+        cpu_resident_ratio=round(ratio, 4),
+        tracker=tracker,
+        source=source or f"counted with hwadvisor memtrack on {spec} {today}",
+        date=today,
+    )
+
+
+def count_user_model(
+    spec: str,
+    input_shape: list[int],
+    batch: int,
+    *,
+    precision: str = "fp32",
+    optimizer: str = "adamw",
+) -> tuple[MemoryCounts, MemCount]:
+    """A user's model (``module:callable`` or ``file.py:callable``) counted at its batch.
+
+    Returns the linear counts (at ``batch`` and ``batch + 1``) and the count at the job's
+    own batch and precision. Errors are one UsageError line with the model's own error.
+    """
+    from hwadvisor.bench.runner import import_torch
+    from hwadvisor.estimate.counting import build_on_meta
+    from hwadvisor.estimate.loading import load_callable
+
+    if precision not in ("fp32", "amp", "bf16", "fp16"):
+        raise UsageError(f"model '{spec}': memory is counted in fp32, amp, bf16 or fp16")
+    import_torch()
+    fn = load_callable(spec)
+
+    def build() -> Any:
+        return build_on_meta(fn, spec)
+
+    counted = "bf16" if precision == "fp16" else precision
+    runs: list[MemCount] = []
+    counts = memory_counts(
+        build,
+        input_shape,
+        tokens=takes_tokens(build()),
+        batches=(batch, batch + 1),
+        precisions=(counted,),
+        optimizer=optimizer,
+        spec=spec,
+        runs_out=runs,
+    )
+    job = next(r for r in runs if r.batch == batch and r.precision == counted)
+    return counts, job
+
+
+def takes_tokens(model: Any) -> bool:
+    """Whether the first module holding parameters is an embedding (integer inputs)."""
+    import torch
+
+    for mod in model.modules():
+        if not list(mod.children()) and any(True for _ in mod.parameters(recurse=False)):
+            return isinstance(mod, torch.nn.Embedding)
+    return False

@@ -1,0 +1,56 @@
+"""Counted memory of a model: what one training step and one inference pass held at peak.
+
+These are the figures :mod:`hwadvisor.estimate.memtrack` counts on fake tensors, kept in
+a form the memory model scales to any batch: at the peak of forward and backward the job
+holds its weights and optimizer state plus ``fixed + per_sample x batch`` bytes
+(activations, the gradients already made, 16-bit weight copies, temporaries); the
+optimizer step holds weights, gradients and state plus ``step_temporaries``; an inference
+pass holds its weights plus ``infer_fixed + infer_per_sample x batch``. Catalog entries
+carry them (``memory_counts``) as user models do once counted.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    """Refuses unknown fields (catalog files are checked for typos); frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CountedPeak(_Strict):
+    """Bytes at the peaks of one precision, as linear functions of the batch."""
+
+    per_sample: float = Field(ge=0, description="bytes per sample at the forward/backward peak")
+    fixed: float = Field(
+        description="batch-independent bytes at that peak beyond the weights and optimizer "
+        "state (gradients already made, 16-bit weight copies, temporaries); may be "
+        "negative by rounding of the fit"
+    )
+    gradients_at_peak: float = Field(0.0, ge=0, description="of `fixed`, the gradients")
+    step_temporaries: float = Field(
+        0.0, ge=0, description="optimizer-step intermediates beyond its state (CPU for-loop)"
+    )
+    infer_per_sample: float = Field(ge=0, description="bytes per sample at the inference peak")
+    infer_fixed: float = Field(0.0, description="batch-independent bytes beyond the weights")
+
+
+class MemoryCounts(_Strict):
+    """Counted peaks per precision, with what counted them and when."""
+
+    fp32: CountedPeak
+    amp: CountedPeak | None = Field(None, description="CPU autocast to bfloat16")
+    bf16: CountedPeak | None = Field(None, description="16-bit weights, fp32 master copies")
+    batches: tuple[int, int] = Field(description="the two batch sizes counted")
+    leaf_modules: int = Field(1, ge=1, description="modules without children (checkpointing)")
+    cpu_resident_ratio: float | None = Field(
+        None,
+        ge=1,
+        description="resident over live bytes of three fp32 training steps at the larger "
+        "batch, replayed through glibc's malloc (hwadvisor.estimate.cpu_alloc)",
+    )
+    tracker: str = Field(description="torch MemTracker, or hwadvisor storage tracker")
+    source: str = Field(min_length=3)
+    date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")

@@ -1,0 +1,77 @@
+"""The glibc malloc replay: mappings, the dynamic threshold, memalign, holes and trimming."""
+
+from __future__ import annotations
+
+from hwadvisor.estimate.cpu_alloc import (
+    MMAP_THRESHOLD,
+    MMAP_THRESHOLD_MAX,
+    PAGE,
+    GlibcArena,
+    replay,
+)
+
+MiB = 1 << 20
+
+
+def test_large_requests_are_mappings_returned_on_free() -> None:
+    r = replay([("a", 1, 4 * MiB), ("f", 1, 0), ("a", 2, 64 * MiB), ("f", 2, 0)])
+    assert r.final == 0
+    assert 64 * MiB <= r.peak <= 64 * MiB + PAGE
+
+
+def test_freeing_a_mapping_raises_the_threshold() -> None:
+    arena = GlibcArena()
+    arena.memalign(1, 4 * MiB)
+    arena.free(1)
+    assert arena.mmap_threshold > 4 * MiB and arena.trim_threshold == 2 * arena.mmap_threshold
+    arena.memalign(2, 2 * MiB)  # now below the threshold: from the heap
+    assert arena.mapped == 0 and arena.resident >= 2 * MiB
+    arena.memalign(3, 64 * MiB)
+    arena.free(3)
+    assert arena.mmap_threshold <= MMAP_THRESHOLD_MAX
+
+
+def test_a_hole_below_a_live_chunk_stays_resident() -> None:
+    small = MMAP_THRESHOLD // 4
+    events = [("a", 1, small), ("a", 2, small), ("f", 1, 0)]
+    r = replay(events)
+    assert r.final >= 2 * small  # the freed first chunk is below the live second one
+
+
+def test_the_same_size_again_does_not_fit_its_own_hole() -> None:
+    # posix_memalign asks for 64 + 32 bytes more than the request, so a hole left by a
+    # request of the same size is too small once its fragments are cached.
+    size = 40_000
+    events = [("a", 1, size), ("a", 2, 100), ("f", 1, 0), ("a", 3, size)]
+    arena = GlibcArena()
+    for op, key, n in events:
+        if op == "a":
+            arena.memalign(key, n)
+        else:
+            arena.free(key)
+    assert arena.top > 2 * size
+
+
+def test_freeing_the_top_trims_the_heap() -> None:
+    arena = GlibcArena()
+    # With the per-thread cache full, memalign's fragments go to the fast bins, which a
+    # large free merges back: the chunks then merge into the top and the heap shrinks.
+    arena.tcache = {size: 7 for size in range(32, 1041, 16)}
+    for i in range(10):
+        arena.memalign(i, 60_000)
+    peak = arena.resident
+    for i in reversed(range(10)):
+        arena.free(i)
+    assert peak >= 600_000 and arena.resident < 200_000
+
+
+def test_cached_fragments_pin_the_heap() -> None:
+    # The first fragments of each size stay in the per-thread cache, marked in use: the
+    # chunk below them cannot merge into the top.
+    r = replay([("a", i, 60_000) for i in range(10)] + [("f", i, 0) for i in reversed(range(10))])
+    assert r.final == r.peak
+
+
+def test_live_peak_is_the_largest_sum_of_live_bytes() -> None:
+    r = replay([("a", 1, 100), ("a", 2, 200), ("f", 1, 0), ("a", 3, 50)])
+    assert r.live_peak == 300

@@ -1,0 +1,146 @@
+"""Counting a step on fake tensors: true peaks, the split, torch's tracker and ours."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hwadvisor.errors import UsageError  # noqa: E402
+from hwadvisor.estimate.memcount import count_user_model, memory_counts, peak_from  # noqa: E402
+from hwadvisor.estimate.memtrack import (  # noqa: E402
+    OWN_TRACKER,
+    TORCH_TRACKER,
+    count_memory,
+)
+
+MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
+
+
+def _module(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"_mt_{name}", MODELS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _builder(name: str, attr: str = "build") -> Any:
+    fn = getattr(_module(name), attr)
+
+    def build() -> Any:
+        with torch.device("meta"):
+            return fn()
+
+    return build
+
+
+def test_mlp_step_holds_weights_gradients_state_and_the_for_loop_temporaries() -> None:
+    c = count_memory(_builder("mlp"), [784], 8, tokens=False)
+    n = c.params
+    assert n == 784 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 * 10 + 10
+    step = c.step
+    assert step.parameters == 4 * n and step.gradients == 4 * n
+    # AdamW's two moments plus a 4-byte step counter per parameter tensor.
+    assert 8 * n <= step.optimizer <= 8 * n + 4 * 6
+    # The for-loop AdamW (CPU) makes sqrt(v) and its quotient: twice the largest tensor.
+    assert step.temporaries >= 2 * 4 * 1024 * 1024
+    assert c.train_peak == step
+    assert c.state_bytes == step.optimizer
+
+
+def test_peak_is_live_bytes_not_everything_allocated() -> None:
+    c = count_memory(_builder("cnn"), [3, 32, 32], 16, tokens=False)
+    allocated = sum(n for op, _, n in c.train_events if op == "a")
+    assert c.train_peak.total < allocated / 2
+    peak = c.first_step_peak
+    assert peak.total == peak.parameters + peak.gradients + peak.optimizer + peak.activations + (
+        peak.temporaries
+    )
+
+
+def test_both_trackers_agree() -> None:
+    ours = count_memory(_builder("cnn"), [3, 32, 32], 4, tokens=False, trackers=(OWN_TRACKER,))
+    theirs = count_memory(_builder("cnn"), [3, 32, 32], 4, tokens=False)
+    assert theirs.tracker == TORCH_TRACKER and ours.tracker == OWN_TRACKER
+    assert theirs.torch_peak is not None
+    assert theirs.torch_peak.total == pytest.approx(ours.first_step_peak.total, abs=64)
+    assert ours.train_peak.total == theirs.train_peak.total
+
+
+def test_torchs_recipe_fails_on_transformer_encoder() -> None:
+    # Building under FakeTensorMode, as torch's documentation shows, deep-copies the
+    # layer into another fake mode: the reason memtrack builds on meta and converts.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    enc = _module("encoder")
+    with pytest.raises(AssertionError, match="Mixing fake modes"), FakeTensorMode():
+        model = enc.build()
+        model(torch.zeros(2, 16, dtype=torch.long))
+
+
+def test_transformer_encoder_is_counted() -> None:
+    c = count_memory(_builder("encoder"), [32], 2, tokens=True)
+    assert c.tracker == TORCH_TRACKER and c.torch_failed is None
+    assert c.forward.activations > 0 and c.train_peak.total > c.params * 16
+
+
+def test_falls_back_to_our_tracker_where_memtracker_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A torch build without torch.distributed has no MemTracker.
+    torch_run = count_memory(_builder("encoder"), [32], 2, tokens=True)
+    monkeypatch.setitem(sys.modules, "torch.distributed._tools.mem_tracker", None)
+    c = count_memory(_builder("encoder"), [32], 2, tokens=True)
+    assert c.tracker == OWN_TRACKER
+    assert c.torch_failed and "Error" in c.torch_failed
+    assert c.train_peak == torch_run.train_peak
+
+
+def test_amp_holds_fewer_activation_bytes() -> None:
+    fp32 = count_memory(_builder("cnn"), [3, 32, 32], 16, tokens=False)
+    amp = count_memory(_builder("cnn"), [3, 32, 32], 16, tokens=False, precision="amp")
+    assert amp.forward.activations < fp32.forward.activations
+    bf16 = count_memory(_builder("cnn"), [3, 32, 32], 16, tokens=False, precision="bf16")
+    # 16-bit weights plus fp32 master copies (and batch norm's running statistics).
+    assert 6 * bf16.params <= bf16.step.parameters < 6.1 * bf16.params
+
+
+def test_linear_counts_reproduce_the_runs() -> None:
+    build = _builder("cnn")
+    a = count_memory(build, [3, 32, 32], 4, tokens=False)
+    b = count_memory(build, [3, 32, 32], 8, tokens=False)
+    peak = peak_from(a, b)
+    c = count_memory(build, [3, 32, 32], 12, tokens=False)
+    fb = max(c.forward.total, c.backward.total) + c.state_bytes
+    predicted = 4 * c.params + c.state_bytes + peak.fixed + peak.per_sample * 12
+    assert predicted == pytest.approx(fb, rel=0.02)
+    counts = memory_counts(build, [3, 32, 32], tokens=False, batches=(4, 8))
+    assert counts.amp is not None and counts.cpu_resident_ratio and counts.cpu_resident_ratio >= 1
+
+
+def test_a_model_whose_fake_run_raises_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(); self.l = torch.nn.Linear(4, 4)\n"
+        "    def forward(self, x):\n"
+        "        raise ValueError('shapes do not line up\\nsecond line')\n"
+        "def build():\n"
+        "    return M()\n"
+    )
+    with pytest.raises(UsageError) as err:
+        count_user_model(f"{bad}:build", [4], 2)
+    assert "ValueError: shapes do not line up" in err.value.message
+    assert "\n" not in err.value.message
+
+
+def test_user_model_is_counted_at_its_batch() -> None:
+    counts, job = count_user_model(f"{MODELS / 'mlp.py'}:build", [784], 8)
+    assert job.batch == 8 and job.precision == "fp32"
+    assert counts.batches == (8, 9) and counts.fp32.per_sample > 0

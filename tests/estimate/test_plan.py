@@ -1,0 +1,91 @@
+"""Multi-GPU plans: the smallest count per GPU, named, with fixes only where they apply."""
+
+from __future__ import annotations
+
+from hwadvisor.estimate.fixes import memory_fixes
+from hwadvisor.estimate.memory import MemoryPlan, breakdown, decide_fit
+from hwadvisor.estimate.plan import Gpu, catalog_gpus, fix_levels, plan_for, plans
+from hwadvisor.estimate.workload import build_workload
+from hwadvisor.models.workload import ModelKind, Precision, Task, Workload
+
+GB = 10**9
+H100 = Gpu("h100-sxm", "NVIDIA H100 SXM 80GB", 80 * GB)
+RTX4090 = Gpu("rtx-4090", "NVIDIA GeForce RTX 4090 24GB", 24 * GB)
+
+
+def test_7b_at_seq_4096_gets_a_named_multi_gpu_plan_that_fits() -> None:
+    wl = build_workload(params=7_000_000_000, seq_len=4096)
+    plan = plan_for(wl, RTX4090)
+    assert plan is not None and plan.fits and plan.gpus > 1
+    assert plan.plan.startswith(f"{plan.gpus} × NVIDIA GeForce RTX 4090 24GB with ")
+    assert "FSDP (ZeRO-3)" in plan.plan or "ZeRO-" in plan.plan
+    assert decide_fit(plan.memory, RTX4090.memory_bytes).fits is True
+    every = plans(wl, catalog_gpus())
+    assert every and all(p.fits for p in every)
+    assert [p.gpus for p in every] == sorted(p.gpus for p in every)
+
+
+def test_a_job_that_fits_alone_is_one_gpu_without_fixes() -> None:
+    wl = build_workload(model="resnet50", batch_size=32)
+    plan = plan_for(wl, H100)
+    assert plan is not None and plan.gpus == 1 and plan.strategy == "single"
+    assert plan.fixes == [] and plan.plan == "1 × NVIDIA H100 SXM 80GB"
+
+
+def test_the_plan_is_the_smallest_count() -> None:
+    wl = build_workload(params=13_000_000_000, seq_len=2048, precision="amp", batch_size=1)
+    plan = plan_for(wl, H100)
+    assert plan is not None
+    for fixes, mp in fix_levels(wl):
+        if "optimizer offload to the host" in fixes:
+            continue
+        for n in range(1, plan.gpus):
+            for stage in (1, 2, 3):
+                sharded = MemoryPlan(**{**mp.__dict__, "zero_stage": stage, "shards": n})
+                mb = breakdown(wl, sharded, gpu=True)
+                assert decide_fit(mb, H100.memory_bytes).fits is not True
+
+
+def test_more_memory_never_needs_more_gpus() -> None:
+    wl = build_workload(params=30_000_000_000, seq_len=2048)
+    counts = []
+    for size in (16, 24, 40, 80, 141, 192):
+        p = plan_for(wl, Gpu("g", "G", size * GB))
+        counts.append(p.gpus if p is not None else 10**9)
+    assert counts == sorted(counts, reverse=True) and counts[-1] < 10**9
+
+
+def test_inference_splits_by_tensor_parallelism() -> None:
+    wl = build_workload(model="llama-2-70b", task="infer", precision="bf16", batch_size=1)
+    plan = plan_for(wl, Gpu("a100-40gb", "NVIDIA A100 40GB", 40 * GB))
+    assert plan is not None and plan.gpus >= 2 and plan.strategy == "tensor parallel"
+    assert plan.plan.startswith(f"{plan.gpus} × NVIDIA A100 40GB with tensor parallel")
+
+
+def test_no_plan_when_nothing_fits_within_the_limit() -> None:
+    wl = Workload(
+        params=10**12,
+        kind=ModelKind.DECODER,
+        seq_len=2048,
+        batch_size=1,
+        precision=Precision.AMP,
+        task=Task.TRAIN,
+    )
+    assert plan_for(wl, Gpu("tiny", "Tiny 1GB", GB), max_gpus=8) is None
+
+
+def test_cpu_fixes_offer_no_gpu_fix() -> None:
+    wl = build_workload(params=7_000_000_000, seq_len=2048)
+    fixes = memory_fixes(wl, 16 * GB, gpu=False, gpus=8)
+    texts = [f.fix for f in fixes]
+    assert texts and not any("GPU" in t or "ZeRO" in t or "FSDP" in t for t in texts)
+    assert not any("8-bit" in t or "offload" in t for t in texts)
+    gpu = [f.fix for f in memory_fixes(wl, 16 * GB, gpu=True, gpus=8)]
+    assert any("FSDP (ZeRO-3) across 8 GPUs" in t for t in gpu)
+
+
+def test_fixes_stop_at_the_first_that_fits() -> None:
+    wl = build_workload(model="resnet50", batch_size=256)
+    fixes = memory_fixes(wl, 16 * GB, gpu=True)
+    assert fixes and fixes[-1].fits and not any(f.fits for f in fixes[:-1])
+    assert [f.memory_bytes for f in fixes] == sorted((f.memory_bytes for f in fixes), reverse=True)
