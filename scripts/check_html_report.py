@@ -265,7 +265,9 @@ def render(tools: DevTools, page: Path, shot: Path | None) -> dict[str, Any]:
     found = problems(
         [e for e in tools.events[start:] if e.get("sessionId") in (session, None)], url
     )
-    if state.get("state") != "rendered" and state.get("charts"):
+    if not state.get("charts"):
+        found.append("no chart on the page")
+    elif state.get("state") != "rendered":
         found.append(f"the charts did not finish rendering (state {state.get('state')!r})")
     found += [
         f"chart {c['id']} has no SVG"
@@ -354,6 +356,10 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     become_subreaper()
     with workdir(args.keep) as folder:
+        missing = [str(p) for p in args.pages if not p.is_file()]
+        if missing:
+            print(f"check_html_report: no such page: {', '.join(missing)}", file=sys.stderr)
+            return 2
         try:
             pages = args.pages or build_pages(folder)
         except (Failure, subprocess.SubprocessError) as exc:

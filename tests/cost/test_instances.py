@@ -174,7 +174,7 @@ def test_gpuhunt_offers_join_spot_and_on_demand(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "memory", "expected"),
     [
-        ("A10G", None, "a10"),
+        ("A10G", None, "a10g"),
         ("A100-80GB", None, "a100-80gb"),
         ("A100", 80, "a100-80gb"),
         ("V100-32GB", None, "v100-32gb"),

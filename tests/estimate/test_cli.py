@@ -118,8 +118,8 @@ def test_estimate_user_model_here_with_bench_file(cli: Cli, tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--model", "resnet5"], "did you mean resnet50"),
-        (["--model", "resnet50", "--on", "a100"], "did you mean a100"),
+        (["--model", "resnet18"], "did you mean resnet50"),
+        (["--model", "resnet50", "--on", "a100-120gb"], "did you mean a100"),
         (["--model", f"{MODELS}/mlp.py:tiny", "--input-shape", "3,x"], "--input-shape"),
         (["--model", "resnet50", "--batch-size", "0"], "--batch-size"),
         (["--model", "resnet50", "--precision", "fp64"], "--precision"),

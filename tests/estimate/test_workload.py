@@ -64,7 +64,7 @@ def test_seq_len_sizes_the_memory_when_the_flops_are_given() -> None:
 
 def test_unknown_model_did_you_mean() -> None:
     with pytest.raises(CatalogError, match="did you mean resnet50"):
-        build_workload(model="resnet-50")
+        build_workload(model="resnet18")
 
 
 @pytest.mark.parametrize("bad", [0, -1, math.nan, math.inf])

@@ -108,7 +108,7 @@ def test_candidate_without_estimate_is_skipped() -> None:
         ("NVIDIA GeForce RTX 4090", 23.99, "rtx-4090"),
         ("NVIDIA GeForce GTX 1080", 8.0, None),
         ("Apple M2 GPU (10-core)", 16.0, "apple-m2"),  # a system-on-chip entry
-        ("Apple M2 Max", 96.0, None),  # another part of the family: not in the catalog
+        ("Apple M2 Max", 96.0, "apple-m2-max"),  # another part of the family: its own entry
         ("Apple M2 Ultra", 192.0, "apple-m2-ultra"),  # a catalog entry of its own
         ("NVIDIA GeForce RTX 4090 Laptop GPU", 16.0, None),  # another chip than the desktop part
         ("NVIDIA GeForce RTX 4090 Max-Q", 16.0, None),

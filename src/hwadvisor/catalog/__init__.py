@@ -1,7 +1,8 @@
 """The reference catalogs: devices (peak rates, memory, interconnect) and models (cost).
 
 Both are YAML data files shipped inside the package (``catalog/data/``); users add or
-override entries with their own files of the same schema, merged by ``id``.
+override entries with their own files of the same schema, merged by ``id``. Names as
+people type them (``h100``, ``GeForce RTX 4090``) resolve through :mod:`.names`.
 """
 
 from __future__ import annotations
@@ -13,15 +14,20 @@ from hwadvisor.catalog.loader import (
     load_devices,
     load_models,
 )
-from hwadvisor.catalog.schema import DeviceEntry, DeviceKind, ModelEntry
+from hwadvisor.catalog.names import Found, lookup_device, lookup_model
+from hwadvisor.catalog.schema import DeviceEntry, DeviceKind, FamilyEntry, ModelEntry
 
 __all__ = [
     "DeviceEntry",
     "DeviceKind",
+    "FamilyEntry",
+    "Found",
     "ModelEntry",
     "did_you_mean",
     "find_device",
     "find_model",
     "load_devices",
     "load_models",
+    "lookup_device",
+    "lookup_model",
 ]

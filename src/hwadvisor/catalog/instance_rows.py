@@ -191,9 +191,10 @@ def _own_row(
         raise cells.error("InstanceType", "empty")
     device = cells.text("DeviceId").lower()
     if device not in devices:
-        from hwadvisor.catalog.loader import did_you_mean
+        from hwadvisor.catalog.names import families, hint
 
-        raise cells.error("DeviceId", f"unknown device '{device}'{did_you_mean(device, devices)}")
+        guess = hint(device, devices, families("devices"))
+        raise cells.error("DeviceId", f"unknown device '{device}'{guess}")
     count = cells.whole("AcceleratorCount") or 0
     vcpus = cells.whole("vCPUs", positive=True)
     is_cpu = devices[device].kind.value == "cpu"

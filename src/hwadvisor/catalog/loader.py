@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from hwadvisor.catalog.schema import DeviceEntry, ModelEntry
+from hwadvisor.catalog.schema import DeviceEntry, FamilyEntry, ModelEntry
 from hwadvisor.errors import CatalogError
 
 E = TypeVar("E", bound=BaseModel)
@@ -50,17 +50,19 @@ def _parse(text: str, where: str, section: str) -> list[dict[str, Any]]:
     return data
 
 
-def _validate(raw: list[dict[str, Any]], model: type[E], where: str) -> dict[str, E]:
+def _validate(
+    raw: list[dict[str, Any]], model: type[E], where: str, key: str = "id"
+) -> dict[str, E]:
     out: dict[str, E] = {}
     for i, item in enumerate(raw):
-        ident = item.get("id", f"#{i + 1}")
+        ident = item.get(key, f"#{i + 1}")
         try:
             entry = model.model_validate(item)
         except ValidationError as exc:
             first = exc.errors()[0]
             loc = ".".join(str(p) for p in first["loc"]) or "(entry)"
             raise CatalogError(f"entry {ident}: field {loc}: {first['msg']}", where=where) from exc
-        out[str(getattr(entry, "id"))] = entry  # noqa: B009 - E is generic over both entry models
+        out[str(getattr(entry, key))] = entry
     return out
 
 
@@ -91,6 +93,14 @@ def _shipped(name: str, section: str, model: type[E]) -> dict[str, E]:
     return _validate(_parse(_shipped_text(name), where, section), model, where)
 
 
+@lru_cache(maxsize=2)
+def load_families(kind: str) -> tuple[FamilyEntry, ...]:
+    """The family names of ``kind`` ("devices" or "models") and their default parts."""
+    where = "hwadvisor/catalog/data/families.yaml"
+    raw = _parse(_shipped_text("families.yaml"), where, kind)
+    return tuple(_validate(raw, FamilyEntry, where, key="family").values())
+
+
 def load_devices(extra: Iterable[Path] | None = None) -> dict[str, DeviceEntry]:
     """All device entries by id: the shipped catalog, then each file of ``extra`` over it."""
     return _load("devices.yaml", "devices", DeviceEntry, extra or [])
@@ -102,10 +112,10 @@ def load_models(extra: Iterable[Path] | None = None) -> dict[str, ModelEntry]:
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
-    """A ' (did you mean X?)' suffix naming the closest choices, or ''.
+    """A ' (did you mean X?)' suffix naming the closest of ``choices``, or ''.
 
-    Ids that start with the name come first ("h100" -> h100-sxm or h100-pcie), then the
-    closest spelling ("resnet-50" -> resnet50).
+    For plain word lists (instance types, option values); catalog ids go through
+    :mod:`hwadvisor.catalog.names`, whose suggestions stay inside a family.
     """
     names = list(choices)
     key = name.lower()
@@ -117,22 +127,14 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
 
 
 def find_device(ident: str, extra: Iterable[Path] | None = None) -> DeviceEntry:
-    """The device ``ident``; an unknown id is a CatalogError with a did-you-mean."""
-    devices = load_devices(extra)
-    entry = devices.get(ident.lower())
-    if entry is None:
-        raise CatalogError(
-            f"unknown device '{ident}'{did_you_mean(ident, devices)}; see `hwadvisor catalog devices`"
-        )
-    return entry
+    """The device ``ident`` names (see :func:`hwadvisor.catalog.names.lookup_device`)."""
+    from hwadvisor.catalog.names import lookup_device
+
+    return lookup_device(ident, extra).entry
 
 
 def find_model(ident: str, extra: Iterable[Path] | None = None) -> ModelEntry:
-    """The model ``ident``; an unknown id is a CatalogError with a did-you-mean."""
-    models = load_models(extra)
-    entry = models.get(ident.lower())
-    if entry is None:
-        raise CatalogError(
-            f"unknown model '{ident}'{did_you_mean(ident, models)}; see `hwadvisor catalog models`"
-        )
-    return entry
+    """The model ``ident`` names (see :func:`hwadvisor.catalog.names.lookup_model`)."""
+    from hwadvisor.catalog.names import lookup_model
+
+    return lookup_model(ident, extra).entry

@@ -33,7 +33,8 @@ def match_gpu(
     ``h100-sxm``, ``rtx`` and ``4090`` of ``rtx-4090``) must be a word of the name
     (``NVIDIA H100 80GB HBM3``), so ``a10`` never matches an A100. Among several entries a
     "PCIe" name picks the PCIe one, then a memory size written in the name
-    (``A100-SXM4-80GB``), then the memory size closest to ``memory_bytes``.
+    (``A100-SXM4-80GB``), then the entry that names more of the words (``H100 NVL`` is
+    ``h100-nvl``, not ``h100-sxm``), then the memory size closest to ``memory_bytes``.
     """
     from hwadvisor.catalog import load_devices
     from hwadvisor.catalog.schema import DeviceKind
@@ -42,7 +43,7 @@ def match_gpu(
         return None
     words = _tokens(name)
     pcie = "pcie" in words
-    best: tuple[tuple[int, int, float], str] | None = None
+    best: tuple[tuple[int, int, int, float], str] | None = None
     for entry in load_devices(extra_catalogs).values():
         if entry.kind is DeviceKind.CPU:
             continue  # GPUs and the GPUs of SoCs (Apple M-series, Jetson) only
@@ -56,7 +57,9 @@ def match_gpu(
         sizes = [p for p in parts if _MEMORY.fullmatch(p)]
         named = 0 if not sizes or any(s in words for s in sizes) else 1
         gap = abs(entry.memory_bytes - (memory_bytes or entry.memory_bytes))
-        key = (form, named, float(gap))
+        # The entry naming more of the name's words is the more specific part: "H100 NVL"
+        # is h100-nvl (h100 and nvl), not h100-sxm (h100 alone).
+        key = (form, named, -len(required), float(gap))
         if best is None or key < best[0]:
             best = (key, entry.id)
     return best[1] if best else None

@@ -61,7 +61,7 @@ ACCELERATORS = {
     "T4": "t4",
     "L4": "l4",
     "A10": "a10",
-    "A10G": "a10",  # AWS's variant of the A10 (g5): priced and estimated as the A10
+    "A10G": "a10g",  # AWS's variant of the A10 (g5), a catalog entry of its own
     "V100": "v100-16gb",
     "V10016GB": "v100-16gb",
     "V10032GB": "v100-32gb",
@@ -77,6 +77,13 @@ ACCELERATORS = {
     "RTX3090": "rtx-3090",
     "RTX4090": "rtx-4090",
     "MI300X": "mi300x",
+    "H100NVL": "h100-nvl",
+    "B200": "b200",
+    "L40": "l40",
+    "A6000": "rtx-a6000",
+    "RTXA6000": "rtx-a6000",
+    "RTX5090": "rtx-5090",
+    "MI250X": "mi250x",
 }
 _BY_MEMORY = {("v100-16gb", 32): "v100-32gb", ("a100-40gb", 80): "a100-80gb"}
 

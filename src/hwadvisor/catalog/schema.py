@@ -105,6 +105,11 @@ class DeviceEntry(_Entry):
         description="SoC: share of unified memory the GPU may hold (Metal's working-set limit)",
     )
     gpu_memory_source: str | None = Field(None, description="where gpu_memory_fraction comes from")
+    # Names as people type them (issue 16): other spellings of this part's id.
+    aliases: tuple[str, ...] = Field(
+        (),
+        description="other spellings that name this entry (4090 for rtx-4090); see families.yaml",
+    )
 
 
 class ModelEntry(_Entry):
@@ -175,5 +180,17 @@ class ModelEntry(_Entry):
     max_context: int | None = Field(None, gt=0, description="max_position_embeddings")
     dtype: str | None = Field(None, description="torch_dtype of the published checkpoint")
     hf_repo: str | None = Field(None, description="the Hugging Face repository of the config")
+    source: str = Field(min_length=3)
+    date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
+    aliases: tuple[str, ...] = Field((), description="other spellings that name this entry")
+
+
+class FamilyEntry(_Entry):
+    """A family name people type (``h100``) and the part it is taken to mean, with why."""
+
+    family: str = Field(min_length=1)
+    default: str = Field(description="the catalog id the family name resolves to")
+    members: tuple[str, ...] = Field(min_length=1, description="the catalog ids of the family")
+    reason: str = Field(min_length=3, description="why the default is the part meant")
     source: str = Field(min_length=3)
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")

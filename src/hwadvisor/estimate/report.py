@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from hwadvisor.catalog import find_device
+from hwadvisor.catalog import lookup_device
 from hwadvisor.catalog.schema import DeviceKind
 from hwadvisor.estimate.fixes import memory_fixes
 from hwadvisor.estimate.memory import MemoryPlan, breakdown, fits
@@ -40,8 +40,9 @@ def estimate_workload(
     if gpus < 1:
         raise UsageError(f"--gpus must be at least 1, got {gpus}")
     ids = list(dict.fromkeys(d.lower() for d in (on or DEFAULT_DEVICES)))
-    # Resolve every id first, so a typo fails before any work is done.
-    entries = {d: find_device(d, extra_catalogs) for d in ids if d != "here"}
+    # Resolve every id first, so a typo fails before any work is done; a family name
+    # ("h100") or a prefix resolves with a note, stated in that device's assumptions.
+    found = {d: lookup_device(d, extra_catalogs) for d in ids if d != "here"}
     estimates = []
     for dev in ids:
         if dev == "here":
@@ -51,10 +52,12 @@ def estimate_workload(
                 here = here.model_copy(update={"assumptions": [*here.assumptions, note]})
             estimates.append(here)
         else:
-            entry = entries[dev]
+            entry = found[dev].entry
             n = gpus if entry.kind is DeviceKind.GPU else 1
             rates = catalog_rates(entry, workload.precision)
             est = _estimate(workload, rates, gpus=n, gpu=entry.kind is not DeviceKind.CPU)
+            if found[dev].notes:
+                est = est.model_copy(update={"assumptions": [*found[dev].notes, *est.assumptions]})
             if n != gpus:
                 est = est.model_copy(
                     update={

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hwadvisor.catalog import load_models
+from hwadvisor.catalog.names import spelled_model
 from hwadvisor.catalog.schema import ModelEntry
 from hwadvisor.errors import UsageError
 from hwadvisor.llm.arch import LlmArch
@@ -66,11 +66,10 @@ def arch_from_catalog(entry: ModelEntry) -> LlmArch:
 def resolve_model(
     spec: str, *, extra_catalogs: Iterable[Path] | None = None, download: Downloader | None = None
 ) -> ResolvedModel:
-    """The model ``spec`` names: catalog id first, then a path, then a Hub id."""
-    models = load_models(extra_catalogs)
-    entry = models.get(spec.lower())
-    if entry is not None:
-        return ResolvedModel(arch_from_catalog(entry), "catalog")
+    """The model ``spec`` names: a catalog id (any spelling of it) first, then a path, then a Hub id."""
+    found = spelled_model(spec, extra_catalogs)
+    if found is not None:
+        return ResolvedModel(arch_from_catalog(found.entry), "catalog")
     files = locate(spec, download)
     if files.gguf is not None:
         return ResolvedModel(arch_from_gguf(files.gguf), "gguf", gguf_file(files.gguf))

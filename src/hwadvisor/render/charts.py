@@ -54,6 +54,9 @@ TIME_TICKS = {
     31536000.0: "1 year",
 }
 BAR_STEP = 30
+#: The fields of an option each chart carries (the time chart no dollars, and so on).
+TIME_FIELDS = ("label", "seconds", "time_text", "status")
+COST_FIELDS = ("label", "usd", "spot_usd", "cost_text", "status")
 
 
 def require() -> tuple[Any, Any]:
@@ -159,7 +162,7 @@ def time_chart(
     domain = _log_domain(values, pad_low=3, pad_high=40)
     ticks = [t for t in TIME_TICKS if domain[0] <= t <= domain[1]]
     label_expr = " : ".join(f"datum.value == {t!r} ? {TIME_TICKS[t]!r}" for t in ticks) + " : ''"
-    data = alt.Data(values=[_row(r) for r in known])
+    data = alt.Data(values=[_row(r, TIME_FIELDS) for r in known])
     x = alt.X(
         "seconds:Q",
         scale=alt.Scale(type="log", domain=domain),
@@ -171,12 +174,12 @@ def time_chart(
         alt.Tooltip("time_text:N", title="time"),
         alt.Tooltip("status:N"),
     ]
-    base = alt.Chart(data).encode(x=x, y=y)
+    base = alt.Chart().encode(x=x, y=y)
     bars = base.mark_bar(cornerRadiusEnd=3, height={"band": 0.7}).encode(
         x2=alt.datum(domain[0]), color=_colour(alt, [r.status for r in known]), tooltip=tooltip
     )
     text = base.mark_text(align="left", dx=5, fontSize=12).encode(text="time_text:N")
-    layers = [bars, text]
+    layers = [alt.layer(bars, text, data=data)]  # one copy of the rows for both
     if limit_s:
         rule = alt.Chart(alt.Data(values=[{"limit": limit_s, "text": limit_text}]))
         layers.append(rule.mark_rule(strokeDash=[6, 4], color="#495057").encode(x="limit:Q"))
@@ -197,10 +200,11 @@ def cost_chart(rows: Sequence[OptionRow]) -> dict[str, Any]:
     x = alt.X(
         "usd:Q",
         title="on-demand cost of the job (US$)",
-        scale=alt.Scale(domain=[0, high * 1.45 or 1]),
+        scale=alt.Scale(domain=[0, high * 1.45 or 1], nice=False),
+        axis=alt.Axis(format="$,.2~f", tickCount=6),
     )
     y = alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=260))
-    base = alt.Chart(alt.Data(values=[_row(r) for r in priced])).encode(y=y)
+    base = alt.Chart(alt.Data(values=[_row(r, COST_FIELDS) for r in priced])).encode(y=y)
     tooltip = [alt.Tooltip("label:N", title="option"), alt.Tooltip("cost_text:N", title="cost")]
     bars = base.mark_bar(cornerRadiusEnd=3, height={"band": 0.7}).encode(
         x=x, color=_colour(alt, [r.status for r in priced]), tooltip=tooltip
@@ -372,5 +376,6 @@ def _dtype_order(dtype: str) -> int:
     return order.index(dtype) if dtype in order else len(order)
 
 
-def _row(row: object) -> dict[str, Any]:
-    return dict(vars(row))
+def _row(row: object, fields: Sequence[str] | None = None) -> dict[str, Any]:
+    values = dict(vars(row))
+    return values if fields is None else {f: values[f] for f in fields}

@@ -178,6 +178,7 @@ def advice_html(advice: Advice) -> str:
     _options_charts(
         page, rd.advice_options(advice), title, deadline, f"deadline {duration(deadline)}"
     )
+    page.parts.append(sec.choices(advice.estimates))
     _memory(page, rd.advice_memory(advice))
     page.parts.append(sec.findings(advice.findings, "Findings"))
     if advice.bench is not None:
@@ -195,6 +196,7 @@ def estimate_html(report: EstimateReport) -> str:
     page.parts.append(sec.workload(wl))
     title, limit, limit_text = rd.time_basis(wl)
     _options_charts(page, rd.estimate_options(report), title, limit, limit_text)
+    page.parts.append(sec.choices(report))
     _memory(page, rd.estimate_memory(report))
     page.parts.append(sec.estimates_table(report))
     if report.guidance:

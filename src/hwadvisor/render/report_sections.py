@@ -201,6 +201,49 @@ def migration(steps: Sequence[MigrationStep]) -> str:
     return f'<section class="card"><h2>Checklist</h2><ol class="steps">{items}</ol></section>'
 
 
+#: The priced picks an estimate (or an advice's estimates) may carry, in the order shown.
+CHOICES = (
+    ("cheapest", "cheapest that meets the deadline"),
+    ("fastest", "fastest"),
+    ("budget_low", "low-budget pick"),
+    ("cheapest_cpu", "cheapest CPU"),
+    ("cheapest_gpu", "cheapest GPU"),
+)
+
+
+def _choice_row(title: str, choice: object) -> str:
+    usd = getattr(choice, "usd", None)
+    meets = getattr(choice, "meets_deadline", None)
+    spot = " (spot)" if getattr(choice, "spot", False) else ""
+    date, source = getattr(choice, "price_date", None), getattr(choice, "price_source", None)
+    price = ", ".join(str(p) for p in (date, source) if p)
+    why = "; ".join(getattr(choice, "why", None) or [])
+    cells = [
+        f"<td>{esc(title)}</td>",
+        f"<td>{esc(getattr(choice, 'device', ''))}<br><span class='meta'>{esc(getattr(choice, 'instance', None) or '')}{esc(spot)}</span></td>",
+        f'<td class="num">{esc(f"${usd:,.2f}" if usd is not None else "unpriced")}</td>',
+        f'<td class="num">{esc(duration(getattr(choice, "time_s", None)))}</td>',
+        f"<td>{esc('meets' if meets else 'misses' if meets is not None else 'unknown')}</td>",
+        f"<td class='meta'>{esc(price)}{'<br>' if price and why else ''}{esc(why)}</td>",
+    ]
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def choices(holder: object) -> str:
+    """The priced picks (cheapest, fastest, ...) as a table; '' when none is carried."""
+    rows = [
+        _choice_row(title, choice)
+        for attr, title in CHOICES
+        if (choice := getattr(holder, attr, None)) is not None
+    ]
+    if not rows:
+        return ""
+    head = "".join(
+        f"<th>{t}</th>" for t in ("pick", "option", "on demand", "time", "deadline", "price")
+    )
+    return f'<section class="card"><h2>Cost picks</h2><table><tr>{head}</tr>{"".join(rows)}</table></section>'
+
+
 def estimates_table(report: EstimateReport) -> str:
     """Every device estimate as a table row, with its assumptions folded below."""
     head = "".join(
