@@ -2,7 +2,7 @@
 
 Both are YAML data files shipped inside the package (``catalog/data/``); users add or
 override entries with their own files of the same schema, merged by ``id``. Names as
-people type them (``h100``, ``GeForce RTX 4090``) resolve through :mod:`.names`.
+people type them (``h100``, ``GeForce RTX 4090``) resolve through :mod:`.names` (:func:`lookup_device`, :func:`lookup_model`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ from hwadvisor.catalog.loader import (
     find_device,
     find_model,
     load_devices,
+    load_families,
     load_models,
+    lookup_device,
+    lookup_model,
 )
-from hwadvisor.catalog.names import Found, lookup_device, lookup_model
+from hwadvisor.catalog.names import Found
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind, FamilyEntry, ModelEntry
 
 __all__ = [
@@ -27,6 +30,7 @@ __all__ = [
     "find_device",
     "find_model",
     "load_devices",
+    "load_families",
     "load_models",
     "lookup_device",
     "lookup_model",

@@ -191,9 +191,10 @@ def _own_row(
         raise cells.error("InstanceType", "empty")
     device = cells.text("DeviceId").lower()
     if device not in devices:
-        from hwadvisor.catalog.names import families, hint
+        from hwadvisor.catalog.loader import load_families
+        from hwadvisor.catalog.names import hint
 
-        guess = hint(device, devices, families("devices"))
+        guess = hint(device, devices, load_families("devices"))
         raise cells.error("DeviceId", f"unknown device '{device}'{guess}")
     count = cells.whole("AcceleratorCount") or 0
     vcpus = cells.whole("vCPUs", positive=True)

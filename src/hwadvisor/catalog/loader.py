@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from hwadvisor.catalog.names import Found, resolve, unknown
 from hwadvisor.catalog.schema import DeviceEntry, FamilyEntry, ModelEntry
 from hwadvisor.errors import CatalogError
 
@@ -126,15 +127,41 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     return f" (did you mean {' or '.join(hits)}?)" if hits else ""
 
 
-def find_device(ident: str, extra: Iterable[Path] | None = None) -> DeviceEntry:
-    """The device ``ident`` names (see :func:`hwadvisor.catalog.names.lookup_device`)."""
-    from hwadvisor.catalog.names import lookup_device
+def lookup_device(ident: str, extra: Iterable[Path] | None = None) -> Found[DeviceEntry]:
+    """The device ``ident`` names, as people type it, with the note to state when it was a
+    family name or a prefix (:func:`hwadvisor.catalog.names.resolve`); unknown ->
+    CatalogError with suggestions from the same family."""
+    devices = load_devices(extra)
+    fams = load_families("devices")
+    found = resolve(ident, devices, fams)
+    if found is None:
+        raise unknown("device", ident, devices, fams)
+    return found
 
+
+def lookup_model(ident: str, extra: Iterable[Path] | None = None) -> Found[ModelEntry]:
+    """The model ``ident`` names, as :func:`lookup_device` does for devices."""
+    models = load_models(extra)
+    fams = load_families("models")
+    found = resolve(ident, models, fams)
+    if found is None:
+        raise unknown("model", ident, models, fams)
+    return found
+
+
+def spelled_model(ident: str, extra: Iterable[Path] | None = None) -> Found[ModelEntry] | None:
+    """The model ``ident`` spells (id, alias, family), else None: no prefixes, no error.
+
+    For names that may also be a path or a Hub id (``./mistral``, ``org/name``).
+    """
+    return resolve(ident, load_models(extra), load_families("models"), prefix=False)
+
+
+def find_device(ident: str, extra: Iterable[Path] | None = None) -> DeviceEntry:
+    """The device entry ``ident`` names (see :func:`lookup_device`)."""
     return lookup_device(ident, extra).entry
 
 
 def find_model(ident: str, extra: Iterable[Path] | None = None) -> ModelEntry:
-    """The model ``ident`` names (see :func:`hwadvisor.catalog.names.lookup_model`)."""
-    from hwadvisor.catalog.names import lookup_model
-
+    """The model entry ``ident`` names (see :func:`lookup_model`)."""
     return lookup_model(ident, extra).entry

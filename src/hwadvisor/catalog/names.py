@@ -12,15 +12,17 @@ A name resolves, in this order, to:
 Anything else is a :class:`CatalogError` whose suggestions come from the same family: the
 family of ``families.yaml`` the name begins with, else the entries whose name begins with
 the same letters (``b300`` -> b200, ``resnet18`` -> resnet50), ranked by ``difflib``.
+
+Pure functions over entries already loaded; :func:`hwadvisor.catalog.loader.lookup_device`
+and :func:`~hwadvisor.catalog.loader.lookup_model` load the catalog and call them.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from hwadvisor.catalog.schema import DeviceEntry, FamilyEntry, ModelEntry
@@ -76,13 +78,6 @@ def spellings(entries: Mapping[str, _Named]) -> dict[str, str]:
         for alias in entry.aliases:
             index.setdefault(name_key(alias), entry.id)
     return index
-
-
-def families(kind: str) -> tuple[FamilyEntry, ...]:
-    """The shipped families of ``kind`` ("devices" or "models") from ``data/families.yaml``."""
-    from hwadvisor.catalog.loader import load_families
-
-    return load_families(kind)
 
 
 def _family_note(typed: str, fam: FamilyEntry, entries: Mapping[str, _Named]) -> str:
@@ -170,44 +165,10 @@ def hint(typed: str, entries: Mapping[str, _Named], fams: Sequence[FamilyEntry] 
     return f" (did you mean {' or '.join(ids)}?)" if ids else ""
 
 
-def _unknown(
-    what: str, typed: str, entries: Mapping[str, _Named], fams: Sequence[FamilyEntry]
+def unknown(
+    what: str, typed: str, entries: Mapping[str, _Named], fams: Sequence[FamilyEntry] = ()
 ) -> CatalogError:
+    """The one-line error for a ``what`` ("device", "model") that nothing matched."""
     return CatalogError(
         f"unknown {what} '{typed}'{hint(typed, entries, fams)}; see `hwadvisor catalog {what}s`"
     )
-
-
-def lookup_device(typed: str, extra: Iterable[Path] | None = None) -> Found[DeviceEntry]:
-    """The device ``typed`` names, with the note to state; unknown -> CatalogError."""
-    from hwadvisor.catalog.loader import load_devices
-
-    devices = load_devices(extra)
-    fams = families("devices")
-    found = resolve(typed, devices, fams)
-    if found is None:
-        raise _unknown("device", typed, devices, fams)
-    return found
-
-
-def lookup_model(typed: str, extra: Iterable[Path] | None = None) -> Found[ModelEntry]:
-    """The model ``typed`` names, with the note to state; unknown -> CatalogError."""
-    from hwadvisor.catalog.loader import load_models
-
-    models = load_models(extra)
-    fams = families("models")
-    found = resolve(typed, models, fams)
-    if found is None:
-        raise _unknown("model", typed, models, fams)
-    return found
-
-
-def spelled_model(typed: str, extra: Iterable[Path] | None = None) -> Found[ModelEntry] | None:
-    """The model ``typed`` spells or names as a family, else None (no prefixes, no error).
-
-    For names that may also be a path or a Hub id (``./mistral``, ``org/name``): only an
-    exact spelling of a catalog id, alias or family counts.
-    """
-    from hwadvisor.catalog.loader import load_models
-
-    return resolve(typed, load_models(extra), families("models"), prefix=False)

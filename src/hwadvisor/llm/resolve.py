@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hwadvisor.catalog.names import spelled_model
+from hwadvisor.catalog.loader import spelled_model
 from hwadvisor.catalog.schema import ModelEntry
 from hwadvisor.errors import UsageError
 from hwadvisor.llm.arch import LlmArch
