@@ -45,6 +45,8 @@ CASES: list[tuple[str, str, str, list[int], int]] = [
 
 
 THREADS: int | None = None
+#: This machine's probed facts (cache sizes for the memory sweep), set in main().
+FACTS: Any = None
 
 
 def threads() -> int:
@@ -105,7 +107,43 @@ def micro_bench(min_run_time: float = 0.2) -> Any:
     a, b, c = torch.randn(n), torch.randn(n), torch.randn(n)
     m = timed("torch.add(b, c, alpha=2.0, out=a)", {"a": a, "b": b, "c": c})
     results.append(result("triad", [n], 3 * 4 * n, "GB/s", m))
+    results += memory_sweep(timed, result)
     return BenchReport(budget_s=10.0, elapsed_s=0.0, results=results)
+
+
+def memory_sweep(timed: Any, result: Any) -> list[Any]:
+    """The bench's memory sweep (``hwadvisor.bench.sweep``) at this run's thread count."""
+    import torch
+
+    from hwadvisor.bench.sweep import (
+        DISPATCH_WORK,
+        FAMILIES,
+        LEVELS,
+        dispatch_statement,
+        family_shape,
+        family_statement,
+        family_work,
+        level_bytes,
+    )
+
+    out = [
+        result(
+            "dispatch",
+            [64],
+            DISPATCH_WORK,
+            "Mop/s",
+            timed("fn()", {"fn": dispatch_statement(torch)}),
+        )
+    ]
+    sizes = level_bytes(FACTS, threads())
+    for family in FAMILIES:
+        for level in LEVELS:
+            shape = family_shape(family, sizes[level])
+            fn = family_statement(torch, family.name, shape)
+            work = family_work(family)(shape)
+            r = result(family.name, list(shape), work, "GB/s", timed("fn()", {"fn": fn}))
+            out.append(r.model_copy(update={"level": level, "working_set_bytes": int(work)}))
+    return out
 
 
 def measure(spec: str, shape: list[int], batch: int, steps: int) -> float:
@@ -217,8 +255,11 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=None, help="default: all usable cores")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    global THREADS
+    global THREADS, FACTS
     THREADS = args.threads
+    from hwadvisor.probe import probe_machine
+
+    FACTS = probe_machine()
     import torch
 
     from hwadvisor.estimate import build_workload, estimate_workload
@@ -240,7 +281,7 @@ def main() -> int:
         for _ in range(args.rounds):
             # Bench right before the steps, so both see the same load on the shared machine.
             bench = micro_bench()
-            est = estimate_workload(wl, facts=None, bench=bench, on=["here"]).estimates[0]
+            est = estimate_workload(wl, facts=FACTS, bench=bench, on=["here"]).estimates[0]
             best = max(r.value for r in bench.results if r.kernel == "matmul") * 1e9
             naives.append(3 * (wl.flops_per_sample or 0) * batch / best)
             ests.append(est.step_time_s or float("nan"))

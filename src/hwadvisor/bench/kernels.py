@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hwadvisor.bench.devices import Target
 from hwadvisor.bench.sizing import Shape
+from hwadvisor.bench.sweep import sweep_cases
 
 if TYPE_CHECKING:
     from hwadvisor.models.facts import Facts
@@ -46,6 +47,10 @@ class KernelCase:
     weight: float = 1.0
     flags: Callable[[], AbstractContextManager[object]] | None = None
     after: Callable[[], None] | None = None
+    #: The memory level a sweep figure's working set is sized for (``bench.sweep``).
+    level: str | None = None
+    #: Least budget this case starts with (None: the runner's default minimum).
+    min_allot_s: float | None = None
 
 
 def torch_dtype(torch: Any, name: str) -> Any:
@@ -239,6 +244,9 @@ def plan(
         cases.insert(1, mm("tf32"))
     minor = 1.0 if gpu else 0.6  # fp16 / int8 are the GPU's fast paths, side notes on a CPU
     cases += [mm("fp16", minor), mm("int8", minor), conv("bf16", 0.8)]
+    if target.kind == "cpu":
+        # Memory-bound operator families per cache level, and the per-operator cost.
+        cases += sweep_cases(torch, target, facts)
     if target.kind == "cuda":
         host_ladder = ((HOST_COPY_BYTES // 4,), (HOST_COPY_BYTES // 2,), (HOST_COPY_BYTES,))
         for kernel in ("h2d", "d2h"):

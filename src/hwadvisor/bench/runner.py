@@ -178,6 +178,8 @@ def to_result(case: KernelCase, outcome: SizingOutcome, facts: Facts | None) -> 
         efficiency=value / peak if peak else None,
         peak=peak,
         note="; ".join(outcome.notes) or None,
+        level=case.level,
+        working_set_bytes=int(case.work(outcome.shape)) if case.level else None,
     )
 
 
@@ -256,7 +258,8 @@ def run_bench(
                 fraction = min(0.99, max(done / len(cases), budget.elapsed() / total))
                 progress(f"{case.target.device} {case.kernel} {case.dtype}", fraction)
             try:
-                allot = max(MIN_ALLOT_S, budget.share(case.weight, weights_left))
+                least = MIN_ALLOT_S if case.min_allot_s is None else case.min_allot_s
+                allot = max(least, budget.share(case.weight, weights_left))
                 outcome = measure(torch, case, allot, clock)
                 results.append(to_result(case, outcome, facts))
             except (Unsupported, OutOfMemory) as exc:

@@ -95,6 +95,36 @@ MEMORY_OP_COST: dict[str, float] = {
     "sum": 3.5,
 }
 
+#: The family each memory-bound operator is priced by when the bench measured families per
+#: working-set size (``hwadvisor bench``'s memory sweep); an operator not listed streams
+#: like an element-wise one (batch norm in eval mode is a per-channel affine: element-wise).
+OP_FAMILY: dict[str, str] = {
+    "native_batch_norm": "batch_norm",
+    "_native_batch_norm_legit": "batch_norm",
+    "_native_batch_norm_legit_functional": "batch_norm",
+    "native_batch_norm_backward": "batch_norm_backward",
+    "max_pool2d_with_indices": "max_pool",
+    "bernoulli_": "dropout",
+    "native_dropout": "dropout",
+    "native_layer_norm": "layer_norm",
+    "native_layer_norm_backward": "layer_norm",
+    "_softmax": "softmax",
+    "_safe_softmax": "softmax",
+    "_softmax_backward_data": "softmax",
+    "gelu": "gelu",
+    "gelu_backward": "gelu",
+}
+
+
+def op_family(name: str) -> str:
+    """The family an aten memory-bound operator (overload packet name) is priced by."""
+    return OP_FAMILY.get(name, "eltwise")
+
+
+def _size_bucket(nbytes: float) -> int:
+    """Operators within a factor of sqrt(2) in size share a group."""
+    return round(2.0 * math.log2(max(nbytes, 1.0)))
+
 
 @dataclass
 class Count:
@@ -108,6 +138,16 @@ class Count:
     memory_bytes: float = 0.0
     kernels: int = 0
     saved_bytes: float = 0.0
+    #: (family, size bucket) -> [operators, raw bytes moved in all]: what the time model
+    #: prices per working set; products and convolutions by count (0 bytes).
+    groups: dict[tuple[str, int], list[float]] = field(default_factory=dict)
+
+    def add_group(self, family: str, nbytes: float) -> None:
+        """Record one operator of ``family`` moving ``nbytes`` (raw, not cost-weighted)."""
+        key = (family, _size_bucket(nbytes) if nbytes else 0)
+        entry = self.groups.setdefault(key, [0.0, 0.0])
+        entry[0] += 1
+        entry[1] += nbytes
 
 
 def _tensors(obj: Any) -> list[Any]:
@@ -172,13 +212,21 @@ def _make_mode(count: Count) -> Any:
                 if name in _CONV_OPS:
                     count.conv_flops += flops
                     count.conv[size] = count.conv.get(size, 0.0) + flops
+                    # Its tensors' bytes: a GPU's layout transposes around it move them.
+                    tensors = _tensors((args, kwargs, out))
+                    count.add_group(
+                        "conv", float(sum(t.numel() * t.element_size() for t in tensors))
+                    )
                 elif name in _GEMM_OPS:
                     count.gemm[size] = count.gemm.get(size, 0.0) + flops
+                    count.add_group("gemm", 0.0)
                 else:
                     count.other_flops += flops
+                    count.add_group("other", 0.0)
                 return out
             moved = sum(t.numel() * t.element_size() for t in _tensors((args, kwargs, out)))
             count.memory_bytes += moved * MEMORY_OP_COST.get(name, 1.0)
+            count.add_group(op_family(name), float(moved))
             return out
 
     return _Sorter()

@@ -6,10 +6,12 @@ analytic one from their shape (layers, hidden, heads, seq), each choice stated.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from importlib import resources
+from typing import TYPE_CHECKING, Any
 
 from hwadvisor.estimate.counting import MEMORY_OP_COST, effective_size
-from hwadvisor.models.workload import GemmBucket, ModelKind, OpProfile, Task, Workload
+from hwadvisor.models.workload import GemmBucket, ModelKind, OpGroup, OpProfile, Task, Workload
 
 if TYPE_CHECKING:
     from hwadvisor.catalog.schema import ModelEntry
@@ -19,11 +21,46 @@ if TYPE_CHECKING:
 UNKNOWN_GEMM_SIZE = 1024
 
 
+def op_groups(count: Count, batch: int, *, backward: bool) -> list[OpGroup]:
+    """The counted operators of one pass as groups: family, how many, bytes of one per sample."""
+    groups = []
+    for (family, _), (n, moved) in sorted(count.groups.items()):
+        ops = int(n)
+        per_op = moved / ops / batch if ops else 0.0
+        groups.append(OpGroup(family=family, backward=backward, count=ops, bytes=per_op))
+    return groups
+
+
+@functools.cache
+def _op_profiles() -> dict[str, Any]:
+    """The counted operator groups of catalog models (``catalog/data/op_profiles.yaml``)."""
+    import yaml
+
+    text = resources.files("hwadvisor.catalog").joinpath("data").joinpath("op_profiles.yaml")
+    data = yaml.safe_load(text.read_text(encoding="utf-8")) or {}
+    return dict(data.get("models") or {})
+
+
+def catalog_groups(model_id: str | None, task: Task) -> list[OpGroup]:
+    """The counted groups of a catalog model for ``task`` (empty when none were counted)."""
+    entry = _op_profiles().get(model_id or "")
+    if not entry:
+        return []
+    rows = entry.get("train" if task is Task.TRAIN else "infer") or []
+    return [
+        OpGroup(family=f, backward=bool(b), count=int(n), bytes=float(x)) for f, b, n, x in rows
+    ]
+
+
 def counted_profile(fwd: Count, batch: int, bwd: Count | None = None) -> OpProfile:
     """A profile from a meta-device count at ``batch``, per sample."""
     gemm = [GemmBucket(size=s, flops=f / batch) for s, f in sorted(fwd.gemm.items())]
     conv = [GemmBucket(size=s, flops=f / batch) for s, f in sorted(fwd.conv.items())]
+    groups = op_groups(fwd, batch, backward=False)
+    if bwd is not None:
+        groups += op_groups(bwd, batch, backward=True)
     return OpProfile(
+        op_groups=groups,
         conv=conv,
         gemm=gemm,
         conv_flops=fwd.conv_flops / batch,
@@ -72,7 +109,9 @@ def _transformer(wl: Workload, entry: ModelEntry | None) -> OpProfile:
     mem = (per_token_layer + drop_fwd) * s * layers
     back = (2 * per_token_layer + drop_elems * 4.0 * 3 * cost["mul"]) * s * layers
     kernels = (entry.kernels if entry and entry.kernels else 0) or 22 * max(layers, 1) + 10
+    train = wl.task is Task.TRAIN
     return OpProfile(
+        op_groups=transformer_groups(s, h, heads, layers, dropout=dropout if train else 0.0),
         gemm=gemm,
         memory_bytes=mem,
         backward_memory_bytes=back,
@@ -80,6 +119,45 @@ def _transformer(wl: Workload, entry: ModelEntry | None) -> OpProfile:
         basis="analytic transformer profile (QKV, output and MLP products per layer, 4·s²·h·L "
         "attention, layer norm / GELU / softmax / residual traffic per token)",
     )
+
+
+def transformer_groups(
+    seq: int, hidden: int, heads: int, layers: int, *, dropout: float = 0.0
+) -> list[OpGroup]:
+    """Operator groups of an encoder/decoder stack, per sample (fp32 bytes as counted).
+
+    Per layer: two layer norms and two residual adds on s x h, GELU on s x 4h, the
+    scaling and softmax of the a x s x s scores, and with dropout a Bernoulli mask, its
+    division and the multiply on the scores and both residual branches. The backward
+    has each operator's gradient (one more tensor read); six products forward, twelve back.
+    """
+    tok, scores = float(seq * hidden), float(heads * seq * seq)
+    fwd = [
+        ("layer_norm", 2, 8 * tok),
+        ("eltwise", 2, 12 * tok),
+        ("gelu", 1, 32 * tok),
+        ("eltwise", 1, 12 * scores),
+        ("softmax", 1, 8 * scores),
+        ("gemm", 6, 0.0),
+    ]
+    if dropout:
+        fwd += [("dropout", 1, 8 * scores), ("eltwise", 2, 20 * scores)]
+        fwd += [("dropout", 2, 8 * tok), ("eltwise", 4, 20 * tok)]
+    bwd = [
+        ("layer_norm", 2, 12 * tok),
+        ("eltwise", 2, 12 * tok),
+        ("gelu", 1, 48 * tok),
+        ("eltwise", 1, 12 * scores),
+        ("softmax", 1, 12 * scores),
+        ("gemm", 12, 0.0),
+    ]
+    if dropout:
+        bwd += [("eltwise", 1, 12 * scores), ("eltwise", 2, 12 * tok)]
+    return [
+        OpGroup(family=f, backward=back, count=n * max(layers, 1), bytes=b)
+        for back, rows in ((False, fwd), (True, bwd))
+        for f, n, b in rows
+    ]
 
 
 def analytic_profile(wl: Workload, entry: ModelEntry | None) -> OpProfile | None:
@@ -119,6 +197,7 @@ def analytic_profile(wl: Workload, entry: ModelEntry | None) -> OpProfile | None
         else f"bare FLOPs: products assumed ~{size} wide, memory-bound operators not counted"
     )
     return OpProfile(
+        op_groups=catalog_groups(entry.id if entry else None, wl.task),
         gemm=[GemmBucket(size=max(size, 1), flops=rest)] if rest else [],
         conv=conv,
         conv_flops=conv_total,

@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass, field
 
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
+from hwadvisor.estimate.gpu_time import Roofline, gpu_constants
+from hwadvisor.estimate.levels import MemoryLevels, memory_levels
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.facts import Facts
 from hwadvisor.models.workload import Precision
@@ -26,9 +28,12 @@ _DTYPE_ALIASES = {
     "int8": ("int8",),
     "tf32": ("tf32",),
 }
-#: Per-operator launch cost of eager PyTorch: CPU dispatch ~10 µs, a CUDA launch ~5 µs.
+#: Per-operator cost of eager PyTorch on a CPU when the bench did not measure it (its
+#: ``dispatch`` figure): ~7 µs per Python-level operator with autograd recording, as
+#: measured in pytorch/pytorch issue #41383 (2020), rounded up for module call overhead.
 CPU_OP_OVERHEAD_S = 10e-6
-GPU_OP_OVERHEAD_S = 5e-6
+#: Host cost per operator of eager PyTorch on a GPU (source in catalog/data/gpu_time.yaml).
+GPU_OP_OVERHEAD_S = float(gpu_constants()["host"]["op_s"])
 #: Without bench figures, "here" assumes these fractions of the theoretical fp32 peak.
 ASSUMED_HERE_GEMM = 0.6
 ASSUMED_HERE_CONV = 0.35
@@ -59,6 +64,10 @@ class Rates:
     basis: str = ""
 
     conv_size: float | None = None  # effective size of the measured convolution
+    #: Memory-bound operators by family and working set (the bench's memory sweep).
+    levels: MemoryLevels | None = None
+    #: A catalog GPU's roofs for counted models (``estimate.gpu_time``).
+    roofline: Roofline | None = None
 
     def conv_at(self, size: float) -> float | None:
         """Convolution FLOP/s at ``size``: the matmul curve scaled to the measured conv rate."""
@@ -153,6 +162,27 @@ def _implausible(bench: BenchReport, facts: Facts | None) -> bool:
     return max(r for _, r in pts) < IMPLAUSIBLE_FRACTION * peak * 1e9
 
 
+def machine_note(facts: Facts | None, bench: BenchReport | None) -> str:
+    """Threads, SMT and clock behind the figures "here", in one sentence."""
+    threads = next((r.threads for r in bench.results if r.threads), None) if bench else None
+    cpu = facts.cpu if facts is not None else None
+    text = f"here: figures measured at {threads or '?'} thread(s)"
+    if cpu is not None and cpu.physical_cores and cpu.logical_cores:
+        smt = cpu.logical_cores // max(1, cpu.physical_cores)
+        text += (
+            f" of {cpu.usable_cores or '?'} usable cores ({cpu.physical_cores} physical, "
+            f"{cpu.logical_cores} logical: {'SMT ' + str(smt) + '-way' if smt > 1 else 'no SMT'})"
+        )
+    clock = ""
+    if cpu is not None and (cpu.base_mhz or cpu.max_mhz):
+        clock = f" (nominal {cpu.base_mhz or '?'} MHz base, {cpu.max_mhz or '?'} MHz max)"
+    return (
+        text + "; every thread was busy while measuring, so the figures already include the "
+        f"clock this CPU sustains under all-core load{clock}; the estimate assumes the job "
+        "runs on the same threads"
+    )
+
+
 def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precision) -> Rates:
     """Rates of this machine's CPU, from the bench figures or, failing that, the facts."""
     name = facts.cpu.model if facts else None
@@ -194,17 +224,31 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
                 "no conv2d figure measured: convolutions assumed at 0.58 x the largest matmul rate"
             )
         bw = bw_pts[-1][1] if bw_pts else None
+        levels = memory_levels(bench)
+        overhead = CPU_OP_OVERHEAD_S
+        if levels is not None:
+            notes.append(
+                "here: memory-bound operators priced by family and working set from the "
+                f"bench's memory sweep ({', '.join(sorted(levels.curves))} at L2, L3 and DRAM sizes)"
+            )
+            if levels.dispatch_s is not None:
+                overhead = levels.dispatch_s
+                notes.append(
+                    f"here: {overhead * 1e6:.1f} µs per operator launch, measured (dispatch figure)"
+                )
+        notes.append(machine_note(facts, bench))
         return Rates(
             "here",
             name,
             gemm,
             conv,
             bw,
-            CPU_OP_OVERHEAD_S,
+            overhead,
             memory_bytes=mem,
             assumptions=notes,
             basis="measured here (microbenchmark figures)",
             conv_size=conv_size,
+            levels=levels,
         )
     peak = facts.cpu.peak_gflops.fp32 if facts else None
     if peak is None:
@@ -262,6 +306,30 @@ def _peak_for(
     return value, True
 
 
+def _roofline(entry: DeviceEntry, precision: Precision, peak: float, tensor: bool) -> Roofline:
+    """The roofs of a catalog GPU for counted models: products and bandwidth.
+
+    Products reach the catalog's large-GEMM fraction of the peak at the job's precision;
+    under fp32 on a GPU with TF32 (Ampere and later) convolutions use the TF32 peak and
+    matmuls the fp32 one, as PyTorch's defaults do (``catalog/data/gpu_time.yaml``).
+    """
+    a = entry.achieved
+    frac = a.tensor_gemm or a.gemm
+    gemm = peak * 1e12 * frac
+    elem = 1.0 if precision is Precision.INT8 else (2.0 if tensor else 4.0)
+    conv = gemm
+    tf32 = entry.peaks_tflops.tf32
+    tf32_conv = (
+        precision is Precision.FP32 and bool(tf32) and gpu_constants()["tf32"]["convolutions"]
+    )
+    if tf32_conv and tf32:
+        conv = tf32 * 1e12 * frac
+    if precision is Precision.FP32 and tf32 and gpu_constants()["tf32"]["matmuls"]:
+        gemm = tf32 * 1e12 * frac
+    bandwidth = entry.bandwidth_gb_s * 1e9 * a.memory
+    return Roofline(conv, gemm, elem, elem, bandwidth, conv_tensor_cores=tensor or tf32_conv)
+
+
 def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
     """Rates of a catalog device: dtype peak × the achieved fraction of each class."""
     notes: list[str] = []
@@ -306,6 +374,7 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
         (s, class_rate["gemm"] * s * s / (s * s + half * half))
         for s in (64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0)
     ]
+    roof = _roofline(entry, precision, peak, tensor) if gpu else None
     return Rates(
         entry.id,
         entry.name,
@@ -313,6 +382,7 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
         class_rate["cnn_train"],
         entry.bandwidth_gb_s * 1e9 * a.memory,
         GPU_OP_OVERHEAD_S if gpu else CPU_OP_OVERHEAD_S,
+        roofline=roof,
         class_rate=class_rate,
         gpu=gpu,
         memory_bytes=entry.memory_bytes,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from hwadvisor.estimate.gpu_time import gpu_step
 from hwadvisor.estimate.rates import Rates
 from hwadvisor.models.workload import (
     GemmBucket,
@@ -23,11 +24,18 @@ from hwadvisor.models.workload import (
     Workload,
 )
 
-#: Triad-equivalent bytes per parameter of one optimizer step of torch's foreach
-#: implementations (several passes over param, grad and state). AdamW measured on the
-#: development machine: 1.9 M params in 12 ms and 5.2 M in 30 ms at one thread with a
-#: 14.5 GB/s triad, i.e. ~84-94 bytes/param; SGD with momentum scaled by its passes.
-OPTIMIZER_BYTES_PER_PARAM = {Optimizer.ADAMW: 88.0, Optimizer.SGD: 32.0}
+#: Bytes per parameter one optimizer step reads and writes in torch's foreach
+#: implementations, counted from their passes (fp32): AdamW = weight decay (p: 8) +
+#: lerp of the first moment (m, g -> m: 12) + the second moment's mul and addcmul (8 + 16)
+#: + sqrt, divide and add eps of the denominator (3 x 8) + addcdiv into p (16) = 84; SGD
+#: with momentum = mul and add into the buffer (8 + 12) + add into p (12) = 32. (The
+#: development machine measured ~84-94 bytes/param at its triad rate, consistent.)
+OPTIMIZER_BYTES_PER_PARAM = {Optimizer.ADAMW: 84.0, Optimizer.SGD: 32.0}
+#: Each optimizer pass touches about three tensors per parameter (12 bytes at fp32): the
+#: working set of one pass over all parameters, which decides its cache level.
+OPTIMIZER_PASS_BYTES_PER_PARAM = 12.0
+#: Families of the profile that are products, not memory-bound operators.
+COMPUTE_FAMILIES = frozenset({"conv", "gemm", "other"})
 #: Host-to-device copy rate for inference inputs: PCIe 4 x16 at ~80% of its 32 GB/s
 #: (REFERENCE.md streaming figures); an assumption, stated in the estimate.
 HOST_LINK_BYTES_S = 25e9
@@ -81,6 +89,8 @@ def step_time(wl: Workload, rates: Rates) -> StepTime:
     if not rates.gemm_points and not rates.class_rate:
         return StepTime(None, notes=rates.assumptions[-1:] or ["device rates unknown"])
     train = wl.task is Task.TRAIN
+    if rates.roofline is not None and prof.op_groups and wl.kind not in _TRANSFORMERS:
+        return _gpu_step_time(wl, prof, rates)
     notes: list[str] = []
     try:
         parts = _compute_parts(wl, prof, rates, notes)
@@ -89,9 +99,38 @@ def step_time(wl: Workload, rates: Rates) -> StepTime:
     copy = _input_copy_time(wl, rates)
     if copy is not None:
         parts["input_copy"] = copy
-    parts["overhead"] = _launches(prof, train) * rates.op_overhead_s
     if train and wl.params:
         _optimizer_part(wl.params, wl.optimizer, rates, parts, notes)
+    host = _launches(prof, train) * rates.op_overhead_s
+    # A CPU runs each operator's dispatch in line; a GPU's host launches ahead
+    # asynchronously, so only the host time the GPU's own work does not cover shows.
+    parts["overhead"] = max(0.0, host - sum(parts.values())) if rates.gpu else host
+    return StepTime(sum(parts.values()), parts, notes)
+
+
+#: Transformers on GPUs keep the published end-to-end fractions (MFU) of their class.
+_TRANSFORMERS = (ModelKind.ENCODER, ModelKind.DECODER)
+
+
+def _gpu_step_time(wl: Workload, prof: OpProfile, rates: Rates) -> StepTime:
+    """A counted model on a catalog GPU: roofline per operator, eager host cost (gpu_time)."""
+    assert rates.roofline is not None
+    step = gpu_step(wl, prof, rates.roofline)
+    parts = dict(step.parts)
+    notes: list[str] = []
+    copy = _input_copy_time(wl, rates)
+    if copy is not None:
+        parts["input_copy"] = copy
+    if wl.task is Task.TRAIN and wl.params:
+        _optimizer_part(wl.params, wl.optimizer, rates, parts, notes)
+    device = sum(parts.values())
+    parts["overhead"] = max(0.0, step.host_s - device)
+    notes.append(
+        f"{rates.device}: each operator on the roofline (compute at the catalog's GEMM "
+        "fraction, memory at its bandwidth fraction); eager PyTorch's host cost "
+        f"{step.host_s * 1e3:.2f} ms for {step.launches} launches against the GPU's "
+        f"{device * 1e3:.2f} ms: the step takes the longer"
+    )
     return StepTime(sum(parts.values()), parts, notes)
 
 
@@ -124,8 +163,14 @@ def _optimizer_part(
     params: int, optimizer: Optimizer, rates: Rates, parts: dict[str, float], notes: list[str]
 ) -> None:
     """The optimizer step: its passes over parameters, gradients and state, as bytes."""
+    moved = params * OPTIMIZER_BYTES_PER_PARAM[optimizer]
+    if rates.levels is not None:
+        spb = rates.levels.seconds_per_byte("eltwise", params * OPTIMIZER_PASS_BYTES_PER_PARAM)
+        if spb is not None:
+            parts["optimizer"] = moved * spb
+            return
     if rates.bandwidth:
-        parts["optimizer"] = params * OPTIMIZER_BYTES_PER_PARAM[optimizer] / rates.bandwidth
+        parts["optimizer"] = moved / rates.bandwidth
     else:
         notes.append("memory bandwidth unknown: optimizer step not priced")
 
@@ -140,7 +185,7 @@ def _operator_parts(
     if prof.other_flops:
         rate = rates.gemm(256.0)
         parts["other"] = prof.other_flops * work / rate if rate else 0.0
-    memory = _memory_time(wl, prof, rates)
+    memory = _memory_time(wl, prof, rates, notes)
     if memory is not None:
         parts["memory"] = memory
     elif prof.memory_bytes:
@@ -171,14 +216,43 @@ def _conv_time(prof: OpProfile, rates: Rates, work: float) -> float:
     return seconds
 
 
-def _memory_time(wl: Workload, prof: OpProfile, rates: Rates) -> float | None:
-    """Bytes of the memory-bound operators of both passes over the bandwidth (None: unknown)."""
+def _memory_time(wl: Workload, prof: OpProfile, rates: Rates, notes: list[str]) -> float | None:
+    """Seconds of the memory-bound operators of both passes (None: unknown).
+
+    With the bench's memory sweep and a per-operator profile, each operator is priced by
+    its family at its working set (batch x its bytes per sample); otherwise the
+    cost-weighted bytes of all of them go over the streaming bandwidth.
+    """
+    if rates.levels is not None and prof.op_groups:
+        return _memory_by_level(wl, prof, rates, notes)
     per_sample = prof.memory_bytes
     if wl.task is Task.TRAIN:
         back = prof.backward_memory_bytes
         per_sample += back if back is not None else BACKWARD_FACTOR * prof.memory_bytes
     total = per_sample * float(wl.batch_size) * _elem_scale(wl.precision)
     return total / rates.bandwidth if rates.bandwidth else None
+
+
+def _memory_by_level(wl: Workload, prof: OpProfile, rates: Rates, notes: list[str]) -> float:
+    """Each memory-bound operator group at its family's rate for its working set."""
+    assert rates.levels is not None
+    train = wl.task is Task.TRAIN
+    scale = _elem_scale(wl.precision)
+    # A profile without backward groups: the backward is BACKWARD_FACTOR forwards.
+    repeat = 1.0 + BACKWARD_FACTOR if train and not any(g.backward for g in prof.op_groups) else 1.0
+    seconds, unmeasured = 0.0, set()
+    for g in prof.op_groups:
+        if g.family in COMPUTE_FAMILIES or (g.backward and not train) or not g.bytes:
+            continue
+        if not rates.levels.measured(g.family):
+            unmeasured.add(g.family)
+        ws = g.bytes * wl.batch_size * scale
+        seconds += repeat * (rates.levels.seconds(g.family, ws, g.count) or 0.0)
+    if unmeasured:
+        notes.append(
+            f"no sweep figure for {', '.join(sorted(unmeasured))}: priced as element-wise streaming"
+        )
+    return seconds
 
 
 def _launches(prof: OpProfile, train: bool) -> int:

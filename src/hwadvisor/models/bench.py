@@ -12,11 +12,13 @@ class BenchResult(Document):
     """One measured figure: a kernel at one dtype and shape on one device."""
 
     device: str = Field(description="cpu, cuda:N, mps, xpu:N")
-    kernel: str = Field(description="matmul, conv2d, copy, triad, h2d, d2h")
+    kernel: str = Field(
+        description="matmul, conv2d, copy, triad, h2d, d2h; the memory sweep's families (eltwise, batch_norm, batch_norm_backward, max_pool, dropout, layer_norm, softmax, gelu) and dispatch"
+    )
     dtype: str
     shape: list[int]
     value: float = Field(description="throughput in `unit`, from the median time")
-    unit: str = Field(description="GFLOP/s, GOP/s or GB/s")
+    unit: str = Field(description="GFLOP/s, GOP/s, GB/s, or Mop/s (dispatch: operators per second)")
     median_s: float
     iqr_s: float
     runs: int
@@ -28,6 +30,13 @@ class BenchResult(Document):
     peak: float | None = Field(None, description="the peak used for efficiency, in `unit`")
     note: str | None = Field(
         None, description="how the size was reached, e.g. an out-of-memory back-off"
+    )
+    level: str | None = Field(
+        None,
+        description="memory sweep only: the level the working set was sized for (l2, l3, dram)",
+    )
+    working_set_bytes: int | None = Field(
+        None, description="memory sweep only: bytes one call reads and writes (its working set)"
     )
 
 

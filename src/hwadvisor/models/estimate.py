@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from hwadvisor.models.band import TimeBand
 from hwadvisor.models.common import Document, Versioned
 from hwadvisor.models.finding import Finding
 from hwadvisor.models.workload import Budget, Scenario, Team, Workload
@@ -100,6 +101,16 @@ class DeviceEstimate(Document):
         description="seconds per step by part (gemm, conv, memory, optimizer, overhead, comm)",
     )
     assumptions: list[str] = Field(default_factory=list)
+    time_band_s: TimeBand | None = Field(
+        None,
+        description="step_time_s's error band for its class, from the project's validation runs, with the command that checks it",
+    )
+    total_time_band_s: TimeBand | None = Field(
+        None, description="total_time_s's error band (same ratios as the step)"
+    )
+    throughput_band: TimeBand | None = Field(
+        None, description="throughput_samples_s's error band (the inverse ratios)"
+    )
 
 
 class EstimateReport(Versioned):

@@ -79,6 +79,22 @@ class GemmBucket(Document):
     flops: float
 
 
+class OpGroup(Document):
+    """Operators of one family and about one size in one pass: the unit the time model prices.
+
+    ``bytes`` is what ONE of them reads and writes per sample in fp32 (not cost-weighted),
+    so ``bytes x batch`` is its working set, which decides the cache level it runs from.
+    Products and convolutions appear too (``bytes`` 0) so launches can be priced by kind.
+    """
+
+    family: str = Field(
+        description="eltwise, batch_norm, batch_norm_backward, max_pool, dropout, layer_norm, softmax, gelu, conv, gemm"
+    )
+    backward: bool = False
+    count: int = Field(ge=0, description="how many such operators per pass")
+    bytes: float = Field(ge=0, description="fp32 bytes read + written by one of them per sample")
+
+
 class OpProfile(Document):
     """Per-operator structure of one forward pass of one sample (batch-independent parts apart).
 
@@ -103,6 +119,10 @@ class OpProfile(Document):
     )
     backward_kernels: int | None = Field(
         None, description="operator launches per backward pass (null: 2x forward)"
+    )
+    op_groups: list[OpGroup] = Field(
+        default_factory=list,
+        description="memory-bound operators by family and size, products and convolutions by count (empty: only the totals above are known)",
     )
     basis: str | None = None
 
@@ -153,6 +173,10 @@ class Workload(Document):
     epochs: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
     precision: Precision = Precision.FP32
     optimizer: Optimizer = Optimizer.ADAMW
+    channels_last: bool = Field(
+        False,
+        description="convolution tensors in NHWC (torch.channels_last); false is PyTorch's default NCHW, which tensor-core convolutions transpose around each call",
+    )
     qps: float | None = Field(None, gt=0, le=1e9, allow_inf_nan=False)
     latency_ms: float | None = Field(None, gt=0, le=1e9, allow_inf_nan=False)
     deadline_hours: float = Field(24.0, gt=0, le=1e6, allow_inf_nan=False)

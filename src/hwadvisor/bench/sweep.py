@@ -1,0 +1,188 @@
+"""The memory sweep: memory-bound operator families at cache-resident and DRAM working sets.
+
+As the Empirical Roofline Toolkit measures bandwidth per memory level (L1, L2, L3, DRAM)
+by sweeping the working-set size, this sweep runs the operators that dominate the
+memory-bound part of a training step (element-wise, batch norm and its backward, max
+pooling, dropout's Bernoulli mask, layer norm, softmax, GELU) at three working sets:
+
+- ``l2``: half of the L2 of the cores used (``facts.cpu.l2_bytes`` per core x threads),
+- ``l3``: half of the last-level cache (``facts.cpu.l3_bytes``),
+- ``dram``: twice the last-level cache, so it streams from memory.
+
+Each figure is the bytes the project's operator counter records for that call
+(``estimate.counting``: every tensor read or written, fp32) over its median time, so the
+estimator can price each counted operator by its family and working set directly. The
+statements are the aten operators themselves, with fresh outputs as eager PyTorch makes
+them (at DRAM sizes the first touch of a fresh output's pages is part of the cost).
+
+A ``dispatch`` figure times a 64-element add whose input requires grad: the per-operator
+cost of eager PyTorch on this CPU (dispatcher, autograd bookkeeping, allocation), in
+million operators per second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hwadvisor.bench.sizing import Shape
+
+if TYPE_CHECKING:
+    from hwadvisor.bench.devices import Target
+    from hwadvisor.bench.kernels import KernelCase
+    from hwadvisor.models.facts import Facts
+
+MIB = 1024 * 1024
+#: Cache sizes assumed when the probe could not read them (per core L2, total L3).
+DEFAULT_L2 = 1 * MIB
+DEFAULT_L3 = 32 * MIB
+#: Channels and spatial size of the NCHW tensors of the batch-norm and pooling families.
+CHANNELS, SIDE = 64, 16
+#: Row length of the layer-norm (a hidden size) and softmax (a sequence) families.
+HIDDEN, SEQ = 768, 128
+#: Budget weight of each (family, level) figure and of the dispatch figure.
+SWEEP_WEIGHT = 0.08
+DISPATCH_WEIGHT = 0.05
+#: Each sweep figure may start with this little of the budget (one short measurement).
+SWEEP_MIN_ALLOT_S = 0.03
+LEVELS = ("l2", "l3", "dram")
+#: The counted operator calls the dispatch figure stands for, per timed statement.
+DISPATCH_WORK = 1000.0
+
+
+@dataclass(frozen=True)
+class Family:
+    """One operator family: counted bytes per element of its input, and its row layout."""
+
+    name: str
+    bytes_per_element: float
+    layout: str  # "nchw", "rows:<n>" or "flat"
+
+
+#: Counted bytes per input element (fp32): all tensors read and written, as the counter
+#: sums them. add: a, b, out; batch norm: x, out; its backward: grad, x, grad_in;
+#: max pool 2x2 with indices: x + out/4 + int64 indices/4; bernoulli_: self in and out.
+FAMILIES = (
+    Family("eltwise", 12.0, "flat"),
+    Family("batch_norm", 8.0, "nchw"),
+    Family("batch_norm_backward", 12.0, "nchw"),
+    Family("max_pool", 7.0, "nchw"),
+    Family("dropout", 8.0, "flat"),
+    Family("layer_norm", 8.0, f"rows:{HIDDEN}"),
+    Family("softmax", 8.0, f"rows:{SEQ}"),
+    Family("gelu", 8.0, "flat"),
+)
+
+
+def level_bytes(facts: Facts | None, threads: int) -> dict[str, int]:
+    """The working set (bytes moved by one call) aimed at for each level."""
+    l2 = facts.cpu.l2_bytes if facts is not None and facts.cpu.l2_bytes else DEFAULT_L2
+    l3 = facts.cpu.l3_bytes if facts is not None and facts.cpu.l3_bytes else DEFAULT_L3
+    l2_all = l2 * max(1, threads)
+    return {"l2": l2_all // 2, "l3": max(l3 // 2, 2 * l2_all), "dram": 2 * max(l3, l2_all)}
+
+
+def family_shape(family: Family, working_set: int) -> Shape:
+    """The input shape of ``family`` whose call moves about ``working_set`` bytes."""
+    elements = max(1, int(working_set / family.bytes_per_element))
+    if family.layout == "nchw":
+        return (max(1, elements // (CHANNELS * SIDE * SIDE)), CHANNELS, SIDE, SIDE)
+    if family.layout.startswith("rows:"):
+        row = int(family.layout.split(":")[1])
+        return (max(1, elements // row), row)
+    return (elements,)
+
+
+def family_work(family: Family) -> Callable[[Shape], float]:
+    """Counted bytes of one call at ``shape``."""
+
+    def work(shape: Shape) -> float:
+        n = 1
+        for d in shape:
+            n *= d
+        return family.bytes_per_element * n
+
+    return work
+
+
+def family_statement(torch: Any, family: str, shape: Shape) -> Callable[[], object]:
+    """Inputs for one call of ``family`` at ``shape``, and the call."""
+    aten = torch.ops.aten
+    x = torch.randn(*shape)
+    if family == "eltwise":
+        y = torch.randn(*shape)
+        return lambda: torch.add(x, y)
+    if family in ("batch_norm", "batch_norm_backward"):
+        c = shape[1]
+        w, b = torch.ones(c), torch.zeros(c)
+        rm, rv = torch.zeros(c), torch.ones(c)
+        if family == "batch_norm":
+            return lambda: aten.native_batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5)
+        _, mean, invstd = aten.native_batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5)
+        g = torch.randn(*shape)
+        mask = [True, True, True]
+        return lambda: aten.native_batch_norm_backward(
+            g, x, w, rm, rv, mean, invstd, True, 1e-5, mask
+        )
+    if family == "max_pool":
+        return lambda: aten.max_pool2d_with_indices(x, [2, 2], [2, 2])
+    if family == "dropout":
+        return lambda: x.bernoulli_(0.9)
+    if family == "layer_norm":
+        w, b = torch.ones(shape[-1]), torch.zeros(shape[-1])
+        return lambda: aten.native_layer_norm(x, [shape[-1]], w, b, 1e-5)
+    if family == "softmax":
+        return lambda: aten._softmax(x, -1, False)
+    if family == "gelu":
+        return lambda: aten.gelu(x)
+    raise ValueError(f"unknown sweep family {family}")
+
+
+def dispatch_statement(torch: Any) -> Callable[[], object]:
+    """A 64-element add with autograd recording: what eager pays per operator here."""
+    x = torch.randn(64, requires_grad=True)
+    y = torch.randn(64)
+    return lambda: torch.add(x, y)
+
+
+def sweep_cases(torch: Any, target: Target, facts: Facts | None) -> list[KernelCase]:
+    """The dispatch figure and every (family, level) figure, for a CPU target."""
+    from hwadvisor.bench.kernels import KernelCase
+
+    cases = [
+        KernelCase(
+            target,
+            "dispatch",
+            "fp32",
+            "Mop/s",
+            ((64,),),
+            lambda _s: DISPATCH_WORK,
+            lambda _s: dispatch_statement(torch),
+            weight=DISPATCH_WEIGHT,
+            min_allot_s=SWEEP_MIN_ALLOT_S,
+        )
+    ]
+    sizes = level_bytes(facts, target.threads)
+    for family in FAMILIES:
+        for level in LEVELS:
+            shape = family_shape(family, sizes[level])
+
+            def build(s: Shape, name: str = family.name) -> Callable[[], object]:
+                return family_statement(torch, name, s)
+
+            cases.append(
+                KernelCase(
+                    target,
+                    family.name,
+                    "fp32",
+                    "GB/s",
+                    (shape,),
+                    family_work(family),
+                    build,
+                    weight=SWEEP_WEIGHT,
+                    level=level,
+                    min_allot_s=SWEEP_MIN_ALLOT_S,
+                )
+            )
+    return cases

@@ -1,0 +1,157 @@
+"""GPU time of a counted model: each operator on the roofline, and eager PyTorch's host cost.
+
+For a workload whose profile lists its operators (a counted model, or a catalog CNN with
+counted groups in ``catalog/data/op_profiles.yaml``), a step on a catalog GPU is
+
+- products and convolutions: FLOPs at the lower of the compute roof (the catalog's
+  large-GEMM achieved fraction of the peak at the job's precision; TF32 for convolutions
+  under fp32 on Ampere and later, as PyTorch lets cuDNN do by default) and the memory roof
+  (arithmetic intensity x bandwidth; a product of effective size s moving its three
+  operands once does 2s/3 FLOPs per element, so 2s/(3b) per byte at b bytes per element);
+- memory-bound operators: their counted bytes (at the job's element size; autocast keeps
+  layer norm and softmax in fp32) times the passes their CUDA kernels make, over the
+  catalog's achieved share of the bandwidth;
+- the optimizer's passes over its state, over the same bandwidth.
+
+The host launches every operator asynchronously and pays for each (Python, dispatcher,
+autograd, cudaLaunchKernel; a cuDNN convolution costs more); the step takes the longer of
+the host's time and the GPU's. Figures and sources: ``catalog/data/gpu_time.yaml``.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from hwadvisor.models.workload import OpProfile, Precision, Task, Workload
+
+#: Families that are products rather than memory-bound operators.
+PRODUCTS = frozenset({"conv", "gemm", "other"})
+#: Forward FLOPs of a sample are multiplied by this for a training step (forward + backward).
+TRAIN_WORK = 3.0
+#: Kernels one optimizer step launches per pass (foreach / multi-tensor kernels).
+OPTIMIZER_PASSES = {"adamw": 8, "sgd": 3}
+#: Size of products whose size is unknown.
+UNKNOWN_SIZE = 256.0
+
+
+@functools.cache
+def gpu_constants() -> dict[str, Any]:
+    """``catalog/data/gpu_time.yaml``: host costs, kernel passes, autocast and TF32 rules."""
+    import yaml
+
+    text = resources.files("hwadvisor.catalog").joinpath("data").joinpath("gpu_time.yaml")
+    return dict(yaml.safe_load(text.read_text(encoding="utf-8")))
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """A GPU's roofs for one job: products (FLOP/s, bytes per element) and bandwidth."""
+
+    conv_flops_s: float
+    gemm_flops_s: float
+    conv_elem_bytes: float
+    gemm_elem_bytes: float
+    bandwidth: float  # bytes/s reached by streaming
+    conv_tensor_cores: bool = False  # convolutions on tensor cores (fp16/bf16/int8, TF32)
+
+    def rate(self, size: float, conv: bool) -> float:
+        """FLOP/s of a product of effective size ``size``: min(compute roof, memory roof)."""
+        roof = self.conv_flops_s if conv else self.gemm_flops_s
+        b = self.conv_elem_bytes if conv else self.gemm_elem_bytes
+        intensity = 2.0 * max(size, 1.0) / (3.0 * b)
+        return min(roof, intensity * self.bandwidth)
+
+
+def element_bytes(precision: Precision, family: str) -> float:
+    """Bytes per element a memory-bound operator of ``family`` moves at ``precision``."""
+    if precision is Precision.FP32:
+        return 4.0
+    if precision is Precision.AMP:
+        fp32 = gpu_constants()["autocast"]["fp32_families"]
+        return 4.0 if family in fp32 else 2.0
+    return 1.0 if precision is Precision.INT8 else 2.0
+
+
+@dataclass
+class GpuStep:
+    """Seconds by part on the GPU, the host's seconds, and the note that explains them."""
+
+    parts: dict[str, float]
+    host_s: float
+    launches: int
+
+
+def _products(wl: Workload, prof: OpProfile, roof: Roofline, work: float) -> dict[str, float]:
+    gemm = sum(b.flops * work / roof.rate(b.size, conv=False) for b in prof.gemm)
+    if prof.other_flops:
+        gemm += prof.other_flops * work / roof.rate(UNKNOWN_SIZE, conv=False)
+    parts = {"gemm": gemm}
+    if prof.conv_flops:
+        buckets = prof.conv or []
+        known = sum(b.flops for b in buckets)
+        conv = sum(b.flops * work / roof.rate(b.size, conv=True) for b in buckets)
+        rest = max(prof.conv_flops - known, 0.0)
+        conv += rest * work / roof.rate(UNKNOWN_SIZE, conv=True)
+        parts["conv"] = conv
+    return parts
+
+
+def _memory(wl: Workload, prof: OpProfile, roof: Roofline) -> tuple[float, float]:
+    """Seconds of the memory-bound operators, and of the layout transposes around convolutions."""
+    train = wl.task is Task.TRAIN
+    passes = gpu_constants()["passes"]
+    layout = gpu_constants()["layout"]
+    nchw = layout["default"] == "nchw" and not wl.channels_last
+    transposes = roof.conv_tensor_cores and nchw and bool(layout["tensor_core_transposes"])
+    seconds = moved_layout = 0.0
+    for g in prof.op_groups:
+        if (g.backward and not train) or not g.bytes:
+            continue
+        scale = element_bytes(wl.precision, g.family) / 4.0
+        if g.family == "conv":
+            if transposes:  # each tensor read and written once more
+                moved_layout += 2.0 * g.count * g.bytes * wl.batch_size * scale
+            continue
+        if g.family in PRODUCTS:
+            continue
+        factor = float(passes.get(g.family, 1.0))
+        seconds += g.count * g.bytes * wl.batch_size * scale * factor / roof.bandwidth
+    return seconds, moved_layout / roof.bandwidth
+
+
+def host_seconds(wl: Workload, prof: OpProfile) -> tuple[float, int]:
+    """Host seconds of one eager step and the operator launches they pay for."""
+    host = gpu_constants()["host"]
+    conv_s, op_s = float(host["conv_s"]), float(host["op_s"])
+    train = wl.task is Task.TRAIN
+    seconds, launches = 0.0, 0
+    for g in prof.op_groups:
+        if g.backward and not train:
+            continue
+        # A convolution's backward is two cuDNN calls (data and weight gradients).
+        each = conv_s * (2 if g.backward else 1) if g.family == "conv" else op_s
+        seconds += g.count * each
+        launches += g.count
+        if wl.precision is Precision.AMP and not g.backward and g.family in ("conv", "gemm"):
+            casts = g.count * int(gpu_constants()["autocast"]["casts_per_product"])
+            seconds += casts * op_s  # autocast casts each fp32 weight every step
+            launches += casts
+    if train:
+        passes = OPTIMIZER_PASSES.get(wl.optimizer.value, 3)
+        seconds += passes * op_s
+        launches += passes
+    return seconds, launches
+
+
+def gpu_step(wl: Workload, prof: OpProfile, roof: Roofline) -> GpuStep:
+    """The GPU's parts of one step of ``wl`` and the host time that feeds them."""
+    work = float(wl.batch_size) * (TRAIN_WORK if wl.task is Task.TRAIN else 1.0)
+    parts = _products(wl, prof, roof, work)
+    parts["memory"], layout = _memory(wl, prof, roof)
+    if layout:
+        parts["layout"] = layout
+    host, launches = host_seconds(wl, prof)
+    return GpuStep(parts=parts, host_s=host, launches=launches)

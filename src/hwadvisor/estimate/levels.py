@@ -1,0 +1,91 @@
+"""Memory-bound operators priced by where their working set lives: the bench's memory sweep.
+
+``hwadvisor bench`` times each operator family (element-wise, batch norm, max pooling,
+dropout, layer norm, softmax, GELU) at an L2-, an L3- and a DRAM-sized working set, and
+one tiny operator for the per-call cost (``bench.sweep``). This module turns those
+figures into seconds per byte as a function of the working set, so an operator of a
+small batch-norm CNN whose tensors sit in cache is priced at the rate this machine
+reaches from cache, and a large one at the rate it reaches from DRAM.
+
+Between the measured working sets the seconds per byte are interpolated in log size
+(the ERT way of reading a bandwidth-vs-size curve); outside them they are held at the
+nearest figure. The per-call cost measured by ``dispatch`` is taken out of each figure
+and charged once per operator launch instead, so small operators are not charged twice.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hwadvisor.models.bench import BenchReport
+
+#: A figure whose time is mostly the per-call cost keeps at least this share of it as data.
+MIN_DATA_SHARE = 0.25
+
+
+@dataclass
+class MemoryLevels:
+    """Seconds per counted byte by family and working set, and the measured per-call cost."""
+
+    curves: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    dispatch_s: float | None = None
+    threads: int | None = None
+
+    def seconds_per_byte(self, family: str, working_set: float) -> float | None:
+        """The family's seconds per byte at ``working_set`` (its own curve, else eltwise)."""
+        pts = self.curves.get(family) or self.curves.get("eltwise")
+        if not pts:
+            return None
+        if working_set <= pts[0][0]:
+            return pts[0][1]
+        if working_set >= pts[-1][0]:
+            return pts[-1][1]
+        for (w0, s0), (w1, s1) in itertools.pairwise(pts):
+            if w0 <= working_set <= w1:
+                t = (math.log(working_set) - math.log(w0)) / (math.log(w1) - math.log(w0))
+                return s0 + t * (s1 - s0)
+        return pts[-1][1]
+
+    def seconds(self, family: str, working_set: float, count: int = 1) -> float | None:
+        """Seconds of ``count`` operators of ``family``, each moving ``working_set`` bytes."""
+        spb = self.seconds_per_byte(family, working_set)
+        return None if spb is None else spb * working_set * count
+
+    def measured(self, family: str) -> bool:
+        """Whether the sweep measured this family (otherwise it is priced as eltwise)."""
+        return family in self.curves
+
+
+def _dispatch(bench: BenchReport) -> float | None:
+    """Seconds per operator call from the ``dispatch`` figure (fastest if several)."""
+    hits = [r for r in bench.results if r.device == "cpu" and r.kernel == "dispatch" and r.value]
+    if not hits:
+        return None
+    return 1.0 / (max(r.value for r in hits) * 1e6)
+
+
+def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
+    """The sweep's curves from a bench report; None when it has no sweep figures."""
+    if bench is None:
+        return None
+    dispatch = _dispatch(bench)
+    points: dict[str, dict[float, float]] = {}
+    threads = None
+    for r in bench.results:
+        if r.device != "cpu" or r.level is None or not r.working_set_bytes or r.value <= 0:
+            continue
+        ws = float(r.working_set_bytes)
+        call = ws / (r.value * 1e9)  # seconds of one call, from the figure
+        data = max(call - (dispatch or 0.0), MIN_DATA_SHARE * call)
+        spb = data / ws
+        fam = points.setdefault(r.kernel, {})
+        fam[ws] = min(fam.get(ws, spb), spb)  # the fastest of repeated figures
+        threads = threads or r.threads
+    if not points:
+        return None
+    curves = {k: sorted(v.items()) for k, v in points.items()}
+    return MemoryLevels(curves=curves, dispatch_s=dispatch, threads=threads)

@@ -1,0 +1,23 @@
+"""An estimate's error band: the range the project's own validation found for its class."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from hwadvisor.models.common import Document
+
+
+class TimeBand(Document):
+    """Low and high of a time (or throughput) estimate, from a validation table."""
+
+    low: float = Field(description="the estimate x the lowest measured/estimated ratio seen")
+    high: float = Field(description="the estimate x the highest measured/estimated ratio seen")
+    band_class: str = Field(
+        description="cpu_measured, cpu_assumed, catalog_cpu, catalog_gpu, catalog_gpu_host_bound, multi_gpu, llm_decode"
+    )
+    validated: bool = Field(
+        True,
+        description="false: no validation run covers this class; the widest validated band is used",
+    )
+    basis: str = Field(description="the validation run the band comes from")
+    check: str = Field(description="the command that checks the estimate on your machine")
