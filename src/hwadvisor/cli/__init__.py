@@ -40,6 +40,23 @@ def get_app() -> typer.Typer:
     return _APP
 
 
+_COMMAND: Any = None
+
+
+def get_command() -> Any:
+    """The click command typer builds from the app, built once per process.
+
+    Typer converts the whole command tree on every call of the app; a process that runs
+    many commands (the tests run hundreds) would rebuild it each time.
+    """
+    global _COMMAND
+    if _COMMAND is None:
+        import typer.main
+
+        _COMMAND = typer.main.get_command(get_app())
+    return _COMMAND
+
+
 def __getattr__(name: str) -> Any:
     if name == "app":
         return get_app()
@@ -81,6 +98,6 @@ def _run(args: list[str]) -> int:
     fast = try_fast_check(args)
     if fast is not None:
         return fast
-    rv = get_app()(args=args, prog_name="hwadvisor", standalone_mode=False)
+    rv = get_command()(args=args, prog_name="hwadvisor", standalone_mode=False)
     # Non-standalone click returns the command's value, or the code of a typer.Exit.
     return rv if isinstance(rv, int) else 0

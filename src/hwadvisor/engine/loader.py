@@ -9,6 +9,7 @@ the file, the line, the rule id and the field.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -179,11 +180,21 @@ def _check_rules(rules: list[Rule], text: str, where: str) -> None:
 
 
 def parse_rules_text(text: str, *, where: str) -> list[Rule]:
-    """Rules from YAML ``text``; ``where`` names the file in errors."""
+    """Rules from YAML ``text``; ``where`` names the file in errors.
+
+    Parsed once per text and place in a process: the rules are frozen models, and a
+    command run many times in one process (tests, ``fleet``) would otherwise re-parse
+    and re-validate the same files on every call. Errors are raised anew, never cached.
+    """
+    return list(_parse_cached(text, where))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_cached(text: str, where: str) -> tuple[Rule, ...]:
     data = _read_yaml(text, where)
     _check_shape(data, where)
-    rules = list(_rule_file(data, text, where).rules)
-    _check_rules(rules, text, where)
+    rules = tuple(_rule_file(data, text, where).rules)
+    _check_rules(list(rules), text, where)
     return rules
 
 
