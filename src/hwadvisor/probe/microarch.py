@@ -70,6 +70,18 @@ _ARM_PARTS: dict[int, tuple[str, dict[int, tuple[str, str]]]] = {
 
 _X86_VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD", "HygonGenuine": "Hygon"}
 
+#: Microarchitectures whose every part has AMX tile units (AMX-TILE, AMX-BF16, AMX-INT8;
+#: Granite Rapids adds AMX-FP16): Intel Architecture Instruction Set Extensions and
+#: Future Features Programming Reference (Intel document 319433, chapter 3, "Intel AMX"),
+#: and the 4th, 5th and 6th generation Xeon Scalable product briefs (2023-2024). When
+#: such a CPU shows no AMX flag, the hypervisor or an old kernel hides it.
+AMX_MICROARCHS = frozenset({"sapphirerapids", "emeraldrapids", "graniterapids"})
+
+
+def has_amx(microarch: str | None) -> bool:
+    """Whether every CPU of this microarchitecture has AMX tile units."""
+    return microarch in AMX_MICROARCHS
+
 
 def x86_vendor(vendor_id: str | None) -> str | None:
     """Short vendor name of a CPUID vendor string (``GenuineIntel`` -> ``Intel``)."""

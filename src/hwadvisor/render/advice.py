@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hwadvisor.render import stdout_console, yes_no
+from hwadvisor.render.cost import picks_of, render_costs
+from hwadvisor.render.layout import Col, FitTable, Hanging
+from hwadvisor.render.llm import render_advice_serving
 from hwadvisor.units import duration, human_bytes
 
 if TYPE_CHECKING:
@@ -34,22 +37,34 @@ def _verdict(doc: Advice, con: Console) -> None:
 
 
 def _evidence(doc: Advice, con: Console) -> None:
-    from rich.table import Table
-
     m = doc.machine
     machine = f"{m.cpu_model or 'unknown CPU'}, {m.usable_cores or '?'} usable cores, {human_bytes(m.memory_total_bytes)}"
     gpus = ", ".join(m.gpus) if m.gpus else "no GPU"
     con.print(
-        f"[bold]Machine[/] {machine}; {gpus}; torch {m.torch or 'not installed'}"
-        + (f" [dim](from {m.from_file})[/]" if m.from_file else "")
+        Hanging(
+            "[bold]Machine[/] ",
+            f"{machine}; {gpus}; torch {m.torch or 'not installed'}"
+            + (f" [dim](from {m.from_file})[/]" if m.from_file else ""),
+            indent=2,
+        )
     )
     w = doc.workload
+    # A deadline and epochs are a training job's; a served model has neither.
+    training = w.task.value in ("train", "finetune")
     con.print(
-        f"[bold]Workload[/] {w.model or 'unnamed'} ({w.task.value}), batch {w.batch_size}, precision {w.precision.value}"
-        + (f", {w.dataset_size:,} samples x {w.epochs:g} epochs" if w.dataset_size else "")
-        + (f", {w.qps:g} QPS" if w.qps else "")
-        + (f", {w.latency_ms:g} ms target" if w.latency_ms else "")
-        + f", deadline {w.deadline_hours:g} h"
+        Hanging(
+            "[bold]Workload[/] ",
+            f"{w.model or 'unnamed'} ({w.task.value}), batch {w.batch_size}, precision {w.precision.value}"
+            + (
+                f", {w.dataset_size:,} samples x {w.epochs:g} epochs"
+                if w.dataset_size and training
+                else ""
+            )
+            + (f", {w.qps:g} QPS" if w.qps else "")
+            + (f", {w.latency_ms:g} ms target" if w.latency_ms else "")
+            + (f", deadline {w.deadline_hours:g} h" if training else ""),
+            indent=2,
+        )
     )
     if doc.bench is not None:
         figures = sorted(
@@ -57,20 +72,17 @@ def _evidence(doc: Advice, con: Console) -> None:
             key=lambda r: (r.kernel, r.dtype),
         )
         shown = ", ".join(f"{r.kernel} {r.dtype} {r.value:.0f} {r.unit}" for r in figures[:6])
-        con.print(f"[bold]Measured here[/] {shown or 'nothing'}")
+        con.print(Hanging("[bold]Measured here[/] ", shown or "nothing", indent=2))
     else:
         con.print("[bold]Measured here[/] nothing (no microbenchmark)")
+    _estimates(doc, con)
+
+
+def _estimates(doc: Advice, con: Console) -> None:
+    here = doc.estimates.here
     rows = (
-        [
-            (
-                "this machine (CPU)",
-                doc.estimates.here.total_time_s,
-                doc.estimates.here.memory_bytes,
-                doc.estimates.here.fits,
-                doc.estimates.here.basis,
-            )
-        ]
-        if doc.estimates.here
+        [("this machine (CPU)", here.total_time_s, here.memory_bytes, here.fits, here.basis)]
+        if here
         else []
     )
     rows += [
@@ -78,16 +90,34 @@ def _evidence(doc: Advice, con: Console) -> None:
         for a in doc.estimates.alternatives
     ]
     if not rows:
-        con.print("[bold]Estimates[/] none (give --model or --params/--flops-per-sample)")
+        con.print(
+            Hanging(
+                "[bold]Estimates[/] ",
+                "none (give --model or --params/--flops-per-sample)",
+                indent=2,
+            )
+        )
         return
-    table = Table(title="Estimates", title_justify="left", show_edge=False)
-    for col in ("device", "time", "memory", "fits", "basis"):
-        table.add_column(col)
-    for name, t, mem, fits, basis in rows:
+    columns = [
+        Col("device", wrap=True, min_width=12),
+        Col("time", "right"),
+        Col("memory", "right"),
+        Col("fits"),
         # The basis names its source in parentheses; the JSON keeps it whole.
-        short = (basis or "").split(" (")[0]
-        table.add_row(name, duration(t), human_bytes(mem), yes_no(fits), f"[dim]{short}[/]")
-    con.print(table)
+        Col("basis", wide=True),
+    ]
+    table = [
+        [
+            name,
+            duration(t),
+            human_bytes(mem),
+            yes_no(fits),
+            f"[dim]{(basis or '').split(' (')[0]}[/]",
+        ]
+        for name, t, mem, fits, basis in rows
+    ]
+    con.print(FitTable(columns, table, title="Estimates"))
+    render_advice_serving(doc, con)  # a language model served: tokens/s
 
 
 def _alt_name(a: Alternative) -> str:
@@ -105,8 +135,9 @@ def _findings(doc: Advice, con: Console) -> None:
         style = _SEVERITY_STYLE[severity]
         con.print(f"\n[{style}]{severity.upper()}[/]")
         for f in group:
-            con.print(f"  [{style}]{f.rule}[/] [bold]{f.title}[/] [dim]({', '.join(f.source)})[/]")
-            con.print(f"    {f.message}", soft_wrap=False)
+            head = f"[{style}]{f.rule}[/] [bold]{f.title}[/] [dim]({', '.join(f.source)})[/]"
+            con.print(Hanging("  ", head, indent=4))
+            con.print(Hanging("    ", f.message))
 
 
 def _migration(doc: Advice, con: Console) -> None:
@@ -114,8 +145,9 @@ def _migration(doc: Advice, con: Console) -> None:
         return
     con.print("\n[bold]Moving from CPU to GPU: checklist[/]")
     for i, step in enumerate(doc.migration, 1):
-        con.print(f"  {i}. [bold]{step.title}[/] [dim]({step.rule}; {', '.join(step.source)})[/]")
-        con.print(f"     {step.step}")
+        head = f"[bold]{step.title}[/] [dim]({step.rule}; {', '.join(step.source)})[/]"
+        con.print(Hanging(f"  {i}. ", head, indent=5))
+        con.print(Hanging("     ", step.step))
 
 
 def render_advice(doc: Advice, console: Console | None = None) -> None:
@@ -123,5 +155,8 @@ def render_advice(doc: Advice, console: Console | None = None) -> None:
     con = console or stdout_console()
     _verdict(doc, con)
     _evidence(doc, con)
+    est = doc.estimates
+    costs = [("this machine", est.here.cost if est.here else None)]
+    render_costs(con, costs + [(_alt_name(a), a.cost) for a in est.alternatives], picks_of(est))
     _findings(doc, con)
     _migration(doc, con)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
 from hwadvisor.render import stdout_console
+from hwadvisor.render.layout import Col, FitTable, Hanging
 from hwadvisor.units import duration
 
 if TYPE_CHECKING:
@@ -43,38 +46,35 @@ def _shape(r: BenchResult) -> str:
     return "x".join(str(d) for d in r.shape)
 
 
-def results_table(report: BenchReport) -> object:
-    """A rich Table with one row per figure."""
-    from rich.table import Table
-
-    table = Table(title="Measured throughput", title_justify="left")
-    for col, justify in (
-        ("device", "left"),
-        ("kernel", "left"),
-        ("dtype", "left"),
-        ("size", "right"),
-        ("rate", "right"),
-        ("unit", "left"),
-        ("IQR", "right"),
-        ("runs", "right"),
-        ("thr", "right"),
-        ("peak", "right"),
-    ):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for r in report.results:
-        table.add_row(
+def results_table(report: BenchReport) -> FitTable:
+    """One row per figure; the spread, runs and threads fold below a row on a narrow
+    terminal, and the rate never parts from its unit."""
+    columns = [
+        Col("device"),
+        Col("kernel"),
+        Col("dtype"),
+        Col("size", "right"),
+        Col("rate", "right"),
+        Col("of peak", "right"),
+        Col("IQR", "right", fold=3),
+        Col("runs", "right", fold=2),
+        Col("threads", "right", fold=1),
+    ]
+    rows = [
+        [
             r.device,
             r.kernel,
             r.dtype,
             _shape(r),
-            _number(r),
-            r.unit,
+            _value(r),
+            _efficiency(r),
             _spread(r),
             str(r.runs),
             str(r.threads) if r.threads is not None else "-",
-            _efficiency(r),
-        )
-    return table
+        ]
+        for r in report.results
+    ]
+    return FitTable(columns, rows, title="Measured throughput")
 
 
 def bar_lines(report: BenchReport, *, width: int = BAR_WIDTH) -> list[str]:
@@ -97,11 +97,21 @@ def bar_lines(report: BenchReport, *, width: int = BAR_WIDTH) -> list[str]:
     return lines
 
 
+def _bar_room(report: BenchReport, width: int) -> int:
+    """The longest bar that leaves room for the label and the figure on one line."""
+    rows = [r for r in report.results if r.kernel in ("matmul", "conv2d")]
+    if not rows:
+        return BAR_WIDTH
+    label = max(len(f"{r.device} {r.kernel} {r.dtype}") for r in rows)
+    figure = max(len(_value(r)) for r in rows)
+    return max(8, min(BAR_WIDTH, width - label - figure - 2))
+
+
 def render_bench(report: BenchReport, console: Console | None = None) -> None:
     """Print the report: table, bar chart, derived evidence, skips, and the budget used."""
     con = console or stdout_console()
     con.print(results_table(report))
-    bars = bar_lines(report)
+    bars = bar_lines(report, width=_bar_room(report, con.width))
     if bars:
         con.print("\n[bold]Compute throughput by dtype[/]")
         for line in bars:
@@ -109,11 +119,11 @@ def render_bench(report: BenchReport, console: Console | None = None) -> None:
     if report.derived:
         con.print("\n[bold]Evidence[/]")
         for d in report.derived:
-            con.print(f"  • {d.text}", markup=False)
+            con.print(Hanging("  • ", Text(d.text)))
     if report.skipped:
         con.print("\n[bold]Not measured[/]")
         for s in report.skipped:
-            con.print(f"  • {s.device} {s.kernel} {s.dtype}: {s.reason}", markup=False)
+            con.print(Hanging("  • ", Text(f"{s.device} {s.kernel} {s.dtype}: {s.reason}")))
     footer = f"\n{duration(report.elapsed_s)} of a {duration(report.budget_s)} budget, torch {report.torch_version}"
     if report.interrupted:
         footer += " [bold yellow](interrupted: partial figures)[/]"

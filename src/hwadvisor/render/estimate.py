@@ -6,6 +6,9 @@ import math
 from typing import TYPE_CHECKING
 
 from hwadvisor.render import stdout_console
+from hwadvisor.render.cost import picks_of, render_costs
+from hwadvisor.render.layout import Col, FitTable, Hanging
+from hwadvisor.render.llm import llm_title, render_llm
 from hwadvisor.units import duration, human_bytes
 
 if TYPE_CHECKING:
@@ -28,21 +31,24 @@ def _label(est: DeviceEstimate) -> str:
     return label + (" (measured)" if est.measured else "")
 
 
-def _table(report: EstimateReport) -> object:
-    from rich.table import Table
-
+def _table(report: EstimateReport) -> FitTable:
     wl = report.workload
-    title = (
+    title = llm_title(report) or (
         f"{wl.model or 'workload'}: {wl.task.value}, batch {wl.batch_size}, {wl.precision.value}"
         + (f", {wl.optimizer.value}" if wl.task.value == "train" else "")
     )
-    table = Table(title=title, title_justify="left")
-    for col in ("device", "step", "total", "samples/s", "memory", "device memory", "fit"):
-        table.add_column(
-            col, justify="right" if col not in ("device", "fit") else "left", no_wrap=True
-        )
-    for est in report.estimates:
-        table.add_row(
+    columns = [
+        Col("device", wrap=True),
+        Col("step", "right"),
+        Col("total", "right"),
+        Col("samples/s", "right", fold=1),
+        Col("memory", "right"),
+        Col("capacity", "right", fold=2),
+        Col("fit"),
+        Col("basis", wide=True),
+    ]
+    rows = [
+        [
             _label(est),
             duration(est.step_time_s),
             duration(est.total_time_s),
@@ -50,8 +56,16 @@ def _table(report: EstimateReport) -> object:
             human_bytes(est.memory_bytes),
             human_bytes(est.device_memory_bytes),
             _fit(est),
-        )
-    return table
+            f"[dim]{_short_basis(est.basis)}[/]",
+        ]
+        for est in report.estimates
+    ]
+    return FitTable(columns, rows, title=title)
+
+
+def _short_basis(basis: str | None) -> str:
+    """The basis without its source in parentheses (the assumptions list it whole)."""
+    return (basis or "").split(" (")[0]
 
 
 def _chart(console: Console, report: EstimateReport) -> None:
@@ -66,14 +80,19 @@ def _chart(console: Console, report: EstimateReport) -> None:
     # Log scale: a CPU and a large GPU are often 100x apart, a linear bar would hide one.
     span = math.log10(hi / lo) if hi > lo else 0.0
     what = "total time" if use_total else "time per step"
-    console.print(f"\n[bold]{what}[/] (log scale, shorter is faster; colour = memory fit)")
+    console.print()
+    console.print(
+        Hanging("", f"[bold]{what}[/] (log scale, shorter is faster; colour = memory fit)")
+    )
     width = max(len(_label(e)) for e, _ in pairs)
+    # The label, two gaps and the longest duration ("12.3 days") beside the bar.
+    bar_room = max(8, min(BAR_WIDTH, console.width - width - 16))
     for est, t in pairs:
         if not t:
             console.print(f"  {_label(est):<{width}}  [yellow]unknown[/]")
             continue
         frac = (math.log10(t / lo) / span) if span else 1.0
-        n = max(1, round(4 + frac * (BAR_WIDTH - 4)))
+        n = max(1, round(min(4, bar_room // 4) + frac * (bar_room - min(4, bar_room // 4))))
         colour = "green" if est.fits else ("red" if est.fits is False else "yellow")
         console.print(f"  {_label(est):<{width}}  [{colour}]{'█' * n}[/] {duration(t)}")
 
@@ -85,14 +104,22 @@ def render_estimate(
     con = console or stdout_console()
     con.print(_table(report))
     _chart(con, report)
+    render_costs(con, [(_label(e), e.cost) for e in report.estimates], picks_of(report))
+    render_llm(con, report)  # tokens/s and priced alternatives of a language model
     for est in report.estimates:
-        if est.fixes:
+        if est.fixes and est.serving is None and est.finetune is None:
             steps = "; ".join(
                 f"{f.fix}: {human_bytes(f.memory_bytes)}{' (fits)' if f.fits else ''}"
                 for f in est.fixes
             )
+            con.print()
             con.print(
-                f"\n[bold]{_label(est)}[/] does not fit ({human_bytes(est.memory_bytes)}). Fixes in order: {steps}"
+                Hanging(
+                    "",
+                    f"[bold]{_label(est)}[/] does not fit ({human_bytes(est.memory_bytes)}). "
+                    f"Fixes in order: {steps}",
+                    indent=2,
+                )
             )
     if report.guidance:
         _guidance(con, report)
@@ -102,9 +129,10 @@ def render_estimate(
         notes = [a for a in est.assumptions if verbose or a not in seen]
         seen.update(est.assumptions)
         if notes:
-            con.print(f"  [bold]{_label(est)}[/]" + (f": {est.basis}" if est.basis else ""))
+            head = f"[bold]{_label(est)}[/]" + (f": {est.basis}" if est.basis else "")
+            con.print(Hanging("  ", head, indent=4))
             for note in notes:
-                con.print(f"    - {note}")
+                con.print(Hanging("    - ", note))
 
 
 def _guidance(con: Console, report: EstimateReport) -> None:
@@ -122,10 +150,12 @@ def _guidance(con: Console, report: EstimateReport) -> None:
     con.print(f"\n[bold]guidance[/] ({options})")
     for f in report.guidance:
         colour = colours.get(f.severity.value, "white")
-        con.print(
-            f"  [{colour}]{f.severity.value}[/] [bold]{f.rule}[/] {f.title}: {f.message}"
+        head = (
+            f"[{colour}]{f.severity.value}[/] [bold]{f.rule}[/] {f.title}"
             f" [dim]({', '.join(f.source)})[/]"
         )
+        con.print(Hanging("  ", head, indent=4))
+        con.print(Hanging("    ", f.message))
 
 
 def _num(v: float | None) -> str:
@@ -136,52 +166,58 @@ def _num(v: float | None) -> str:
 
 
 def render_devices(devices: dict[str, DeviceEntry], *, console: Console | None = None) -> None:
-    """The device catalog as a compact table (the JSON view has every field and source)."""
-    from rich.table import Table
-
+    """The device catalog as a compact table (the JSON view has every field and source);
+    at :data:`~hwadvisor.render.layout.WIDE` columns the full names show too."""
     con = console or stdout_console()
-    table = Table(
-        title="devices: dense peaks in TFLOP/s (int8 TOPS), memory GB, bandwidth GB/s",
-        title_justify="left",
-        box=None,
-        pad_edge=False,
-    )
-    for col in ("id", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "GB", "GB/s", "link"):
-        table.add_column(col, justify="left" if col in ("id", "link") else "right", no_wrap=True)
+    columns = [Col("id", wrap=True)]
+    columns += [Col(c, "right") for c in ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")]
+    columns += [Col("GB", "right"), Col("GB/s", "right"), Col("link"), Col("name", wide=True)]
+    rows = []
     for d in devices.values():
         p = d.peaks_tflops
         cells = [_num(v) for v in (p.fp32, p.tf32, p.bf16, p.fp16, p.fp8, p.int8)]
         link = {"infinity-fabric": "IF", "ethernet": "eth"}.get(
             d.interconnect.kind, d.interconnect.kind
         )
-        table.add_row(d.id, *cells, _num(d.memory_bytes / 1e9), _num(d.bandwidth_gb_s), link)
-    con.print(table)
+        rows.append(
+            [d.id, *cells, _num(d.memory_bytes / 1e9), _num(d.bandwidth_gb_s), link, d.name]
+        )
+    title = "devices: dense peaks in TFLOP/s (int8 TOPS), memory GB, bandwidth GB/s"
+    con.print(FitTable(columns, rows, title=title))
     con.print("[dim]sources and achieved fractions: hwadvisor catalog devices --json[/]")
 
 
 def render_models(models: dict[str, ModelEntry], *, console: Console | None = None) -> None:
-    """The model catalog as a table."""
-    from rich.table import Table
-
+    """The model catalog as a table; what activation memory is computed from folds below
+    each row on a narrow terminal."""
     con = console or stdout_console()
-    table = Table(title="models (forward FLOPs per sample, real FLOPs)", title_justify="left")
-    for col in ("id", "kind", "params", "GFLOPs", "input", "activations"):
-        table.add_column(col, justify="right" if col in ("params", "GFLOPs") else "left")
+    columns = [
+        Col("id", wrap=True),
+        Col("kind"),
+        Col("params", "right"),
+        Col("GFLOPs", "right"),
+        Col("input", fold=1),
+        Col("activations", fold=2),
+    ]
+    rows = []
     for m in models.values():
         size = (
             f"seq {m.seq_len}"
             if m.seq_len
             else ("x".join(str(d) for d in m.input_shape) if m.input_shape else "–")
         )
-        table.add_row(
-            m.id,
-            m.kind.value,
-            f"{m.params / 1e6:,.1f} M",
-            f"{m.flops_per_sample / 1e9:,.1f}",
-            size,
-            _activations(m),
+        rows.append(
+            [
+                m.id,
+                m.kind.value,
+                f"{m.params / 1e6:,.1f} M",
+                f"{m.flops_per_sample / 1e9:,.1f}",
+                size,
+                _activations(m),
+            ]
         )
-    con.print(table)
+    title = "models (forward FLOPs per sample, real FLOPs)"
+    con.print(FitTable(columns, rows, title=title))
 
 
 def _activations(m: ModelEntry) -> str:
