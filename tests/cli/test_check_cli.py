@@ -76,6 +76,22 @@ def test_output_file_written_whole(cli: Cli, tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["facts.json"]  # no dot-file left behind
 
 
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+@pytest.mark.parametrize("human", [False, True], ids=["json", "terminal"])
+def test_output_file_mode_follows_the_umask(
+    cli: Cli, tmp_path: Path, umask: int, mode: int, human: bool
+) -> None:
+    """docs/provisioning.md: --output writes as a shell redirect would, 0666 less the umask."""
+    target = tmp_path / "facts.json"
+    old = os.umask(umask)
+    try:
+        result = cli("check", *([] if human else ["--json"]), "--output", str(target))
+    finally:
+        os.umask(old)
+    assert result.code == 0, result.err
+    assert target.stat().st_mode & 0o777 == mode
+
+
 def test_output_to_missing_folder_is_one_line(cli: Cli, tmp_path: Path) -> None:
     result = cli("check", "--output", str(tmp_path / "nope" / "facts.json"))
     assert result.code == 2
