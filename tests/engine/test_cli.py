@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from hwadvisor.models.plain import SCHEMA_VERSION
 from hwadvisor.models.schemas import schema_for
 
 #: The shared runner (``tests/conftest.py``): ``cli(*args)`` -> (code, out, err).
@@ -141,7 +142,7 @@ def test_rules_list_show_validate(cli: Cli) -> None:
     code, out, _ = cli("rules", "list", "--json")
     assert code == 0
     doc = json.loads(out)
-    assert doc["schema_version"] == "1.0" and doc["tool"]["name"] == "hwadvisor"
+    assert doc["schema_version"] == SCHEMA_VERSION and doc["tool"]["name"] == "hwadvisor"
     ids = [r["id"] for r in doc["rules"]]
     assert ids == sorted(ids) and "HW401" in ids
     code, out, _ = cli("rules", "show", "hw401")

@@ -39,6 +39,15 @@ WORKLOAD_ARGS = {
     "qps": "qps",
     "latency_ms": "latency_ms",
     "deadline": "deadline_hours",
+    "method": "method",
+    "lora_rank": "lora_rank",
+    "lora_targets": "lora_targets",
+    "quant": "quant",
+    "context": "context",
+    "prompt_tokens": "prompt_tokens",
+    "output_tokens": "output_tokens",
+    "concurrency": "concurrency",
+    "engine": "engine",
 }
 
 

@@ -37,7 +37,7 @@ MODEL = typer.Option(
     None,
     "--model",
     "-m",
-    help="Catalog model (resnet50, bert-base, ...), module:callable or file.py:callable.",
+    help="Catalog model (resnet50, llama-3-8b, ...), module:callable, file.py:callable, or a language model's Hugging Face id (org/name, from the local cache), folder, config.json or .gguf file.",
 )
 PARAMS = typer.Option(
     None,
@@ -69,9 +69,70 @@ TASK = typer.Option(
     None,
     "--task",
     case_sensitive=False,
-    help="train or infer (default from the scenario, else train).",
+    help="train, infer, serve (a language model, in tokens/s) or finetune (default from the scenario: a language model serves under inference and edge; else train).",
 )
 QPS = typer.Option(None, "--qps", help="Inference: requests per second to sustain.")
 LATENCY_MS = typer.Option(None, "--latency-ms", help="Inference: latency target in ms.")
 DEADLINE = typer.Option(None, "--deadline", help="Training: hours the job may take (default 24).")
 CATALOG = typer.Option(None, "--catalog", help="Extra catalog YAML file (merged by id).")
+
+# Language models (--task serve / finetune; docs/llm.md). Closed choices are the model's
+# enums; the bounds (a context above 0, ...) are the Workload model's.
+METHOD = typer.Option(
+    None,
+    "--method",
+    case_sensitive=False,
+    help="Fine-tuning method: full, lora or qlora (implies --task finetune).",
+)
+LORA_RANK = typer.Option(None, "--lora-rank", help="LoRA rank r (default 16).")
+LORA_TARGETS = typer.Option(
+    None,
+    "--lora-targets",
+    case_sensitive=False,
+    help="Projections LoRA adapts: attn (q, k, v, o; default) or all-linear.",
+)
+QUANT = typer.Option(
+    None,
+    "--quant",
+    case_sensitive=False,
+    help="Serving weight format (default: the checkpoint's own dtype or format).",
+)
+CONTEXT = typer.Option(
+    None,
+    "--context",
+    help="Serving: tokens of context reserved per sequence (default 4096, not the model's maximum).",
+)
+PROMPT_TOKENS = typer.Option(
+    None, "--prompt-tokens", help="Serving: prompt tokens per request (default 512)."
+)
+OUTPUT_TOKENS = typer.Option(
+    None, "--output-tokens", help="Serving: generated tokens per request (default 128)."
+)
+CONCURRENCY = typer.Option(
+    None, "--concurrency", help="Serving: sequences decoded together (default 1)."
+)
+ENGINE = typer.Option(
+    None,
+    "--engine",
+    case_sensitive=False,
+    help="Serving engine class (default: llama.cpp for GGUF formats and CPUs, else vllm).",
+)
+
+# The pricing options (`estimate`, `recommend`, `fleet`): what prices the estimates.
+PRICES = typer.Option(
+    None,
+    "--prices",
+    help="Price file over the shipped instance catalog: a SkyPilot vms.csv, a gpuhunt CSV or ours.",
+)
+PRICE_PER_HOUR = typer.Option(
+    None, "--price-per-hour", help="Own hardware: USD per hour of this machine ('here')."
+)
+PURCHASE_USD = typer.Option(
+    None, "--purchase-usd", help="Own hardware: purchase price in USD, spread over --years."
+)
+YEARS = typer.Option(None, "--years", help="Own hardware: years the purchase is spread over.")
+ELECTRICITY = typer.Option(
+    None,
+    "--electricity-usd-kwh",
+    help="Own hardware: electricity in USD per kWh, added at board power (with --purchase-usd).",
+)

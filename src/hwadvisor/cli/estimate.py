@@ -9,7 +9,18 @@ import typer
 
 from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
-from hwadvisor.models.workload import Budget, Optimizer, Precision, Scenario, Task, Team
+from hwadvisor.models.workload import (
+    Budget,
+    FinetuneMethod,
+    LoraTargets,
+    Optimizer,
+    Precision,
+    Quant,
+    Scenario,
+    ServingEngine,
+    Task,
+    Team,
+)
 
 
 @app.command()
@@ -25,6 +36,15 @@ def estimate(
     input_shape: wl.Shape | None = wl.INPUT_SHAPE,
     params: int | None = wl.PARAMS,
     flops_per_sample: float | None = wl.FLOPS_PER_SAMPLE,
+    method: FinetuneMethod | None = wl.METHOD,
+    lora_rank: int | None = wl.LORA_RANK,
+    lora_targets: LoraTargets | None = wl.LORA_TARGETS,
+    quant: Quant | None = wl.QUANT,
+    context: int | None = wl.CONTEXT,
+    prompt_tokens: int | None = wl.PROMPT_TOKENS,
+    output_tokens: int | None = wl.OUTPUT_TOKENS,
+    concurrency: int | None = wl.CONCURRENCY,
+    engine: ServingEngine | None = wl.ENGINE,
     on: list[str] | None = typer.Option(
         None,
         "--on",

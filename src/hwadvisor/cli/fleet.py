@@ -9,7 +9,16 @@ import typer
 from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 from hwadvisor.errors import ExitCode, FactsError
-from hwadvisor.models.workload import Optimizer, Precision, Scenario, Task
+from hwadvisor.models.workload import (
+    FinetuneMethod,
+    LoraTargets,
+    Optimizer,
+    Precision,
+    Quant,
+    Scenario,
+    ServingEngine,
+    Task,
+)
 
 
 @app.command()
@@ -35,6 +44,15 @@ def fleet(
     qps: float | None = wl.QPS,
     latency_ms: float | None = wl.LATENCY_MS,
     deadline: float | None = wl.DEADLINE,
+    method: FinetuneMethod | None = wl.METHOD,
+    lora_rank: int | None = wl.LORA_RANK,
+    lora_targets: LoraTargets | None = wl.LORA_TARGETS,
+    quant: Quant | None = wl.QUANT,
+    context: int | None = wl.CONTEXT,
+    prompt_tokens: int | None = wl.PROMPT_TOKENS,
+    output_tokens: int | None = wl.OUTPUT_TOKENS,
+    concurrency: int | None = wl.CONCURRENCY,
+    engine: ServingEngine | None = wl.ENGINE,
     json_out: bool = typer.Option(False, "--json", help="Print the ranking as JSON on stdout."),
     output: str | None = typer.Option(
         None, "--output", "-o", help="Also write the JSON ranking to FILE (atomically)."

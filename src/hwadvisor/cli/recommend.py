@@ -15,7 +15,18 @@ import typer
 from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 from hwadvisor.errors import ExitCode
-from hwadvisor.models.workload import Budget, Optimizer, Precision, Scenario, Team
+from hwadvisor.models.workload import (
+    Budget,
+    FinetuneMethod,
+    LoraTargets,
+    Optimizer,
+    Precision,
+    Quant,
+    Scenario,
+    ServingEngine,
+    Task,
+    Team,
+)
 
 if TYPE_CHECKING:
     from hwadvisor.models.advice import Advice
@@ -42,6 +53,16 @@ def recommend(
     qps: float | None = wl.QPS,
     latency_ms: float | None = wl.LATENCY_MS,
     deadline: float | None = wl.DEADLINE,
+    method: FinetuneMethod | None = wl.METHOD,
+    lora_rank: int | None = wl.LORA_RANK,
+    lora_targets: LoraTargets | None = wl.LORA_TARGETS,
+    quant: Quant | None = wl.QUANT,
+    context: int | None = wl.CONTEXT,
+    prompt_tokens: int | None = wl.PROMPT_TOKENS,
+    output_tokens: int | None = wl.OUTPUT_TOKENS,
+    concurrency: int | None = wl.CONCURRENCY,
+    engine: ServingEngine | None = wl.ENGINE,
+    task: Task | None = wl.TASK,
     budget: Budget = typer.Option(Budget.NORMAL, "--budget", help="low, normal or high."),
     team: Team | None = typer.Option(None, "--team", help="new, experienced or cluster."),
     facts_file: str | None = typer.Option(

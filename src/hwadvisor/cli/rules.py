@@ -10,7 +10,18 @@ import typer
 from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 from hwadvisor.cli._common import print_json
-from hwadvisor.models.workload import Budget, Optimizer, Precision, Scenario, Team
+from hwadvisor.models.workload import (
+    Budget,
+    FinetuneMethod,
+    LoraTargets,
+    Optimizer,
+    Precision,
+    Quant,
+    Scenario,
+    ServingEngine,
+    Task,
+    Team,
+)
 
 if TYPE_CHECKING:
     from hwadvisor.models.rules import Rule
@@ -133,6 +144,16 @@ def explain_rule(
     qps: float | None = wl.QPS,
     latency_ms: float | None = wl.LATENCY_MS,
     deadline: float | None = wl.DEADLINE,
+    method: FinetuneMethod | None = wl.METHOD,
+    lora_rank: int | None = wl.LORA_RANK,
+    lora_targets: LoraTargets | None = wl.LORA_TARGETS,
+    quant: Quant | None = wl.QUANT,
+    context: int | None = wl.CONTEXT,
+    prompt_tokens: int | None = wl.PROMPT_TOKENS,
+    output_tokens: int | None = wl.OUTPUT_TOKENS,
+    concurrency: int | None = wl.CONCURRENCY,
+    engine: ServingEngine | None = wl.ENGINE,
+    task: Task | None = wl.TASK,
     budget: Budget = typer.Option(Budget.NORMAL, "--budget"),
     team: Team | None = typer.Option(None, "--team"),
     bench_file: str | None = typer.Option(

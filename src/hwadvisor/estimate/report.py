@@ -54,8 +54,11 @@ def estimate_workload(
         else:
             entry = found[dev].entry
             n = gpus if entry.kind is DeviceKind.GPU else 1
-            rates = catalog_rates(entry, workload.precision)
-            est = _estimate(workload, rates, gpus=n, gpu=entry.kind is not DeviceKind.CPU)
+            if workload.task.is_llm:
+                est = _llm_on(workload, entry, n, facts=None, bench=None)
+            else:
+                rates = catalog_rates(entry, workload.precision)
+                est = _estimate(workload, rates, gpus=n, gpu=entry.kind is not DeviceKind.CPU)
             if found[dev].notes:
                 est = est.model_copy(update={"assumptions": [*found[dev].notes, *est.assumptions]})
             if n != gpus:
@@ -68,9 +71,27 @@ def estimate_workload(
     return EstimateReport(workload=workload, estimates=estimates)
 
 
+def _llm_on(
+    wl: Workload,
+    entry: DeviceEntry | None,
+    gpus: int,
+    *,
+    facts: Facts | None,
+    bench: BenchReport | None,
+) -> DeviceEstimate:
+    """Serving or fine-tuning a language model (``--task serve|finetune``): hwadvisor.llm."""
+    from hwadvisor.estimate.llm_bridge import llm_estimate
+    from hwadvisor.estimate.llm_target import catalog_target, here_target
+
+    target = here_target(facts, bench) if entry is None else catalog_target(entry, gpus)
+    return llm_estimate(wl, target)
+
+
 def _here(wl: Workload, facts: Facts | None, bench: BenchReport | None) -> DeviceEstimate:
-    rates = here_rates(facts, bench, wl.precision)
-    est = _estimate(wl, rates, gpus=1, gpu=False)
+    if wl.task.is_llm:
+        est = _llm_on(wl, None, 1, facts=facts, bench=bench)
+    else:
+        est = _estimate(wl, here_rates(facts, bench, wl.precision), gpus=1, gpu=False)
     extra = []
     if facts is not None and facts.gpus:
         extra.append(

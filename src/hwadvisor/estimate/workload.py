@@ -14,6 +14,7 @@ from hwadvisor.errors import UsageError
 from hwadvisor.estimate.loading import load_callable, looks_like_user_model
 from hwadvisor.estimate.profile import analytic_profile, attention_flops, counted_profile
 from hwadvisor.models.workload import (
+    LlmShape,
     ModelKind,
     Optimizer,
     Precision,
@@ -22,8 +23,22 @@ from hwadvisor.models.workload import (
     checked_workload,
 )
 
-#: Batch when nobody says: a common default for training and for batched inference.
-DEFAULT_BATCH = {Task.TRAIN: 32, Task.INFER: 1}
+#: Batch when nobody says: a common default for training and for batched inference;
+#: fine-tuning a language model runs micro-batches of one sequence (gradient
+#: accumulation makes the effective batch), serving batches --concurrency sequences.
+DEFAULT_BATCH = {Task.TRAIN: 32, Task.INFER: 1, Task.SERVE: 1, Task.FINETUNE: 1}
+#: The options of language-model workloads, as build_workload takes them.
+LLM_OPTIONS = (
+    "method",
+    "lora_rank",
+    "lora_targets",
+    "quant",
+    "context",
+    "prompt_tokens",
+    "output_tokens",
+    "concurrency",
+    "engine",
+)
 
 
 def build_workload(
@@ -43,15 +58,25 @@ def build_workload(
     latency_ms: float | None = None,
     deadline_hours: float | None = None,
     extra_catalogs: list[Path] | None = None,
+    inference_default: bool = False,
+    **llm: Any,
 ) -> Workload:
     """The workload as understood, defaults filled in and unknowns left null.
 
-    ``model`` is a catalog id, ``module:callable`` or ``file.py:callable``; without it,
+    ``model`` is a catalog id, ``module:callable`` or ``file.py:callable``, or a language
+    model's Hugging Face id, folder, ``config.json`` or ``.gguf`` file; without it,
     ``params`` (with ``seq_len`` for transformer-like models: 2·N·s forward FLOPs per
-    sequence) or ``flops_per_sample`` describe the cost. The values are checked against
-    the :class:`Workload` model's bounds; a bad one raises UsageError naming its option,
-    an unknown catalog name CatalogError, each with one clear line.
+    sequence) or ``flops_per_sample`` describe the cost. ``llm`` holds the language-model
+    options (:data:`LLM_OPTIONS`: ``method``, ``quant``, ``context``, ...). Without a
+    ``task``: ``finetune`` when a ``method`` is given, else with ``inference_default``
+    (the inference and edge scenarios) ``serve`` for a language model and ``infer`` for
+    any other, else ``train``. The values are checked against the :class:`Workload`
+    model's bounds; a bad one raises UsageError naming its option, an unknown catalog
+    name CatalogError, each with one clear line.
     """
+    stray = sorted(set(llm) - set(LLM_OPTIONS))
+    if stray:
+        raise TypeError(f"build_workload() got unexpected options {stray}")
     said = {
         "params": params,
         "flops_per_sample": flops_per_sample,
@@ -66,8 +91,18 @@ def build_workload(
         "qps": qps,
         "latency_ms": latency_ms,
         "deadline_hours": deadline_hours,
+        **{
+            k: _lower(v) if k in ("method", "lora_targets", "quant", "engine") else v
+            for k, v in llm.items()
+        },
     }
     given = checked_workload({k: v for k, v in said.items() if v is not None})
+    llm_given = {k for k, v in llm.items() if v is not None}
+    shape, entry = _language_model(model, extra_catalogs)
+    task_said = given.task if task is not None else None
+    given = given.model_copy(
+        update={"task": pick_task(task_said, given, model, entry, shape, inference_default)}
+    )
     batch = given.batch_size if batch_size is not None else DEFAULT_BATCH[given.task]
     common: dict[str, Any] = {
         "task": given.task,
@@ -81,12 +116,102 @@ def build_workload(
         "deadline_hours": given.deadline_hours,
     }
     sizes = (given.params, given.flops_per_sample, given.seq_len, given.input_shape)
+    if given.task.is_llm and shape is not None:
+        from hwadvisor.estimate.llm_workload import llm_workload
+
+        base = _from_catalog(entry, *sizes, common) if entry is not None else None
+        return llm_workload(shape, given, base, batch_given=batch_size is not None, said=llm_given)
     if model is not None and looks_like_user_model(model):
         return _from_user_model(model, given.input_shape, given.seq_len, common)
-    if model is not None:
-        entry = find_model(model, extra_catalogs)
-        return _from_catalog(entry, *sizes, common)
-    return _from_sizes(*sizes, common)
+    if entry is not None:
+        wl = _from_catalog(entry, *sizes, common)
+    elif shape is not None:
+        from hwadvisor.estimate.llm_workload import shape_workload
+
+        wl = shape_workload(shape, given, common)
+    else:
+        wl = _from_sizes(*sizes, common)
+    if llm_given:
+        from hwadvisor.estimate.llm_workload import ignored_note
+
+        wl = wl.model_copy(
+            update={"assumptions": [*wl.assumptions, ignored_note(llm_given, wl.task)]}
+        )
+    return wl
+
+
+def _language_model(
+    model: str | None, extra_catalogs: list[Path] | None
+) -> tuple[LlmShape | None, ModelEntry | None]:
+    """The shape of ``model`` when it is a language model, and its catalog entry if any.
+
+    Catalog ids first (fuzzy, with a did-you-mean), unless ``model`` is an existing path
+    or a Hub id (``org/name``): those are read from the files or the local Hugging Face
+    cache; a Hub id a catalog entry names as its ``hf_repo`` uses that entry when the
+    cache lacks it.
+    """
+    if model is None or looks_like_user_model(model):
+        return None, None
+    from hwadvisor.estimate.llm_shape import (
+        catalog_for_hub_id,
+        catalog_shape,
+        looks_like_llm_path,
+        resolve_llm,
+    )
+
+    if looks_like_llm_path(model) and model.lower() not in _catalog_ids(extra_catalogs):
+        try:
+            return resolve_llm(model, extra_catalogs), None
+        except UsageError:
+            entry = catalog_for_hub_id(model, extra_catalogs)
+            if entry is None:
+                raise
+            return catalog_shape(entry), entry
+    entry = find_model(model, extra_catalogs)
+    return catalog_shape(entry), entry
+
+
+def _catalog_ids(extra_catalogs: list[Path] | None) -> set[str]:
+    from hwadvisor.catalog import load_models
+
+    return set(load_models(extra_catalogs))
+
+
+def pick_task(
+    said: Task | None,
+    given: Workload,
+    model: str | None,
+    entry: ModelEntry | None,
+    shape: LlmShape | None,
+    inference_default: bool,
+) -> Task:
+    """The task: as said, else from ``--method``, the scenario and the model (see
+    :func:`build_workload`); an LLM task for a model that is not one is a UsageError."""
+    task = said
+    if task is None:
+        if given.method is not None:
+            task = Task.FINETUNE
+        elif inference_default:
+            task = Task.SERVE if shape is not None else Task.INFER
+        else:
+            task = Task.TRAIN
+    if given.method is not None and task is not Task.FINETUNE:
+        raise UsageError(
+            f"--method {given.method.value} applies to --task finetune, not --task {task.value}"
+        )
+    if task.is_llm and shape is None:
+        what = f"--method {given.method.value}" if given.method else f"--task {task.value}"
+        if entry is not None:
+            got = f"'{entry.id}' is {_family(entry)}"
+        elif model is not None:
+            got = f"'{model}' is a torch module, counted as such"
+        else:
+            got = "no --model was given"
+        raise UsageError(
+            f"{what} needs a decoder language model (a catalog LLM such as llama-3-8b, a "
+            f"Hugging Face id, or a folder with config.json); {got}"
+        )
+    return task
 
 
 def _derived(**fields: Any) -> Workload:

@@ -10,6 +10,7 @@ from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.common import Document, Versioned
 from hwadvisor.models.estimate import DeviceEstimate
 from hwadvisor.models.finding import Finding
+from hwadvisor.models.llm import ServingFigures
 from hwadvisor.models.workload import Budget, Scenario, Team, Workload
 
 
@@ -78,6 +79,9 @@ class Alternative(Document):
     memory_bytes: int | None = None
     memory_fit: bool | None = None
     basis: str | None = None
+    serving: ServingFigures | None = Field(
+        None, description="--task serve: tokens/s, time to first token, KV cache there"
+    )
 
 
 class AdviceEstimates(Document):

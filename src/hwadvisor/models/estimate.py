@@ -7,6 +7,7 @@ from pydantic import Field
 from hwadvisor.models.band import TimeBand
 from hwadvisor.models.common import Document, Versioned
 from hwadvisor.models.finding import Finding
+from hwadvisor.models.llm import FinetuneFigures, ServingFigures
 from hwadvisor.models.workload import Budget, Scenario, Team, Workload
 
 
@@ -95,6 +96,13 @@ class DeviceEstimate(Document):
     )
     measured: bool = Field(
         False, description="true when step_time_s was measured by running the model"
+    )
+    serving: ServingFigures | None = Field(
+        None,
+        description="--task serve: tokens/s, time to first token, KV cache and concurrency (step_time_s is one batch of --concurrency requests, throughput_samples_s requests/s)",
+    )
+    finetune: FinetuneFigures | None = Field(
+        None, description="--task finetune: method, trainable parameters, tokens/s, lighter options"
     )
     time_breakdown_s: dict[str, float] = Field(
         default_factory=dict,

@@ -39,10 +39,56 @@ INFERENCE_SCENARIOS = frozenset({Scenario.INFERENCE, Scenario.EDGE})
 
 
 class Task(str, Enum):
-    """Training or inference."""
+    """Training, inference, serving a language model, or fine-tuning one."""
 
     TRAIN = "train"
     INFER = "infer"
+    SERVE = "serve"
+    FINETUNE = "finetune"
+
+    @property
+    def is_llm(self) -> bool:
+        """Serving or fine-tuning: priced by :mod:`hwadvisor.llm` (tokens, KV cache, LoRA)."""
+        return self in (Task.SERVE, Task.FINETUNE)
+
+
+class FinetuneMethod(str, Enum):
+    """How a language model is fine-tuned (``--method``)."""
+
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
+class LoraTargets(str, Enum):
+    """The projections LoRA adapts (``--lora-targets``): attention q/k/v/o, or every linear."""
+
+    ATTN = "attn"
+    ALL_LINEAR = "all-linear"
+
+
+class Quant(str, Enum):
+    """The weight format a language model is served in (``--quant``; catalog/data/quant.yaml)."""
+
+    FP32 = "fp32"
+    FP16 = "fp16"
+    BF16 = "bf16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    Q8_0 = "q8_0"
+    Q4_0 = "q4_0"
+    Q4_K_M = "q4_k_m"
+    AWQ = "awq"
+    GPTQ = "gptq"
+    NF4 = "nf4"
+
+
+class ServingEngine(str, Enum):
+    """The serving engine class (``--engine``; catalog/data/engines.yaml)."""
+
+    LLAMA_CPP = "llama.cpp"
+    VLLM = "vllm"
+    TRANSFORMERS = "transformers"
 
 
 class Precision(str, Enum):
@@ -144,6 +190,49 @@ SampleShape = Annotated[
 ]
 
 
+class LlmQuantization(Document):
+    """What a checkpoint's ``quantization_config`` says."""
+
+    method: str
+    bits: int | None = None
+    group_size: int | None = None
+    format_id: str | None = Field(None, description="the --quant format it maps to, when known")
+
+
+class LlmShape(Document):
+    """A decoder-only language model's shape, as its config states it (see docs/llm.md)."""
+
+    name: str
+    layers: int = Field(gt=0)
+    hidden: int = Field(gt=0)
+    heads: int = Field(gt=0)
+    kv_heads: int = Field(gt=0, description="KV heads (grouped-query / multi-query attention)")
+    head_dim: int = Field(gt=0)
+    intermediate: int = Field(gt=0)
+    vocab: int = Field(gt=0)
+    tied_embeddings: bool = False
+    gated_mlp: bool = True
+    attention_bias: bool = False
+    norms_per_layer: int = Field(2, ge=0)
+    experts: int = Field(1, ge=1)
+    experts_per_token: int = Field(1, ge=1)
+    expert_intermediate: int | None = Field(None, gt=0)
+    sliding_window: int | None = Field(None, gt=0)
+    sliding_layers: list[bool] = Field(
+        default_factory=list, description="one flag per layer: true where it attends over the window"
+    )
+    max_context: int | None = Field(None, gt=0, description="the advertised maximum context")
+    dtype: str = "bfloat16"
+    quantization: LlmQuantization | None = None
+    params_total: int = Field(gt=0, description="every parameter the checkpoint stores")
+    params_active: int = Field(gt=0, description="parameters one token uses (MoE: routed experts)")
+    weight_file_bytes: int | None = Field(
+        None, ge=0, description="bytes of the weight files found beside the config (exact)"
+    )
+    origin: str = Field("catalog", description="catalog, config, gguf or hub")
+    source: str = ""
+
+
 class Workload(Document):
     """A workload as understood, with defaults filled in; unknown stays null."""
 
@@ -196,6 +285,33 @@ class Workload(Document):
         description="fp32 activation bytes saved for backward per sample (CNN/MLP, measured)",
     )
     profile: OpProfile | None = None
+    # Language models (--task serve / finetune): the options, with their defaults, and the
+    # shape read from the catalog, a config.json, a GGUF file or the Hugging Face cache.
+    method: FinetuneMethod | None = Field(
+        None, description="fine-tuning method (--task finetune; lora when not given)"
+    )
+    lora_rank: int = Field(16, gt=0, le=65536, description="LoRA rank r")
+    lora_targets: LoraTargets = Field(
+        LoraTargets.ATTN, description="projections LoRA adapts: attn (q, k, v, o) or all-linear"
+    )
+    quant: Quant | None = Field(
+        None, description="serving weight format (null: the checkpoint's own dtype or format)"
+    )
+    context: int = Field(
+        4096,
+        gt=0,
+        le=10**7,
+        description="tokens of context reserved per sequence (KV cache); not the model's advertised maximum",
+    )
+    prompt_tokens: int = Field(512, ge=0, le=10**7, description="prompt tokens per request")
+    output_tokens: int = Field(128, ge=0, le=10**7, description="generated tokens per request")
+    concurrency: int = Field(1, gt=0, le=10**6, description="sequences decoded together")
+    engine: ServingEngine | None = Field(
+        None, description="serving engine class (null: llama.cpp for GGUF formats and CPUs, else vllm)"
+    )
+    llm: LlmShape | None = Field(
+        None, description="the language model's shape, when the model is one"
+    )
     assumptions: list[str] = Field(default_factory=list)
 
 
@@ -215,6 +331,15 @@ OPTIONS = {
     "qps": "--qps",
     "latency_ms": "--latency-ms",
     "deadline_hours": "--deadline",
+    "method": "--method",
+    "lora_rank": "--lora-rank",
+    "lora_targets": "--lora-targets",
+    "quant": "--quant",
+    "context": "--context",
+    "prompt_tokens": "--prompt-tokens",
+    "output_tokens": "--output-tokens",
+    "concurrency": "--concurrency",
+    "engine": "--engine",
 }
 
 

@@ -102,6 +102,7 @@ def _estimates(report: EstimateReport | None) -> AdviceEstimates:
             memory_bytes=e.memory_bytes,
             memory_fit=e.fits,
             basis=e.basis,
+            serving=e.serving,
         )
         for e in report.estimates
         if e.device != "here"

@@ -213,7 +213,8 @@ def estimate(
     from hwadvisor.estimate.report import DEFAULT_DEVICES
 
     _refuse_both(bench_file, no_bench)
-    wl = build_workload(**workload, extra_catalogs=catalogs)
+    inference = scenario is not None and scenario.is_inference
+    wl = build_workload(**workload, extra_catalogs=catalogs, inference_default=inference)
     devices = on or DEFAULT_DEVICES
     wants_here = any(d.lower() == "here" for d in devices)
     facts: Facts | None = None

@@ -150,16 +150,17 @@ def workload_for(
 ) -> Workload:
     """The workload from the user's options (see :func:`~hwadvisor.estimate.build_workload`).
 
-    Without a ``task`` it follows the scenario: inference for ``inference`` and ``edge``,
-    training otherwise (and when there is no scenario).
+    Without a ``task`` it follows the scenario: for ``inference`` and ``edge`` a language
+    model serves (``serve``) and any other model infers, otherwise training (and when
+    there is no scenario); a ``--method`` makes it fine-tuning.
     """
     from hwadvisor.estimate import build_workload
 
-    if task is None:
-        task = Task.INFER if scenario is not None and scenario.is_inference else Task.TRAIN
-    return build_workload(task=task, **options)
+    inference = scenario is not None and scenario.is_inference
+    return build_workload(task=task, inference_default=inference, **options)
 
 
 def scenario_for(workload: Workload) -> Scenario:
     """The scenario a workload implies when none is given: inference or training."""
-    return Scenario.INFERENCE if workload.task is Task.INFER else Scenario.TRAINING
+    serving = workload.task in (Task.INFER, Task.SERVE)
+    return Scenario.INFERENCE if serving else Scenario.TRAINING

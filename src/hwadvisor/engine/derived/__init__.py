@@ -4,6 +4,7 @@
 - :mod:`.gpus`: aggregates over the GPU list;
 - :mod:`.bench`: best figures and ratios of a microbenchmark report;
 - :mod:`.estimates`: the estimate slots and what follows from them;
+- :mod:`.llm`: per slot, what follows from a language model's serving or fine-tuning figures;
 - :mod:`.options`: the command-line options, and the verdict for the second pass.
 
 :data:`REGISTRIES` lists them for the namespace; the relative one (:data:`SLOT`) is
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from hwadvisor.engine.derive import Registry
+from hwadvisor.engine.derived import llm as _llm  # noqa: F401  (registers its slot facts)
 from hwadvisor.engine.derived.bench import BENCH, BENCH_DEVICES, BENCH_DTYPES, BENCH_KERNELS
 from hwadvisor.engine.derived.estimates import ESTIMATE_SLOTS, ESTIMATES, LOCAL_PREFIX, SLOT
 from hwadvisor.engine.derived.gpus import GPUS

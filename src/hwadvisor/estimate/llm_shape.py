@@ -1,0 +1,134 @@
+"""A language model's shape in the workload document, and back to :class:`LlmArch`.
+
+:func:`resolve_llm` turns a ``--model`` value that names a language model (a catalog
+decoder, a Hugging Face id, a folder, a ``config.json`` or a ``.gguf`` file) into an
+:class:`~hwadvisor.models.workload.LlmShape`, the serialisable copy the workload carries,
+so a saved workload is priced again without reading the files. :func:`arch_of` rebuilds
+the :class:`~hwadvisor.llm.LlmArch` the physics takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from hwadvisor.catalog.schema import ModelEntry
+from hwadvisor.llm import LlmArch, QuantConfig
+from hwadvisor.llm.resolve import ResolvedModel
+from hwadvisor.models.workload import LlmQuantization, LlmShape
+
+
+def looks_like_llm_path(spec: str) -> bool:
+    """True when ``spec`` is an existing path, a ``.json``/``.gguf`` name, or ``org/name``."""
+    from hwadvisor.llm.hub import is_hub_id
+
+    path = Path(spec).expanduser()
+    return path.exists() or path.suffix.lower() in (".json", ".gguf") or is_hub_id(spec)
+
+
+def shape_of(resolved: ResolvedModel) -> LlmShape:
+    """The workload's copy of a resolved model's shape (and its weight-file bytes)."""
+    arch = resolved.arch
+    q = arch.quantization
+    return LlmShape(
+        name=arch.name,
+        layers=arch.layers,
+        hidden=arch.hidden,
+        heads=arch.heads,
+        kv_heads=arch.kv_heads,
+        head_dim=arch.head_dim,
+        intermediate=arch.intermediate,
+        vocab=arch.vocab,
+        tied_embeddings=arch.tied_embeddings,
+        gated_mlp=arch.gated_mlp,
+        attention_bias=arch.attention_bias,
+        norms_per_layer=arch.norms_per_layer,
+        experts=arch.experts,
+        experts_per_token=arch.experts_per_token,
+        expert_intermediate=arch.expert_intermediate,
+        sliding_window=arch.sliding_window,
+        sliding_layers=list(arch.sliding_layers),
+        max_context=arch.max_context,
+        dtype=arch.dtype,
+        quantization=(
+            LlmQuantization(
+                method=q.method, bits=q.bits, group_size=q.group_size, format_id=q.format_id
+            )
+            if q is not None
+            else None
+        ),
+        params_total=arch.params_total,
+        params_active=arch.params_active,
+        weight_file_bytes=resolved.weights.total_bytes if resolved.weights else None,
+        origin=resolved.origin,
+        source=arch.source,
+    )
+
+
+def arch_of(shape: LlmShape) -> LlmArch:
+    """The :class:`LlmArch` a workload's shape describes."""
+    q = shape.quantization
+    return LlmArch(
+        name=shape.name,
+        layers=shape.layers,
+        hidden=shape.hidden,
+        heads=shape.heads,
+        kv_heads=shape.kv_heads,
+        head_dim=shape.head_dim,
+        intermediate=shape.intermediate,
+        vocab=shape.vocab,
+        tied_embeddings=shape.tied_embeddings,
+        gated_mlp=shape.gated_mlp,
+        attention_bias=shape.attention_bias,
+        norms_per_layer=shape.norms_per_layer,
+        experts=shape.experts,
+        experts_per_token=shape.experts_per_token,
+        expert_intermediate=shape.expert_intermediate,
+        sliding_window=shape.sliding_window,
+        sliding_layers=tuple(shape.sliding_layers),
+        max_context=shape.max_context,
+        dtype=shape.dtype,
+        quantization=(
+            QuantConfig(
+                method=q.method, bits=q.bits, group_size=q.group_size, format_id=q.format_id
+            )
+            if q is not None
+            else None
+        ),
+        source=shape.source,
+    )
+
+
+def catalog_shape(entry: ModelEntry) -> LlmShape | None:
+    """The shape of a catalog decoder with a full LLM shape; None for any other entry."""
+    from hwadvisor.errors import UsageError
+    from hwadvisor.llm import arch_from_catalog
+
+    try:
+        return shape_of(ResolvedModel(arch_from_catalog(entry), "catalog"))
+    except UsageError:
+        return None
+
+
+def resolve_llm(spec: str, extra_catalogs: Iterable[Path] | None = None) -> LlmShape:
+    """The shape of the model ``spec`` names outside the catalog's ids (path or Hub id)."""
+    from hwadvisor.llm import resolve_model
+
+    return shape_of(resolve_model(spec, extra_catalogs=extra_catalogs))
+
+
+def catalog_for_hub_id(
+    spec: str, extra_catalogs: Iterable[Path] | None = None
+) -> ModelEntry | None:
+    """The catalog entry whose ``hf_repo`` is the Hub id ``spec`` (case-insensitive), if any.
+
+    Used when the local cache lacks the config: the entry's numbers come from the same
+    config.json, so no network is needed.
+    """
+    from hwadvisor.catalog import load_models
+
+    key = spec.strip().lower()
+    return next(
+        (m for m in load_models(extra_catalogs).values() if m.hf_repo and m.hf_repo.lower() == key),
+        None,
+    )
