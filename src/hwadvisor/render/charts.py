@@ -56,7 +56,7 @@ TIME_TICKS = {
 BAR_STEP = 30
 #: The fields of an option each chart carries (the time chart no dollars, and so on).
 TIME_FIELDS = ("label", "seconds", "time_text", "status")
-COST_FIELDS = ("label", "usd", "spot_usd", "cost_text", "status")
+COST_FIELDS = ("label", "usd", "spot_usd", "cost_text", "cost_label", "status")
 
 
 def require() -> tuple[Any, Any]:
@@ -81,6 +81,7 @@ class OptionRow:
     usd: float | None = None
     spot_usd: float | None = None
     cost_text: str = ""
+    cost_label: str = ""
 
 
 @dataclass(frozen=True)
@@ -200,7 +201,7 @@ def cost_chart(rows: Sequence[OptionRow]) -> dict[str, Any]:
     x = alt.X(
         "usd:Q",
         title="on-demand cost of the job (US$)",
-        scale=alt.Scale(domain=[0, high * 1.45 or 1], nice=False),
+        scale=alt.Scale(domain=[0, high * 1.6 or 1], nice=False),
         axis=alt.Axis(format="$,.2~f", tickCount=6),
     )
     y = alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=260))
@@ -209,7 +210,7 @@ def cost_chart(rows: Sequence[OptionRow]) -> dict[str, Any]:
     bars = base.mark_bar(cornerRadiusEnd=3, height={"band": 0.7}).encode(
         x=x, color=_colour(alt, [r.status for r in priced]), tooltip=tooltip
     )
-    text = base.mark_text(align="left", dx=5, fontSize=12).encode(x="usd:Q", text="cost_text:N")
+    text = base.mark_text(align="left", dx=5, fontSize=12).encode(x="usd:Q", text="cost_label:N")
     layers = [bars, text]
     if any(r.spot_usd is not None for r in priced):
         spot = base.transform_filter("datum.spot_usd != null").mark_tick(

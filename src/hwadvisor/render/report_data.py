@@ -71,16 +71,18 @@ def _status(seconds: float | None, fits: bool | None, limit_s: float | None, inf
     return f"meets the {word}" if seconds <= limit_s else f"misses the {word}"
 
 
-def _cost(cost: Any) -> tuple[float | None, float | None, str]:
-    """The on-demand and spot dollars of a ``cost`` object, and a short text."""
+def _cost(cost: Any) -> tuple[float | None, float | None, str, str]:
+    """The on-demand and spot dollars of a ``cost`` object, its text (instance and the
+    price's date) and a short label for the bar."""
     usd = getattr(cost, "on_demand_usd", None)
     if usd is None:
-        return None, None, ""
+        return None, None, "", ""
     spot = getattr(cost, "spot_usd", None)
     where = getattr(cost, "instance", None)
     date = getattr(cost, "price_date", None)
     text = f"${usd:,.2f}" + (f" on {where}" if where else "") + (f" ({date} price)" if date else "")
-    return float(usd), (float(spot) if spot is not None else None), text
+    label = f"${usd:,.2f}" + (f" · {where}" if where else "")
+    return float(usd), (float(spot) if spot is not None else None), text, label
 
 
 def estimate_options(report: EstimateReport) -> list[OptionRow]:
@@ -91,10 +93,10 @@ def estimate_options(report: EstimateReport) -> list[OptionRow]:
     rows = []
     for label, est in zip(labels, report.estimates, strict=True):
         seconds = est.step_time_s if infer else est.total_time_s
-        usd, spot, cost_text = _cost(getattr(est, "cost", None))
+        usd, spot, cost_text, cost_label = _cost(getattr(est, "cost", None))
         status = _status(seconds, est.fits, limit_s, infer)
         text = duration(seconds) + (" (measured)" if est.measured else "")
-        rows.append(OptionRow(label, seconds, text, status, usd, spot, cost_text))
+        rows.append(OptionRow(label, seconds, text, status, usd, spot, cost_text, cost_label))
     return _by_time(rows)
 
 
@@ -109,9 +111,10 @@ def advice_options(advice: Advice) -> list[OptionRow]:
     for label, item in zip(labels, items, strict=True):
         seconds = getattr(item, "total_time_s", None) or getattr(item, "time_s", None)
         fits = getattr(item, "fits", None) if item is here else getattr(item, "memory_fit", None)
-        usd, spot, cost_text = _cost(getattr(item, "cost", None))
+        usd, spot, cost_text, cost_label = _cost(getattr(item, "cost", None))
         status = _status(seconds, fits, limit_s, infer=False)
-        rows.append(OptionRow(label, seconds, duration(seconds), status, usd, spot, cost_text))
+        time_text = duration(seconds)
+        rows.append(OptionRow(label, seconds, time_text, status, usd, spot, cost_text, cost_label))
     return _by_time(rows)
 
 

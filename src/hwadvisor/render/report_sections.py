@@ -66,6 +66,7 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr max-content 1fr
 @media (max-width: 700px) { dl.facts { grid-template-columns: max-content 1fr; } }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; font-size: 14px; }
+th { white-space: nowrap; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 details { margin-top: 6px; } summary { cursor: pointer; color: var(--muted); font-size: 13px; }
