@@ -208,3 +208,13 @@ def test_estimate_on_an_unknown_part_is_one_line_exit_2(cli: Cli) -> None:
     assert len(lines) == 1 and "'b300' (did you mean b200?)" in lines[0]
     code, _, err = cli("estimate", "--model", "resnet18", "--no-bench")
     assert code == 2 and "unknown model 'resnet18' (did you mean resnet50?)" in err
+
+
+def test_a_model_named_by_its_prefix_is_stated_in_the_workload(cli: Cli) -> None:
+    code, out, err = cli("estimate", "--model", "resnet5", "--on", "t4", "--no-bench", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["workload"]["model"] == "resnet50"
+    assert doc["workload"]["assumptions"][0].startswith("'resnet5' taken as resnet50")
+    code, out, _ = cli("estimate", "--model", "resnet50", "--on", "t4", "--no-bench", "--json")
+    assert not any("taken as" in a for a in json.loads(out)["workload"]["assumptions"])

@@ -157,6 +157,13 @@ def spelled_model(ident: str, extra: Iterable[Path] | None = None) -> Found[Mode
     return resolve(ident, load_models(extra), load_families("models"), prefix=False)
 
 
+def model_notes(ident: str, entry_id: str, extra: Iterable[Path] | None = None) -> list[str]:
+    """The note to state when ``ident`` named the model ``entry_id`` by a prefix or a
+    family; [] for its own spelling or when ``ident`` is not a catalog name at all."""
+    found = resolve(ident, load_models(extra), load_families("models"))
+    return found.notes if found is not None and found.entry.id == entry_id else []
+
+
 def find_device(ident: str, extra: Iterable[Path] | None = None) -> DeviceEntry:
     """The device entry ``ident`` names (see :func:`lookup_device`)."""
     return lookup_device(ident, extra).entry

@@ -120,7 +120,8 @@ def build_workload(
         from hwadvisor.estimate.llm_workload import llm_workload
 
         base = _from_catalog(entry, *sizes, common) if entry is not None else None
-        return llm_workload(shape, given, base, batch_given=batch_size is not None, said=llm_given)
+        wl = llm_workload(shape, given, base, batch_given=batch_size is not None, said=llm_given)
+        return _named(wl, model, entry, extra_catalogs)
     if model is not None and looks_like_user_model(model):
         return _from_user_model(model, given.input_shape, given.seq_len, common)
     if entry is not None:
@@ -137,7 +138,19 @@ def build_workload(
         wl = wl.model_copy(
             update={"assumptions": [*wl.assumptions, ignored_note(llm_given, wl.task)]}
         )
-    return wl
+    return _named(wl, model, entry, extra_catalogs)
+
+
+def _named(
+    wl: Workload, model: str | None, entry: ModelEntry | None, extra: list[Path] | None
+) -> Workload:
+    """``wl`` with the note of a name taken for a catalog entry (a prefix, a family) first."""
+    if model is None or entry is None:
+        return wl
+    from hwadvisor.catalog.loader import model_notes
+
+    notes = model_notes(model, entry.id, extra)
+    return wl.model_copy(update={"assumptions": [*notes, *wl.assumptions]}) if notes else wl
 
 
 def _language_model(
