@@ -22,11 +22,16 @@ HEADER = """# Command reference
 Generated from the CLI by `scripts/gen_cli_doc.py`; do not edit by hand.
 
 Every command writes human output to stdout (rich tables and charts), progress and
-warnings to stderr, and with `--json` nothing but the JSON document on stdout. Exit codes
-(SPEC §4): 0 success · 1 a gate failed (`--require-fit`) · 2 bad input or usage ·
-3 could not determine (a required fact is unknown, torch missing for `bench`) ·
-130 interrupted.
+warnings to stderr, and with `--json` nothing but the JSON document on stdout. Exit codes:
+0 success · 1 a gate failed (`--require-fit`) · 2 bad input or usage (also `hwadvisor`
+or `hwadvisor rules` without a command, which prints the help on stderr) · 3 could not
+determine (a required fact is unknown, torch missing for `bench`) · 130 interrupted.
 """
+
+
+def _cell(text: str) -> str:
+    """Text for one table cell: on one line, its pipes escaped so the row stays whole."""
+    return " ".join(text.split()).replace("|", "\\|")
 
 
 def _param_row(param: Any) -> str:
@@ -35,7 +40,9 @@ def _param_row(param: Any) -> str:
         or f"`{param.name.upper()}`"
     )
     kind = "argument" if param.param_type_name == "argument" else "option"
-    help_text = " ".join((getattr(param, "help", None) or "").split())
+    if kind == "option" and getattr(param, "is_flag", False):
+        kind = "flag"
+    help_text = _cell(getattr(param, "help", None) or "")
     default = getattr(param, "default", None)
     shown = ""
     if kind == "option" and default not in (None, False, (), []) and not callable(default):

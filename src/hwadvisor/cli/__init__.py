@@ -53,7 +53,10 @@ def get_command() -> Any:
     if _COMMAND is None:
         import typer.main
 
+        from hwadvisor.cli._app import bare_flags
+
         _COMMAND = typer.main.get_command(get_app())
+        bare_flags(_COMMAND)
     return _COMMAND
 
 
@@ -98,6 +101,11 @@ def _run(args: list[str]) -> int:
     fast = try_fast_check(args)
     if fast is not None:
         return fast
+    from hwadvisor.cli._app import names_a_group, usage
+
+    if names_a_group(get_command(), args):
+        # `hwadvisor` or `hwadvisor rules` alone: the help on stderr, exit 2, no error line.
+        return usage(get_command(), args)
     rv = get_command()(args=args, prog_name="hwadvisor", standalone_mode=False)
     # Non-standalone click returns the command's value, or the code of a typer.Exit.
     return rv if isinstance(rv, int) else 0

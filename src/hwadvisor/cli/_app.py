@@ -8,12 +8,15 @@ are: with ``standalone_mode=False`` typer raises or returns them to ``main`` too
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from typing import Any
 
 import typer
 from typer.core import TyperGroup
 
 from hwadvisor.cli._boundary import Escaped
+from hwadvisor.errors import ExitCode
 
 #: Typer's own exceptions (usage errors, exits), which reach :func:`hwadvisor.cli.main`
 #: without help: with ``standalone_mode=False`` typer raises or returns them as they are.
@@ -32,6 +35,9 @@ class _Group(TyperGroup):
             raise Escaped(exc) from exc
 
 
+#: The help options of every command.
+HELP_OPTIONS = ["-h", "--help"]
+
 app = typer.Typer(
     name="hwadvisor",
     cls=_Group,
@@ -39,7 +45,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": HELP_OPTIONS},
 )
 
 
@@ -62,3 +68,38 @@ def _root(
     ),
 ) -> None:
     """What hardware a deep-learning job needs, and whether this machine is enough."""
+
+
+def bare_flags(command: Any) -> None:
+    """Give every flag of ``command`` and its subcommands (``--help`` too) an empty metavar.
+
+    Typer's help prints a type after every option, ``<bool>`` after each flag too,
+    although a flag takes no value; an empty metavar leaves the flags bare.
+    """
+    help_option = command.get_help_option(typer.Context(command, help_option_names=HELP_OPTIONS))
+    for param in [*command.params, help_option]:
+        if param is not None and getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    for child in getattr(command, "commands", {}).values():
+        bare_flags(child)
+
+
+def names_a_group(root: Any, args: list[str]) -> bool:
+    """Whether ``args`` name a command group and nothing else (``hwadvisor``, ``hwadvisor
+    rules``): a group needs a command after it."""
+    node = root
+    for arg in args:
+        if arg.startswith("-"):
+            return False
+        node = getattr(node, "commands", {}).get(arg)
+        if node is None:
+            return False
+    return bool(getattr(node, "commands", None))
+
+
+def usage(root: Any, args: list[str]) -> int:
+    """Print the group's help on stderr (stdout stays for documents) and return 2, the code
+    of a usage error, without an error line: the help says what is missing."""
+    with contextlib.redirect_stdout(sys.stderr), contextlib.suppress(typer.Exit):
+        root.main(args=[*args, "--help"], prog_name="hwadvisor", standalone_mode=False)
+    return int(ExitCode.BAD_INPUT)

@@ -34,7 +34,7 @@ def bench(
     budget: float | None = typer.Option(
         None,
         "--budget",
-        help="The same as --seconds (the name SPEC gives it); not recommend's low/normal/high.",
+        help="The same as --seconds (an older name, kept working); not recommend's low/normal/high.",
     ),
     quick: bool = typer.Option(
         False, "--quick", help="About 3 s: only the figures the advice uses most."

@@ -22,7 +22,9 @@ class SchemaName(str, Enum):
 
 @app.command()
 def schema(
-    name: SchemaName = typer.Argument(..., help="facts | bench | advice | estimate | rules"),
+    name: SchemaName = typer.Argument(
+        ..., metavar="NAME", help="The document: facts, bench, advice, estimate or rules."
+    ),
     json_out: bool = typer.Option(
         False,
         "--json",
