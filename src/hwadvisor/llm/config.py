@@ -192,9 +192,23 @@ def _through_transformers(folder: Path, raw: dict[str, Any]) -> dict[str, Any]:
     return merged if isinstance(merged, dict) else raw
 
 
+def _require_shape(raw: dict[str, Any], where: str) -> None:
+    """The shape keys must be the file's own: transformers would fill a missing one with
+    its class default (``LlamaConfig``'s hidden_size 4096), pricing a model nobody has."""
+    cfg = (
+        raw
+        if "hidden_size" in raw or not isinstance(raw.get("text_config"), dict)
+        else raw["text_config"]
+    )
+    for field in ("hidden", "layers", "heads"):
+        if _first(cfg, field) is None:
+            raise UsageError(f"config lacks {_KEYS[field][0]}", where=where)
+
+
 def arch_from_folder(folder: Path, *, name: str | None = None) -> LlmArch:
     """The architecture of a local model folder (or a config.json path)."""
     path = folder / "config.json" if folder.is_dir() else folder
     raw = read_config_json(path)
+    _require_shape(raw, str(path))
     cfg = _through_transformers(path.parent, raw)
     return arch_from_dict(cfg, name=name or path.parent.name, where=str(path))
