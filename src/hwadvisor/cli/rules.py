@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -52,34 +51,22 @@ def list_rules(
     scenario: Scenario | None = typer.Option(
         None, "--scenario", help="Only rules for this scenario."
     ),
+    show_all: bool = typer.Option(
+        False, "--all", help="Every rule with its severity, verdict, scenarios, title and sources."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the rules as JSON."),
 ) -> None:
-    """Every rule in effect: id, severity, scenarios, title, sources."""
+    """The rules in effect, by file: their ids on one screen, or everything with --all."""
     from hwadvisor.engine.run import applies
     from hwadvisor.pipeline import load_rules
+    from hwadvisor.render.rules import render_all, render_overview
 
     rs = load_rules(rules_dirs)
     chosen = [r for r in rs.sorted() if scenario is None or applies(r, scenario)]
     if json_out:
         print_json({"rules": [_rule_data(r, rs.origin[r.id]) for r in chosen]})
         return
-    from rich.table import Table
-
-    from hwadvisor.render import stdout_console
-
-    table = Table(show_edge=False)
-    for col in ("id", "severity", "verdict", "scenarios", "title", "source"):
-        table.add_column(col)
-    for r in chosen:
-        table.add_row(
-            r.id,
-            r.kind.value if r.kind.value == "migration" else r.severity.value,
-            r.verdict.device.value if r.verdict else "",
-            ", ".join(s.value for s in r.scenarios) or "all",
-            r.title,
-            ", ".join(r.source),
-        )
-    stdout_console().print(table)
+    (render_all if show_all else render_overview)(chosen, rs.origin)
 
 
 @rules_app.command("show")
@@ -89,10 +76,9 @@ def show_rule(
     json_out: bool = typer.Option(False, "--json", help="Print the rule as JSON."),
 ) -> None:
     """One rule in full: condition, message, verdict, sources, rationale."""
-    import yaml
-
     from hwadvisor.engine.guidance import GUIDANCE
     from hwadvisor.pipeline import load_rules
+    from hwadvisor.render.rules import render_rule
 
     rs = load_rules(rules_dirs)
     rule = rs.get(rule_id.upper())
@@ -100,10 +86,7 @@ def show_rule(
     if json_out:
         print_json({"rule": data})
         return
-    typer.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=88).rstrip())
-    typer.echo("sources:")
-    for src in rule.source:
-        typer.echo(f"  {src}: {GUIDANCE[src]}")
+    render_rule(data, {src: GUIDANCE[src] for src in rule.source})
 
 
 @rules_app.command("validate")
@@ -111,7 +94,7 @@ def validate_rules(
     paths: list[str] = typer.Argument(..., metavar="PATH...", help="Rules files or folders."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Check rules files: schema, fact paths, operators, GUIDANCE ids, templates (exit 2 if bad)."""
+    """Check rules files: schema, fact paths, operators, source ids, templates (exit 2 if bad)."""
     from hwadvisor.engine.loader import load_folder
 
     counts = {p: len(load_folder(p)[0]) for p in paths}
@@ -192,23 +175,6 @@ def explain_rule(
         }
         print_json(doc)
         return
-    from hwadvisor.render import stdout_console
+    from hwadvisor.render.rules import render_explanation
 
-    con = stdout_console()
-    verdict = "[bold green]fires[/]" if exp.fires else "[dim]does not fire[/]"
-    con.print(f"[bold]{rule.id}[/] {rule.title}: {verdict} for {scen.value}")
-    if not exp.applies:
-        con.print(
-            f"  not for {scen.value}: the rule applies to {', '.join(s.value for s in rule.scenarios)}"
-        )
-    colours = {"true": "green", "false": "red", "unknown": "yellow"}
-    for ln in exp.lines:
-        values = ", ".join(
-            f"{k} = {json.dumps(v, default=str)}" if v is not None else f"{k} = unknown"
-            for k, v in ln.actual.items()
-        )
-        con.print(
-            f"  {'  ' * ln.depth}[{colours[ln.truth.value]}]{ln.truth.value.upper():7}[/] {ln.label}"
-            + (f"  [dim]({values})[/]" if values else ""),
-            highlight=False,
-        )
+    render_explanation(exp)
