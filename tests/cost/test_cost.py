@@ -275,7 +275,7 @@ def test_own_hardware_by_the_hour_or_by_purchase() -> None:
         ({"price_per_hour": float("nan")}, "--price-per-hour must be 0 or more"),
         ({"price_per_hour": float("inf")}, "--price-per-hour must be 0 or more, got inf"),
         ({"purchase_usd": 1000, "years": 0}, "--years must be above 0"),
-        ({"purchase_usd": 1000}, "needs --price-per-hour, or --purchase-price and --years"),
+        ({"purchase_usd": 1000}, "needs --price-per-hour, or --purchase-usd and --years"),
     ],
 )
 def test_own_hardware_refuses_impossible_figures(kwargs: dict[str, float], message: str) -> None:

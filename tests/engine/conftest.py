@@ -2,7 +2,8 @@
 
 Rule test cases live in ``cases/*.yaml`` and are discovered by a glob: adding a case is
 adding an entry, never editing a list here. Each case gives a machine (a saved facts
-file, or none), overrides, a workload, estimates, bench figures and options, and what
+file, or none), overrides, a workload, estimates (with their costs), the priced report's
+picks, bench figures and options, and what
 the case's rule must evaluate to there (``expect``). The runner builds the context,
 applies the shipped rules (both passes) and explains the case's rule over the context
 it was evaluated in, so a case checks the rule's three-valued truth, not only whether
@@ -50,6 +51,7 @@ CASE_KEYS = {
     "bench",
     "options",
     "verdict",
+    "picks",
 }
 #: What a case's rule may evaluate to: its condition's truth, or ``outside`` when the
 #: case's scenario is not one of the rule's (the rule is then never evaluated).
@@ -161,7 +163,10 @@ def run_case(case: dict[str, Any], rules: RuleSet) -> CaseRun:
     est_rows = case.get("estimates")
     estimates = (
         EstimateReport(
-            workload=workload, estimates=[DeviceEstimate.model_validate(e) for e in est_rows]
+            workload=workload,
+            estimates=[DeviceEstimate.model_validate(e) for e in est_rows],
+            # The priced report's picks (cheapest, fastest, budget_low, ...), as pricing gives them.
+            **(case.get("picks") or {}),
         )
         if est_rows
         else None

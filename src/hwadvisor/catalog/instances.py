@@ -207,7 +207,7 @@ def cpu_share(
     return entry.model_copy(
         update={
             "id": ident or f"{entry.id}@{vcpus}vcpu",
-            "name": f"{vcpus} vCPUs ({cores:g} cores) of {entry.name}",
+            "name": f"{vcpus} vCPUs ({cores:g} core{'' if cores == 1 else 's'}) of {entry.name}",
             "peaks_tflops": peaks,
             "memory_bytes": max(memory, 1),
             "bandwidth_gb_s": entry.bandwidth_gb_s * share,

@@ -11,7 +11,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hwadvisor.errors import HwadvisorError
@@ -19,6 +19,7 @@ from hwadvisor.errors import HwadvisorError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from hwadvisor.models.cost import Cost
     from hwadvisor.models.facts import Facts
 
 
@@ -49,6 +50,25 @@ WORKLOAD_ARGS = {
     "concurrency": "concurrency",
     "engine": "engine",
 }
+
+
+#: The pricing options a command may declare (``_workload.py``), by parameter name
+#: (``hwadvisor.pipeline.pricing.load_pricing`` takes them so).
+PRICING_ARGS = ("prices", "price_per_hour", "purchase_usd", "years", "electricity_usd_kwh")
+
+
+def pricing_options(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The pricing options among a command's parameters (pass ``locals()``)."""
+    return {name: params[name] for name in PRICING_ARGS if name in params}
+
+
+def warn_stale(costs: Iterable[Cost | None]) -> None:
+    """One warning on stderr when prices used are more than a year old, naming the date."""
+    from hwadvisor.pipeline.pricing import stale_prices
+
+    line = stale_prices(costs)
+    if line:
+        sys.stderr.write(f"hwadvisor: warning: {line}\n")
 
 
 def workload_options(params: Mapping[str, Any]) -> dict[str, Any]:

@@ -48,7 +48,7 @@ def estimate(
     on: list[str] | None = typer.Option(
         None,
         "--on",
-        help="'here' or a catalog device id; repeat for several (default: here and a spread of GPUs).",
+        help="'here', a catalog device id or an instance type (p4d.24xlarge, ecs.gn6i-c4g1.xlarge); repeat for several (default: here and a spread of GPUs).",
     ),
     gpus: int = typer.Option(1, "--gpus", help="GPUs per catalog GPU device (data parallel)."),
     bench_file: Path | None = typer.Option(
@@ -56,6 +56,14 @@ def estimate(
     ),
     no_bench: bool = typer.Option(False, "--no-bench", help="Do not run the quick microbenchmark."),
     catalog: list[Path] | None = wl.CATALOG,
+    qps: float | None = wl.QPS,
+    latency_ms: float | None = wl.LATENCY_MS,
+    deadline: float | None = wl.DEADLINE,
+    prices: Path | None = wl.PRICES,
+    price_per_hour: float | None = wl.PRICE_PER_HOUR,
+    purchase_usd: float | None = wl.PURCHASE_USD,
+    years: float | None = wl.YEARS,
+    electricity_usd_kwh: float | None = wl.ELECTRICITY,
     measure: bool = typer.Option(
         False, "--measure", help="Also run a few real steps of your model here."
     ),
@@ -87,7 +95,7 @@ def estimate(
     options = dict(locals())
     from functools import partial
 
-    from hwadvisor.cli._common import emit, workload_options
+    from hwadvisor.cli._common import emit, pricing_options, warn_stale, workload_options
     from hwadvisor.models.estimate import EstimateReport
     from hwadvisor.pipeline import estimate as run_estimate
     from hwadvisor.render.html import require_for, write_report
@@ -106,7 +114,9 @@ def estimate(
         scenario=scenario,
         budget=budget,
         team=team,
+        pricing=pricing_options(options),
     )
+    warn_stale(e.cost for e in report.estimates)
 
     def render(doc: EstimateReport) -> None:
         from hwadvisor.render.estimate import render_estimate

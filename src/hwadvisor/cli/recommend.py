@@ -8,6 +8,7 @@ runs the stages; this module prints the advice and picks the exit code: for
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -53,6 +54,11 @@ def recommend(
     qps: float | None = wl.QPS,
     latency_ms: float | None = wl.LATENCY_MS,
     deadline: float | None = wl.DEADLINE,
+    prices: Path | None = wl.PRICES,
+    price_per_hour: float | None = wl.PRICE_PER_HOUR,
+    purchase_usd: float | None = wl.PURCHASE_USD,
+    years: float | None = wl.YEARS,
+    electricity_usd_kwh: float | None = wl.ELECTRICITY,
     method: FinetuneMethod | None = wl.METHOD,
     lora_rank: int | None = wl.LORA_RANK,
     lora_targets: LoraTargets | None = wl.LORA_TARGETS,
@@ -96,7 +102,7 @@ def recommend(
     options = dict(locals())
     from functools import partial
 
-    from hwadvisor.cli._common import emit, workload_options
+    from hwadvisor.cli._common import emit, pricing_options, warn_stale, workload_options
     from hwadvisor.pipeline import recommend as recommend_advice
     from hwadvisor.render.html import require_for, write_report
     from hwadvisor.render.progress import progress_callback
@@ -111,11 +117,14 @@ def recommend(
         bench_file=bench_file,
         no_bench=no_bench,
         rules_dirs=rules_dirs,
+        pricing=pricing_options(options),
         progress=partial(progress_callback, enabled=sys.stderr.isatty()),
     )
     for note in result.notes:
         sys.stderr.write(f"hwadvisor: note: {note}\n")
     advice = result.advice
+    here = advice.estimates.here
+    warn_stale([here.cost if here else None, *(a.cost for a in advice.estimates.alternatives)])
 
     def render(doc: Advice) -> None:
         from hwadvisor.render.advice import render_advice

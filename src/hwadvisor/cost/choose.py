@@ -14,10 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from pydantic import Field
-
 from hwadvisor.cost.model import DEFAULT_ALLOWANCE, SpotAllowance
-from hwadvisor.models.common import Document
+from hwadvisor.models.cost import Choice
 
 if TYPE_CHECKING:
     from hwadvisor.catalog.instances import Instance, InstanceCatalog
@@ -48,21 +46,7 @@ class Option:
     meets: bool | None = None  # set for serving (latency and QPS); else the deadline decides
     price_date: str | None = None
     price_source: str | None = None
-
-
-class Choice(Document):
-    """The option picked, and whether it meets the deadline (or the serving target)."""
-
-    device: str
-    instance: str | None = None
-    usd: float | None = None
-    time_s: float | None = None
-    meets_deadline: bool
-    spot: bool = False
-    price_date: str | None = None
-    price_source: str | None = None
-    why: list[str] = Field(default_factory=list, description="what the pick rests on")
-    cites: list[str] = Field(default_factory=list, description="GUIDANCE ids it applies")
+    per: str = "job"  # what usd pays for: job, month (serving) or 1000 requests
 
 
 def _meets(opt: Option, deadline_s: float | None) -> bool:
@@ -81,6 +65,8 @@ def _choice(opt: Option, deadline_s: float | None, why: list[str], cites: list[s
         time_s=opt.time_s,
         meets_deadline=_meets(opt, deadline_s),
         spot=opt.spot,
+        cpu=opt.cpu,
+        per=opt.per,
         price_date=opt.price_date,
         price_source=opt.price_source,
         why=why,
@@ -150,7 +136,7 @@ def instance_options(
     from hwadvisor.cost.job import billed_usd
 
     on_demand = Option(
-        device=device.id,
+        device=inst.device_id if inst.is_cpu else device.id,
         instance=inst.instance_type,
         usd=billed_usd(inst.price, time_s),
         time_s=time_s,

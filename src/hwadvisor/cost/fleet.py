@@ -21,7 +21,7 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from hwadvisor.cost.choose import cheapest_instance
-from hwadvisor.cost.job import billed_usd, device_power, energy_kwh, job_cost, own_cost
+from hwadvisor.cost.job import device_power, energy_kwh, job_cost, own_cost
 from hwadvisor.cost.model import Cost, OwnHardware
 
 if TYPE_CHECKING:
@@ -113,40 +113,14 @@ def _cpu_cost(
     own: OwnHardware | None,
     today: date | None,
 ) -> Cost:
-    from hwadvisor.catalog.instances import cpu_share, stale_warning
+    from hwadvisor.catalog.instances import cpu_share
+    from hwadvisor.cost.price import cpu_equivalent
 
     entry = match_cpu(facts.cpu.model, devices)
     vcpus = facts.cpu.usable_cores or facts.cpu.logical_cores
     share = cpu_share(entry, vcpus) if entry is not None and entry.cores and vcpus else None
     if own is not None:
         return own_cost(own, time_s, device=share, today=today)
-    power, source = device_power(share)
-    base = Cost(
-        instance=None,
-        time_s=time_s,
-        energy_kwh=energy_kwh(power, time_s),
-        power_w=power,
-        power_source=source,
-    )
-    priced = [i for i in catalog.offering(entry.id) if i.price and i.vcpus] if entry else []
-    if not priced or not vcpus:
-        why = (
-            "its processor is not in the device catalog"
-            if entry is None
-            else "no priced instance has its processor"
-        )
-        return base.model_copy(update={"notes": [f"unpriced: {why}; give --price-per-hour"]})
-    inst = min(priced, key=lambda i: (i.price or 0) / (i.vcpus or 1))
-    hourly = (inst.price or 0) / (inst.vcpus or 1) * vcpus
-    stale = stale_warning(inst, today)
-    return base.model_copy(
-        update={
-            "instance": f"{vcpus} vCPUs at the per-vCPU price of {inst.instance_type}",
-            "hourly_usd": hourly,
-            "on_demand_usd": billed_usd(hourly, time_s),
-            "price_date": inst.price_date,
-            "price_source": inst.source,
-            "stale": stale is not None,
-            "notes": ["cloud equivalent of these vCPUs", *([stale] if stale else [])],
-        }
+    return cpu_equivalent(
+        entry.id if entry else None, vcpus, time_s, catalog, device=share, today=today
     )

@@ -1,8 +1,9 @@
 """What a job costs, as a document, and the assumptions priced into it (pure data).
 
-:class:`Cost` is what an estimate carries: the instance, on-demand and spot dollars for
-the job (spot with an allowance for interruptions), the energy of the job at board
-power, and where the price came from and when. :class:`SpotAllowance` and
+:class:`Cost` is what an estimate carries (defined with the documents,
+:mod:`hwadvisor.models.cost`, and re-exported here): the instance, on-demand and spot
+dollars for the job (spot with an allowance for interruptions), the energy of the job
+at board power, and where the price came from and when. :class:`SpotAllowance` and
 :class:`OwnHardware` are the assumptions, stated with their sources.
 """
 
@@ -11,47 +12,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from pydantic import Field
-
 from hwadvisor.errors import UsageError
-from hwadvisor.models.common import Document
+from hwadvisor.models.cost import Cost
+
+__all__ = ["DEFAULT_ALLOWANCE", "HOURS_PER_MONTH", "Cost", "OwnHardware", "SpotAllowance"]
 
 #: Hours in a month as the clouds' monthly estimates count them (8,760 / 12).
 HOURS_PER_MONTH = 730.0
-
-
-class Cost(Document):
-    """The cost of one job (or one month of serving) on one instance or own machine."""
-
-    instance: str | None = Field(
-        None, description="the instance type priced, or 'here' for the user's own hardware"
-    )
-    devices: int = Field(1, description="devices the job uses (GPUs; 1 for a CPU)")
-    hourly_usd: float | None = Field(None, description="on-demand price of the instance per hour")
-    time_s: float | None = Field(None, description="the job's estimated time, as priced")
-    on_demand_usd: float | None = Field(
-        None, description="the job at the on-demand price, billed per second (1-minute minimum)"
-    )
-    spot_usd: float | None = Field(
-        None, description="the job at the spot price, with spot_allowance added for interruptions"
-    )
-    spot_allowance: float | None = Field(
-        None, description="fraction of extra time paid on spot for checkpoints and restarts"
-    )
-    spot_basis: str | None = Field(None, description="where the interruption allowance comes from")
-    energy_kwh: float | None = Field(
-        None, description="board power x time x devices; the host (CPU, DRAM, fans) not counted"
-    )
-    power_w: float | None = Field(None, description="board power of the devices used, together")
-    power_source: str | None = None
-    price_date: str | None = Field(None, description="the date of the price: always shown with it")
-    price_source: str | None = None
-    stale: bool = Field(False, description="the price is more than a year old")
-    monthly_usd: float | None = Field(
-        None, description="serving: a month of enough instances for the QPS, billed busy or idle"
-    )
-    instances: int | None = Field(None, description="serving: instances counted for the QPS")
-    notes: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -119,15 +86,15 @@ class OwnHardware:
     def __post_init__(self) -> None:
         for option, value in (
             ("--price-per-hour", self.price_per_hour),
-            ("--purchase-price", self.purchase_usd),
-            ("--electricity-price", self.electricity_usd_per_kwh),
+            ("--purchase-usd", self.purchase_usd),
+            ("--electricity-usd-kwh", self.electricity_usd_per_kwh),
         ):
             if value is not None and not (value >= 0 and math.isfinite(value)):
                 raise UsageError(f"{option} must be 0 or more, got {value:g}")
         if self.years is not None and not (self.years > 0 and math.isfinite(self.years)):
             raise UsageError(f"--years must be above 0, got {self.years:g}")
         if self.price_per_hour is None and (self.purchase_usd is None or self.years is None):
-            raise UsageError("own hardware needs --price-per-hour, or --purchase-price and --years")
+            raise UsageError("own hardware needs --price-per-hour, or --purchase-usd and --years")
 
     def hourly(self, power_w: float | None) -> float:
         """Dollars per hour of the machine, with electricity at ``power_w`` when priced so."""

@@ -116,4 +116,5 @@ def serving_option(
         meets=meets,
         price_date=inst.price_date,
         price_source=inst.source,
+        per="month",
     )

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from hwadvisor.catalog import lookup_device
-from hwadvisor.catalog.schema import DeviceKind
+from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
 from hwadvisor.estimate.fixes import memory_fixes
 from hwadvisor.estimate.memory import MemoryPlan, breakdown, fits
 from hwadvisor.estimate.rates import Rates, catalog_rates, here_rates
@@ -147,4 +147,22 @@ def _estimate(wl: Workload, rates: Rates, *, gpus: int, gpu: bool) -> DeviceEsti
         basis=rates.basis,
         assumptions=notes,
         time_breakdown_s=parts,
+    )
+
+
+def estimate_on_entry(workload: Workload, entry: DeviceEntry, *, gpus: int = 1) -> DeviceEstimate:
+    """Time and memory of ``workload`` on a device entry that need not be in the catalog.
+
+    For the devices a cloud instance runs a job on (:func:`hwadvisor.catalog.instances.
+    instance_device`): its GPUs, or its vCPUs' share of the processor, an entry derived
+    in memory. ``gpus`` counts GPUs and is ignored for a CPU.
+    """
+    from hwadvisor.errors import UsageError
+
+    if gpus < 1:
+        raise UsageError(f"--gpus must be at least 1, got {gpus}")
+    is_gpu = entry.kind is DeviceKind.GPU
+    rates = catalog_rates(entry, workload.precision)
+    return _estimate(
+        workload, rates, gpus=gpus if is_gpu else 1, gpu=entry.kind is not DeviceKind.CPU
     )

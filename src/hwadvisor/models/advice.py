@@ -8,6 +8,7 @@ from pydantic import Field
 
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.common import Document, Versioned
+from hwadvisor.models.cost import Choice, Cost
 from hwadvisor.models.estimate import DeviceEstimate
 from hwadvisor.models.finding import Finding
 from hwadvisor.models.llm import ServingFigures
@@ -79,6 +80,7 @@ class Alternative(Document):
     memory_bytes: int | None = None
     memory_fit: bool | None = None
     basis: str | None = None
+    cost: Cost | None = Field(None, description="what the job costs there, the price dated")
     serving: ServingFigures | None = Field(
         None, description="--task serve: tokens/s, time to first token, KV cache there"
     )
@@ -89,6 +91,15 @@ class AdviceEstimates(Document):
 
     here: DeviceEstimate | None = None
     alternatives: list[Alternative] = Field(default_factory=list)
+    cheapest: Choice | None = Field(
+        None, description="the cheapest priced option that meets the deadline (see the estimate)"
+    )
+    fastest: Choice | None = Field(None, description="the option with the shortest time")
+    budget_low: Choice | None = Field(
+        None, description="--budget low: spot, every GPU generation, CPU instances where S5 holds"
+    )
+    cheapest_cpu: Choice | None = Field(None, description="the cheapest CPU option meeting it")
+    cheapest_gpu: Choice | None = Field(None, description="the cheapest GPU option meeting it")
 
 
 class AdviceOptions(Document):

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from hwadvisor.models.band import TimeBand
 from hwadvisor.models.common import Document, Versioned
+from hwadvisor.models.cost import Choice, Cost
 from hwadvisor.models.finding import Finding
 from hwadvisor.models.llm import FinetuneFigures, ServingFigures
 from hwadvisor.models.workload import Budget, Scenario, Team, Workload
@@ -119,6 +120,10 @@ class DeviceEstimate(Document):
     throughput_band: TimeBand | None = Field(
         None, description="throughput_samples_s's error band (the inverse ratios)"
     )
+    cost: Cost | None = Field(
+        None,
+        description="what the job costs on this device: the cheapest priced instance carrying it (or the instance named), own hardware for `here` with --price-per-hour; the energy at board power; every price with its date",
+    )
 
 
 class EstimateReport(Versioned):
@@ -134,4 +139,20 @@ class EstimateReport(Versioned):
     guidance: list[Finding] = Field(
         default_factory=list,
         description="the findings `recommend` would give for this workload with this budget and team, on this machine (probed even when 'here' is not estimated)",
+    )
+    cheapest: Choice | None = Field(
+        None,
+        description="the cheapest priced option (instance, on demand) that meets the deadline, else the fastest priced one (meets_deadline false); serving: by the month",
+    )
+    fastest: Choice | None = Field(None, description="the option with the shortest estimated time")
+    budget_low: Choice | None = Field(
+        None,
+        description="--budget low: the cheapest option meeting the deadline with spot instances, every GPU generation, and CPU instances where S5 holds; why and cites say what it rests on",
+    )
+    cheapest_cpu: Choice | None = Field(
+        None,
+        description="the cheapest priced CPU option (a CPU instance, or here) that meets the deadline",
+    )
+    cheapest_gpu: Choice | None = Field(
+        None, description="the cheapest priced GPU option that meets the deadline"
     )

@@ -49,6 +49,8 @@ from hwadvisor.units import human_bytes
 SINGLE_GPUS = ("t4", "l4", "a10", "a100-80gb", "h100-sxm")
 MULTI_GPUS = ("a100-80gb", "h100-sxm")
 MULTI_GPU_COUNT = 8
+#: The picks a priced estimate report carries, copied into the advice's estimates.
+PICKS = ("cheapest", "fastest", "budget_low", "cheapest_cpu", "cheapest_gpu")
 
 
 def catalog_gpu_ids() -> frozenset[str] | None:
@@ -102,12 +104,14 @@ def _estimates(report: EstimateReport | None) -> AdviceEstimates:
             memory_bytes=e.memory_bytes,
             memory_fit=e.fits,
             basis=e.basis,
+            cost=e.cost,
             serving=e.serving,
         )
         for e in report.estimates
         if e.device != "here"
     ]
-    return AdviceEstimates(here=here, alternatives=alts)
+    picks = {k: getattr(report, k) for k in PICKS}
+    return AdviceEstimates(here=here, alternatives=alts, **picks)
 
 
 def rule_context(

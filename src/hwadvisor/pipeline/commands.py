@@ -34,6 +34,14 @@ from hwadvisor.pipeline.inputs import (
     scenario_for,
     workload_for,
 )
+from hwadvisor.pipeline.pricing import (
+    Pricing,
+    instance_estimates,
+    price_for_advice,
+    price_report,
+    pricing_from,
+    split_on,
+)
 
 if TYPE_CHECKING:
     from hwadvisor.engine import Explanation
@@ -124,14 +132,17 @@ def recommend(
     no_bench: bool = False,
     rules_dirs: list[str] | None = None,
     progress: ProgressScope = no_progress,
+    pricing: Mapping[str, Any] | None = None,
 ) -> Recommended:
     """Advise for this machine (or the one in ``facts_file``) and a workload.
 
     ``workload`` holds :func:`~hwadvisor.estimate.build_workload`'s options; the task
-    follows the scenario. Rules and the workload are checked before the benchmark spends
-    its time, and only the machine we are on is measured (a facts file describes another).
+    follows the scenario. Rules, prices and the workload are checked before the benchmark
+    spends its time, and only the machine we are on is measured (a facts file describes
+    another). ``pricing`` holds :func:`~hwadvisor.pipeline.pricing.load_pricing`'s options.
     """
     _refuse_both(bench_file, no_bench)
+    priced = pricing_from(pricing, None)
     rules = load_rules(rules_dirs)
     facts = load_facts(facts_file) if facts_file else probe_here()
     wl = workload_for(scenario, **workload)
@@ -145,6 +156,7 @@ def recommend(
             notes.append(NO_BENCH_NOTE.format(attempt.reason))
         interrupted = bench is not None and bench.interrupted
     estimates = estimate_for_advice(wl, facts=facts, bench=bench)
+    estimates = price_for_advice(estimates, wl, pricing=priced, budget=budget, facts=facts)
     advice = advise(
         facts=facts,
         scenario=scenario,
@@ -168,6 +180,7 @@ def guidance(
     budget: Budget,
     team: Team | None,
     catalogs: list[Path] | None = None,
+    pricing: Pricing | None = None,
 ) -> list[Finding]:
     """The findings ``recommend`` would give for this workload, budget and team.
 
@@ -178,6 +191,13 @@ def guidance(
 
     machine = facts if facts is not None else Facts()
     estimates = estimate_for_advice(wl, facts=machine, bench=bench, extra_catalogs=catalogs)
+    estimates = price_for_advice(
+        estimates,
+        wl,
+        pricing=pricing or pricing_from(None, catalogs),
+        budget=budget,
+        facts=facts,
+    )
     advice = advise(
         facts=machine,
         scenario=scenario,
@@ -203,19 +223,26 @@ def estimate(
     budget: Budget = Budget.NORMAL,
     team: Team | None = None,
     progress: ProgressScope = no_progress,
+    pricing: Mapping[str, Any] | None = None,
 ) -> EstimateReport:
     """Estimate a workload here and on catalog devices, with the guidance (SPEC §1, §6).
 
     This machine is probed, and quickly benchmarked without ``bench_file``, only when
     "here" is among the devices; ``measure`` adds real steps of the user's model here.
+    ``on`` names devices or instance types; every estimate is priced (``pricing`` holds
+    :func:`~hwadvisor.pipeline.pricing.load_pricing`'s options) and the report names the
+    cheapest option that meets the deadline and the fastest.
     """
     from hwadvisor.estimate import build_workload, estimate_workload
     from hwadvisor.estimate.report import DEFAULT_DEVICES
+    from hwadvisor.models.estimate import EstimateReport
 
     _refuse_both(bench_file, no_bench)
     inference = scenario is not None and scenario.is_inference
     wl = build_workload(**workload, extra_catalogs=catalogs, inference_default=inference)
-    devices = on or DEFAULT_DEVICES
+    priced = pricing_from(pricing, catalogs)
+    plan = split_on(on or DEFAULT_DEVICES, priced, catalogs)
+    devices = plan.devices
     wants_here = any(d.lower() == "here" for d in devices)
     facts: Facts | None = None
     bench = load_bench(bench_file) if bench_file is not None else None
@@ -225,15 +252,24 @@ def estimate(
         if bench is None and not no_bench:
             attempt = quick_bench(facts, progress)
             bench, reason = attempt.report, attempt.reason
-    report = estimate_workload(
-        wl, facts=facts, bench=bench, on=devices, gpus=gpus, extra_catalogs=catalogs
+    report = (
+        estimate_workload(
+            wl, facts=facts, bench=bench, on=devices, gpus=gpus, extra_catalogs=catalogs
+        )
+        if devices
+        else EstimateReport(workload=wl)
     )
+    on_instances = instance_estimates(wl, plan.instances, priced)
+    report = report.model_copy(update={"estimates": [*report.estimates, *on_instances]})
     if reason:
         report = _note_here(report, f"no bench figures: {reason}")
     if measure:
         from hwadvisor.estimate.measure import measure_here
 
         report = report.model_copy(update={"estimates": [*report.estimates, measure_here(wl)]})
+    report = price_report(
+        report, pricing=priced, budget=budget, facts=facts, instances=plan.instances
+    )
     scen = scenario or scenario_for(wl)
     found = guidance(
         wl,
@@ -243,6 +279,7 @@ def estimate(
         budget=budget,
         team=team,
         catalogs=catalogs,
+        pricing=priced,
     )
     return report.model_copy(
         update={"scenario": scen, "budget": budget, "team": team, "guidance": found}
@@ -281,6 +318,9 @@ def explain_rule(
     bench = load_bench(bench_file) if bench_file else facts.bench
     wl = workload_for(scen, **(workload or {}))
     estimates = estimate_for_advice(wl, facts=facts, bench=bench)
+    estimates = price_for_advice(
+        estimates, wl, pricing=pricing_from(None, None), budget=budget, facts=facts
+    )
     ctx = rule_context(
         facts=facts,
         scenario=scen,

@@ -53,7 +53,7 @@ def cost_summary(cost: Cost) -> str:
     if not parts:
         parts.append(f"unpriced ({cost.notes[-1]})" if cost.notes else "unpriced")
     if cost.energy_kwh is not None:
-        parts.append(f"{cost.energy_kwh:.3g} kWh at {cost.power_w:g} W")
+        parts.append(f"{cost.energy_kwh:.3g} kWh at {cost.power_w:.3g} W")
     return "; ".join(parts)
 
 
@@ -62,10 +62,13 @@ def choice_summary(label: str, choice: Choice | None) -> str:
     if choice is None:
         return f"{label}: no priced option"
     where = f"{choice.device} on {choice.instance}" if choice.instance else choice.device
-    met = "meets the deadline" if choice.meets_deadline else "misses the deadline"
+    goal = "the latency target" if choice.per == "month" else "the deadline"
+    met = f"meets {goal}" if choice.meets_deadline else f"misses {goal}"
     spot = " (spot)" if choice.spot else ""
-    when = f", price of {choice.price_date}" if choice.price_date else ""
-    return f"{label}: {where}{spot}, {usd(choice.usd)}{when}, {met}"
+    when = f", price of {choice.price_date}" if choice.price_date else ", undated price"
+    per = {"month": " a month", "job": ""}.get(choice.per, f" per {choice.per}")
+    dollars = "unpriced" if choice.usd is None else f"{usd(choice.usd)}{per}{when}"
+    return f"{label}: {where}{spot}, {dollars}, {met}"
 
 
 def _runs_on(inst: Instance) -> str:
@@ -141,3 +144,47 @@ def cost_cell(cost: Cost | None) -> str:
     if cost.energy_kwh is not None:
         lines.append(f"{cost.energy_kwh:.3g} kWh")
     return "\n".join(lines)
+
+
+#: The picks a priced estimate (or advice) carries, with the label each is printed under.
+PICK_LABELS = (
+    ("cheapest", "cheapest"),
+    ("fastest", "fastest"),
+    ("cheapest_cpu", "cheapest CPU"),
+    ("cheapest_gpu", "cheapest GPU"),
+    ("budget_low", "budget low"),
+)
+
+
+def render_costs(
+    con: Console,
+    rows: Iterable[tuple[str, Cost | None]],
+    picks: Iterable[tuple[str, Choice | None]],
+) -> None:
+    """What each option costs (every price with its date), then one line per pick."""
+    from rich.markup import escape
+
+    priced: list[tuple[str, Cost]] = [(label, c) for label, c in rows if c is not None]
+    if not priced:
+        return
+    con.print("\n[bold]cost[/] (USD; each price with its date; energy at board power)")
+    width = max(len(label) for label, _ in priced)
+    for label, cost in priced:
+        con.print(f"  {escape(label):<{width}}  {escape(cost_summary(cost))}", highlight=False)
+    chosen = dict(picks)
+    for key, label in PICK_LABELS:
+        pick = chosen.get(key)
+        if pick is None and key not in ("cheapest", "fastest"):
+            continue
+        line = choice_summary(label, pick).split(": ", 1)[1]
+        why = (
+            f" [dim]({', '.join(pick.cites)}: {escape('; '.join(pick.why[1:]))})[/]"
+            if pick and pick.cites
+            else ""
+        )
+        con.print(f"[bold]{label}[/]: {escape(line)}{why}", highlight=False)
+
+
+def picks_of(doc: object) -> list[tuple[str, Choice | None]]:
+    """The picks a document carries (an estimate report, or the advice's estimates)."""
+    return [(key, getattr(doc, key, None)) for key, _ in PICK_LABELS]

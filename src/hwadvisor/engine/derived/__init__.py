@@ -4,6 +4,8 @@
 - :mod:`.gpus`: aggregates over the GPU list;
 - :mod:`.bench`: best figures and ratios of a microbenchmark report;
 - :mod:`.estimates`: the estimate slots and what follows from them;
+- :mod:`.cost`: the picks of the priced estimates and the cost comparisons (on the
+  estimates' registry);
 - :mod:`.llm`: per slot, what follows from a language model's serving or fine-tuning figures;
 - :mod:`.options`: the command-line options, and the verdict for the second pass.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from hwadvisor.engine.derive import Registry
+from hwadvisor.engine.derived import cost as _cost  # noqa: F401  (registers cost.* on ESTIMATES)
 from hwadvisor.engine.derived import llm as _llm  # noqa: F401  (registers its slot facts)
 from hwadvisor.engine.derived.bench import BENCH, BENCH_DEVICES, BENCH_DTYPES, BENCH_KERNELS
 from hwadvisor.engine.derived.estimates import ESTIMATE_SLOTS, ESTIMATES, LOCAL_PREFIX, SLOT
