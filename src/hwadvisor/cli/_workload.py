@@ -136,22 +136,3 @@ ELECTRICITY = typer.Option(
     "--electricity-usd-kwh",
     help="Own hardware: electricity in USD per kWh, added at board power (with --purchase-usd).",
 )
-
-# The pricing options (`estimate`, `recommend`, `fleet`): what prices the estimates.
-PRICES = typer.Option(
-    None,
-    "--prices",
-    help="Price file over the shipped instance catalog: a SkyPilot vms.csv, a gpuhunt CSV or ours.",
-)
-PRICE_PER_HOUR = typer.Option(
-    None, "--price-per-hour", help="Own hardware: USD per hour of this machine ('here')."
-)
-PURCHASE_USD = typer.Option(
-    None, "--purchase-usd", help="Own hardware: purchase price in USD, spread over --years."
-)
-YEARS = typer.Option(None, "--years", help="Own hardware: years the purchase is spread over.")
-ELECTRICITY = typer.Option(
-    None,
-    "--electricity-usd-kwh",
-    help="Own hardware: electricity in USD per kWh, added at board power (with --purchase-usd).",
-)

@@ -104,8 +104,8 @@ def _estimates(report: EstimateReport | None) -> AdviceEstimates:
             memory_bytes=e.memory_bytes,
             memory_fit=e.fits,
             basis=e.basis,
-            cost=e.cost,
             serving=e.serving,
+            cost=e.cost,
         )
         for e in report.estimates
         if e.device != "here"
