@@ -45,6 +45,10 @@ FACTS = ROOT / "tests" / "data" / "reports" / "recorded-epyc-milan-kvm.json"
 BENCH = ROOT / "tests" / "render" / "data" / "bench-epyc-kvm.json"
 WIDTH = 1100
 TIMEOUT_S = 60.0
+#: A chart taller than this has a broken layout (a scale without a range grows to 2^25 px).
+MAX_CHART_PX = 3000
+#: The tallest screenshot taken (Chromium refuses far taller captures).
+MAX_SHOT_PX = 12000
 FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -65,7 +69,8 @@ CHARTS_JS = """JSON.stringify({
   state: document.body.dataset.charts || "",
   charts: Array.from(document.querySelectorAll(".vis"), function (el) {
     var svg = el.querySelector("svg");
-    return {id: el.id, svg: !!svg, marks: svg ? svg.querySelectorAll("path, text, line").length : 0};
+    return {id: el.id, svg: !!svg, marks: svg ? svg.querySelectorAll("path, text, line").length : 0,
+            height: Math.round(el.getBoundingClientRect().height)};
   })
 })"""
 
@@ -234,6 +239,39 @@ def problems(events: list[dict[str, Any]], page_url: str) -> list[str]:
     return found
 
 
+def chart_problems(state: dict[str, Any]) -> list[str]:
+    """What is wrong with the charts once vega-embed is done: none, unfinished, no SVG
+    drawn, or a layout gone wrong (a chart taller than :data:`MAX_CHART_PX`)."""
+    charts = state.get("charts", [])
+    if not charts:
+        return ["no chart on the page"]
+    found = []
+    if state.get("state") != "rendered":
+        found.append(f"the charts did not finish rendering (state {state.get('state')!r})")
+    for c in charts:
+        if not c["svg"] or c["marks"] < 5:
+            found.append(f"chart {c['id']} has no SVG")
+        elif c["height"] > MAX_CHART_PX:
+            found.append(f"chart {c['id']} is {c['height']} px tall")
+    return found
+
+
+def screenshot(tools: DevTools, session: str, shot: Path) -> list[str]:
+    """The whole page as a PNG in ``shot`` (at most :data:`MAX_SHOT_PX` tall)."""
+    metrics = tools.call("Page.getLayoutMetrics", session)
+    height = min(int(metrics["cssContentSize"]["height"]), MAX_SHOT_PX)
+    clip = {"x": 0, "y": 0, "width": WIDTH, "height": height, "scale": 1}
+    try:
+        image = tools.call(
+            "Page.captureScreenshot", session, format="png", clip=clip, captureBeyondViewport=True
+        )
+    except Failure as exc:
+        return [f"no screenshot: {exc}"]
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    shot.write_bytes(base64.b64decode(image["data"]))
+    return []
+
+
 def render(tools: DevTools, page: Path, shot: Path | None) -> dict[str, Any]:
     """Open ``page`` in a new tab, wait for the charts, check them, screenshot if asked."""
     target = tools.call("Target.createTarget", url="about:blank")["targetId"]
@@ -265,24 +303,9 @@ def render(tools: DevTools, page: Path, shot: Path | None) -> dict[str, Any]:
     found = problems(
         [e for e in tools.events[start:] if e.get("sessionId") in (session, None)], url
     )
-    if not state.get("charts"):
-        found.append("no chart on the page")
-    elif state.get("state") != "rendered":
-        found.append(f"the charts did not finish rendering (state {state.get('state')!r})")
-    found += [
-        f"chart {c['id']} has no SVG"
-        for c in state.get("charts", [])
-        if not c["svg"] or c["marks"] < 5
-    ]
+    found += chart_problems(state)
     if shot is not None:
-        metrics = tools.call("Page.getLayoutMetrics", session)
-        height = int(metrics["cssContentSize"]["height"])
-        clip = {"x": 0, "y": 0, "width": WIDTH, "height": height, "scale": 1}
-        image = tools.call(
-            "Page.captureScreenshot", session, format="png", clip=clip, captureBeyondViewport=True
-        )
-        shot.parent.mkdir(parents=True, exist_ok=True)
-        shot.write_bytes(base64.b64decode(image["data"]))
+        found += screenshot(tools, session, shot)
     tools.call("Target.closeTarget", targetId=target)
     return {"page": page.name, "charts": len(state.get("charts", [])), "problems": found}
 

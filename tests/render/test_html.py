@@ -327,3 +327,82 @@ def test_chromium_check_fails_on_a_fetch_and_a_broken_chart(tmp_path: Path) -> N
         done = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 1, done.stdout
         assert expected in done.stdout
+
+
+@needs_report
+def test_a_gpu_roofline_uses_the_catalog_peaks() -> None:
+    from hwadvisor.render.report_data import roof_points, roofs
+
+    def figure(kernel: str, dtype: str, shape: list[int], value: float, peak: float) -> Any:
+        unit = "GB/s" if kernel in ("copy", "triad") else "GFLOP/s"
+        return {"device": "cuda:0", "kernel": kernel, "dtype": dtype, "shape": shape,
+                "value": value, "unit": unit, "median_s": 0.01, "iqr_s": 0.0, "runs": 5,
+                "peak": peak}  # fmt: skip
+
+    doc = {
+        "schema_version": "1.0",
+        "budget_s": 10.0,
+        "elapsed_s": 10.0,
+        "devices": [{"device": "cuda:0", "name": "NVIDIA H100 80GB HBM3"}],
+        "results": [
+            figure("matmul", "bf16", [8192, 8192, 8192], 700e3, 989e3),
+            figure("matmul", "fp32", [8192, 8192, 8192], 50e3, 67e3),
+            figure("copy", "fp32", [268435456], 3000.0, 3350.0),
+            figure("triad", "fp32", [268435456], 3100.0, 3350.0),
+            figure("h2d", "uint8", [268435456], 50.0, float("nan")),
+        ],
+    }
+    bench = BenchReport.model_validate(doc)
+    ceilings = {r.dtype: r for r in roofs(bench, "cuda:0")}
+    assert set(ceilings) == {"bf16", "fp32"}
+    bf16 = ceilings["bf16"]
+    assert not bf16.measured and not bf16.bandwidth_measured  # both from the peaks
+    assert bf16.peak_flops == 989e12 and bf16.bandwidth_bytes_s == 3350e9
+    assert bf16.label == "bf16 989 TFLOP/s peak"
+    assert ceilings["fp32"].label == "fp32 67 TFLOP/s peak"
+    points = {p.label: p for p in roof_points(bench, "cuda:0")}
+    assert set(points) == {
+        "matmul bf16 8192x8192x8192",
+        "matmul fp32 8192x8192x8192",
+        "triad fp32 268435456",
+    }
+    assert points["matmul bf16 8192x8192x8192"].intensity == pytest.approx(8192 / 3)
+    page = Page(bench_html(bench))
+    assert "Roofline of cuda:0: NVIDIA H100 80GB HBM3" in page.text
+
+
+def _scales(node: Any) -> list[dict[str, Any]]:
+    """Every scale of a spec that lists both a domain and a range."""
+    found = []
+    if isinstance(node, dict):
+        scale = node.get("scale")
+        if isinstance(scale, dict) and "domain" in scale and "range" in scale:
+            found.append(scale)
+        for value in node.values():
+            found += _scales(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += _scales(value)
+    return found
+
+
+@needs_report
+def test_inference_times_per_batch_against_the_latency_target(cli: Cli, tmp_path: Path) -> None:
+    out = tmp_path / "infer.html"
+    args = ["estimate", "--model", "resnet50", "--task", "infer", "--latency-ms", "20"]
+    result = cli(*args, "--on", "t4", "--on", "l4", "--no-bench", "--json", "--html", str(out))
+    assert result.code == 0, result.err
+    doc = result.json()
+    page = Page(out.read_text(encoding="utf-8"))
+    times = {r["label"]: r for r in _chart(page, "seconds")}
+    for est in doc["estimates"]:
+        row = times[est["name"]]
+        assert row["seconds"] == pytest.approx(est["step_time_s"])
+        met = est["step_time_s"] <= 0.020
+        assert row["status"] == ("meets" if met else "misses") + " the latency target"
+    assert "latency target 20 ms" in json.dumps(page.specs)
+    # A status without a colour once left a scale with an empty range: the chart grew to
+    # 2^25 px in Chromium. Every listed domain has its colours.
+    for spec in page.specs.values():
+        for scale in _scales(spec):
+            assert scale["domain"] and len(scale["domain"]) == len(scale["range"])

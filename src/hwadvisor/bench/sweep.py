@@ -6,7 +6,8 @@ memory-bound part of a training step (element-wise, batch norm and its backward,
 pooling, dropout's Bernoulli mask, layer norm, softmax, GELU) at three working sets:
 
 - ``l2``: half of the L2 of the cores used (``facts.cpu.l2_bytes`` per core x threads),
-- ``l3``: half of the last-level cache (``facts.cpu.l3_bytes``),
+- ``l3``: half of the last-level cache (``facts.cpu.l3_bytes``), moved past the L2s of
+  the cores used where they hold as much (but inside the L3),
 - ``dram``: twice the last-level cache, so it streams from memory.
 
 Each figure is the bytes the project's operator counter records for that call
@@ -80,7 +81,12 @@ def level_bytes(facts: Facts | None, threads: int) -> dict[str, int]:
     l2 = facts.cpu.l2_bytes if facts is not None and facts.cpu.l2_bytes else DEFAULT_L2
     l3 = facts.cpu.l3_bytes if facts is not None and facts.cpu.l3_bytes else DEFAULT_L3
     l2_all = l2 * max(1, threads)
-    return {"l2": l2_all // 2, "l3": max(l3 // 2, 2 * l2_all), "dram": 2 * max(l3, l2_all)}
+    l2_point = l2_all // 2
+    # Half the L3, moved past the L2s where they hold as much, but inside the L3.
+    l3_point = max(l3 // 2, min(2 * l2_all, 3 * l3 // 4))
+    if l3_point <= l2_point:  # the L2s hold more than the L3: the next level is past them
+        l3_point = 2 * l2_point
+    return {"l2": l2_point, "l3": l3_point, "dram": max(2 * l3, 2 * l3_point)}
 
 
 def family_shape(family: Family, working_set: int) -> Shape:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hwadvisor.catalog import lookup_device
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
+from hwadvisor.estimate.bands import band_class, with_bands
 from hwadvisor.estimate.fixes import memory_fixes
 from hwadvisor.estimate.memory import MemoryPlan, breakdown, fits
 from hwadvisor.estimate.rates import Rates, catalog_rates, here_rates
@@ -132,7 +133,7 @@ def _estimate(wl: Workload, rates: Rates, *, gpus: int, gpu: bool) -> DeviceEsti
     fixes = memory_fixes(wl, device_mem, gpu=gpu, gpus=gpus) if fit is False and device_mem else []
     if fit is not None:
         notes.append("fits with 10% headroom" if fit else "does not fit with 10% headroom")
-    return DeviceEstimate(
+    est = DeviceEstimate(
         device=rates.device,
         name=rates.name,
         gpus=gpus,
@@ -148,6 +149,8 @@ def _estimate(wl: Workload, rates: Rates, *, gpus: int, gpu: bool) -> DeviceEsti
         assumptions=notes,
         time_breakdown_s=parts,
     )
+    # How far estimates of this class were from measurement (catalog/data/error_bands.yaml).
+    return with_bands(est, band_class(rates, gpus, parts))
 
 
 def estimate_on_entry(workload: Workload, entry: DeviceEntry, *, gpus: int = 1) -> DeviceEstimate:

@@ -31,9 +31,10 @@ from hwadvisor.models.workload import (
 #: with momentum = mul and add into the buffer (8 + 12) + add into p (12) = 32. (The
 #: development machine measured ~84-94 bytes/param at its triad rate, consistent.)
 OPTIMIZER_BYTES_PER_PARAM = {Optimizer.ADAMW: 84.0, Optimizer.SGD: 32.0}
-#: Each optimizer pass touches about three tensors per parameter (12 bytes at fp32): the
-#: working set of one pass over all parameters, which decides its cache level.
-OPTIMIZER_PASS_BYTES_PER_PARAM = 12.0
+#: What the step keeps in play per parameter: the parameter, its gradient, two moments
+#: and the two temporaries of the denominator (6 x 4 bytes), touched again and again by
+#: its passes: the working set that decides which cache level the step streams from.
+OPTIMIZER_PASS_BYTES_PER_PARAM = 24.0
 #: Families of the profile that are products, not memory-bound operators.
 COMPUTE_FAMILIES = frozenset({"conv", "gemm", "other"})
 #: Host-to-device copy rate for inference inputs: PCIe 4 x16 at ~80% of its 32 GB/s

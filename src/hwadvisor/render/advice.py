@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from hwadvisor.render import stdout_console, yes_no
 from hwadvisor.render.cost import picks_of, render_costs
+from hwadvisor.render.estimate import with_band
 from hwadvisor.render.layout import Col, FitTable, Hanging
 from hwadvisor.render.llm import render_advice_serving
 from hwadvisor.units import duration, human_bytes
@@ -85,6 +86,8 @@ def _estimates(doc: Advice, con: Console) -> None:
         if here
         else []
     )
+    # The error band of this machine's estimate (alternatives carry only their time).
+    band = here.total_time_band_s if here else None
     rows += [
         (_alt_name(a), a.time_s, a.memory_bytes, a.memory_fit, a.basis)
         for a in doc.estimates.alternatives
@@ -109,12 +112,12 @@ def _estimates(doc: Advice, con: Console) -> None:
     table = [
         [
             name,
-            duration(t),
+            with_band(t, band) if i == 0 and here else duration(t),
             human_bytes(mem),
             yes_no(fits),
             f"[dim]{(basis or '').split(' (')[0]}[/]",
         ]
-        for name, t, mem, fits, basis in rows
+        for i, (name, t, mem, fits, basis) in enumerate(rows)
     ]
     con.print(FitTable(columns, table, title="Estimates"))
     render_advice_serving(doc, con)  # a language model served: tokens/s

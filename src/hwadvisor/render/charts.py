@@ -25,6 +25,8 @@ FONT = "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif"
 STATUS_COLOURS = {
     "meets the deadline": "#2f9e44",
     "misses the deadline": "#e8590c",
+    "meets the latency target": "#2f9e44",
+    "misses the latency target": "#e8590c",
     "does not fit in memory": "#c92a2a",
     "no deadline": "#1c7ed6",
     "fits": "#2f9e44",
@@ -54,6 +56,8 @@ TIME_TICKS = {
     31536000.0: "1 year",
 }
 BAR_STEP = 30
+#: One marker per kernel on every roofline, so the legend reads the same on each.
+KERNEL_SHAPES = {"matmul": "square", "conv2d": "circle", "triad": "triangle-up"}
 #: The fields of an option each chart carries (the time chart no dollars, and so on).
 TIME_FIELDS = ("label", "seconds", "time_text", "status")
 COST_FIELDS = ("label", "usd", "spot_usd", "cost_text", "cost_label", "status")
@@ -139,8 +143,10 @@ def _spec(chart: Any) -> dict[str, Any]:
 
 
 def _colour(alt: Any, statuses: Sequence[str]) -> Any:
+    """Colour by status, in the legend order of STATUS_COLOURS (grey for any other)."""
     used = [s for s in STATUS_COLOURS if s in statuses]
-    scale = alt.Scale(domain=used, range=[STATUS_COLOURS[s] for s in used])
+    used += sorted({s for s in statuses if s not in STATUS_COLOURS})
+    scale = alt.Scale(domain=used, range=[STATUS_COLOURS.get(s, "#868e96") for s in used])
     return alt.Color("status:N", scale=scale, title=None)
 
 
@@ -284,6 +290,20 @@ def _roof_segments(roofs: Sequence[Roof], x_domain: Sequence[float]) -> list[dic
     return out
 
 
+def _roof_labels(roofs: Sequence[Roof], right: float) -> list[dict[str, Any]]:
+    """One label per ceiling height at the right edge: dtypes of equal peak share it
+    ('bf16, fp16 989.4 TFLOP/s peak'), coloured as the first of them."""
+    groups: dict[float, list[Roof]] = {}
+    for roof in roofs:
+        groups.setdefault(roof.peak_flops, []).append(roof)
+    out = []
+    for peak, same in groups.items():
+        rest = same[0].label.partition(" ")[2]
+        text = ", ".join(r.dtype for r in same) + " " + rest
+        out.append({"dtype": same[0].dtype, "x": right, "y": peak, "label": text})
+    return out
+
+
 def _slope(roofs: Sequence[Roof], x_domain: Sequence[float]) -> list[dict[str, Any]]:
     """The memory-bound slope, shared by every dtype, up to the highest ridge."""
     bandwidth = roofs[0].bandwidth_bytes_s
@@ -302,7 +322,7 @@ def roofline_chart(points: Sequence[RoofPoint], roofs: Sequence[Roof]) -> dict[s
     alt, _ = require()
     xs = [p.intensity for p in points] + [r.peak_flops / r.bandwidth_bytes_s for r in roofs]
     ys = [p.flops for p in points] + [r.peak_flops for r in roofs]
-    x_domain = _log_domain(xs, pad_low=3, pad_high=3)
+    x_domain = _log_domain(xs, pad_low=3, pad_high=30)  # room for the labels, right
     y_domain = _log_domain(ys, pad_low=3, pad_high=3)
     dtypes = sorted({p.dtype for p in points} | {r.dtype for r in roofs}, key=_dtype_order)
     dtype_scale = alt.Scale(domain=dtypes, range=[DTYPE_COLOURS.get(d, "#495057") for d in dtypes])
@@ -337,9 +357,7 @@ def roofline_chart(points: Sequence[RoofPoint], roofs: Sequence[Roof]) -> dict[s
         strokeWidth=2, clip=True, color="#495057"
     )
     slope_line = slope.encode(x="x:Q", y="y:Q", order="order:Q", strokeDash=dash, tooltip=tip)
-    labels = [
-        {"dtype": r.dtype, "x": x_domain[1], "y": r.peak_flops, "label": r.label} for r in roofs
-    ]
+    labels = _roof_labels(roofs, x_domain[1])
     roof_text = (
         alt.Chart(alt.Data(values=labels))
         .mark_text(align="right", dy=-7, fontSize=11)
@@ -359,7 +377,11 @@ def roofline_chart(points: Sequence[RoofPoint], roofs: Sequence[Roof]) -> dict[s
             x=alt.X("intensity:Q"),
             y=alt.Y("flops:Q"),
             color=colour,
-            shape=alt.Shape("kernel:N", title="kernel"),
+            shape=alt.Shape(
+                "kernel:N",
+                title="kernel",
+                scale=alt.Scale(domain=list(KERNEL_SHAPES), range=list(KERNEL_SHAPES.values())),
+            ),
             tooltip=[
                 alt.Tooltip("label:N", title="figure"),
                 alt.Tooltip("text:N", title="measured"),

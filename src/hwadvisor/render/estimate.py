@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from hwadvisor.catalog.schema import DeviceEntry, ModelEntry
+    from hwadvisor.models.band import TimeBand
     from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
 
 BAR_WIDTH = 40
@@ -50,8 +51,8 @@ def _table(report: EstimateReport) -> FitTable:
     rows = [
         [
             _label(est),
-            duration(est.step_time_s),
-            duration(est.total_time_s),
+            with_band(est.step_time_s, est.time_band_s),
+            with_band(est.total_time_s, est.total_time_band_s),
             f"{est.throughput_samples_s:,.1f}" if est.throughput_samples_s else "unknown",
             human_bytes(est.memory_bytes),
             human_bytes(est.device_memory_bytes),
@@ -61,6 +62,31 @@ def _table(report: EstimateReport) -> FitTable:
         for est in report.estimates
     ]
     return FitTable(columns, rows, title=title)
+
+
+def with_band(seconds: float | None, band: TimeBand | None) -> str:
+    """``'2.1 h (1.7-2.6 h)'``: a duration and its error band (the unit said once if shared)."""
+    text = duration(seconds)
+    if band is None or seconds is None:
+        return text
+    low, high = duration(band.low), duration(band.high)
+    unit = high.rsplit(" ", 1)[-1]
+    if low.endswith(" " + unit):
+        low = low[: -len(unit) - 1]
+    return f"{text} ({low}-{high})"
+
+
+def _bands(con: Console, report: EstimateReport) -> None:
+    """Where each error band shown comes from, and the command that checks it."""
+    seen: dict[str, TimeBand] = {}
+    for est in report.estimates:
+        if est.time_band_s is not None:
+            seen.setdefault(est.time_band_s.band_class, est.time_band_s)
+    if not seen:
+        return
+    con.print("\n[bold]error bands[/] (the range validation found for each kind of estimate)")
+    for name, b in seen.items():
+        con.print(Hanging("  - ", f"{name}: {b.basis}; check: {b.check}"))
 
 
 def _short_basis(basis: str | None) -> str:
@@ -133,6 +159,7 @@ def render_estimate(
             con.print(Hanging("  ", head, indent=4))
             for note in notes:
                 con.print(Hanging("    - ", note))
+    _bands(con, report)
 
 
 def _guidance(con: Console, report: EstimateReport) -> None:

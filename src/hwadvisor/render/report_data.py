@@ -43,6 +43,14 @@ def label_of(device: str, name: str | None, gpus: int) -> str:
     return (name or device) + (f" ×{gpus}" if gpus > 1 else "")
 
 
+def _finite(value: float | None, *, low: float = 0.0, strict: bool = True) -> float | None:
+    """``value`` when it is finite and above ``low`` (or at it, not ``strict``), else None:
+    a chart cannot place it (a log axis no 0 s, no axis an infinite time)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value) if value > low or (value == low and not strict) else None
+
+
 def _unique(labels: Iterable[str]) -> list[str]:
     seen: dict[str, int] = {}
     out = []
@@ -82,7 +90,7 @@ def _cost(cost: Any) -> tuple[float | None, float | None, str, str]:
     date = getattr(cost, "price_date", None)
     text = f"${usd:,.2f}" + (f" on {where}" if where else "") + (f" ({date} price)" if date else "")
     label = f"${usd:,.2f}" + (f" · {where}" if where else "")
-    return float(usd), (float(spot) if spot is not None else None), text, label
+    return _finite(usd, strict=False), _finite(spot, strict=False), text, label
 
 
 def estimate_options(report: EstimateReport) -> list[OptionRow]:
@@ -92,7 +100,7 @@ def estimate_options(report: EstimateReport) -> list[OptionRow]:
     labels = _unique(label_of(e.device, e.name, e.gpus) for e in report.estimates)
     rows = []
     for label, est in zip(labels, report.estimates, strict=True):
-        seconds = est.step_time_s if infer else est.total_time_s
+        seconds = _finite(est.step_time_s if infer else est.total_time_s)
         usd, spot, cost_text, cost_label = _cost(getattr(est, "cost", None))
         status = _status(seconds, est.fits, limit_s, infer)
         text = duration(seconds) + (" (measured)" if est.measured else "")
@@ -109,7 +117,7 @@ def advice_options(advice: Advice) -> list[OptionRow]:
     labels = _unique(label_of(i.device, i.name, i.gpus) for i in items)
     rows = []
     for label, item in zip(labels, items, strict=True):
-        seconds = getattr(item, "total_time_s", None) or getattr(item, "time_s", None)
+        seconds = _finite(getattr(item, "total_time_s", None) or getattr(item, "time_s", None))
         fits = getattr(item, "fits", None) if item is here else getattr(item, "memory_fit", None)
         usd, spot, cost_text, cost_label = _cost(getattr(item, "cost", None))
         status = _status(seconds, fits, limit_s, infer=False)
@@ -208,7 +216,7 @@ def roof_points(bench: BenchReport, device: str) -> list[RoofPoint]:
     points = []
     for r in bench.results:
         ai = intensity(r) if r.device == device else None
-        if ai is None or not r.value > 0:
+        if ai is None or _finite(r.value) is None:
             continue
         flops = r.value * 1e9 * (ai if r.kernel == "triad" else 1.0)
         shape = "x".join(str(s) for s in r.shape)
@@ -236,9 +244,8 @@ def roofs(bench: BenchReport, device: str) -> list[Roof]:
     bandwidth = bw_peak or bw_best
     if not bandwidth:
         return []
-    bw_text = f"memory slope: {bandwidth:,.3g} GB/s " + (
-        "peak" if bw_peak else "measured (peak unknown)"
-    )
+    shown = f"{bandwidth:,.0f}" if bandwidth >= 100 else f"{bandwidth:.3g}"
+    bw_text = f"memory slope: {shown} GB/s " + ("peak" if bw_peak else "measured (peak unknown)")
     out = []
     dtypes = sorted({r.dtype for r in results if r.kernel in COMPUTE_KERNELS}, key=_dtype_key)
     for dtype in dtypes:
@@ -246,10 +253,15 @@ def roofs(bench: BenchReport, device: str) -> list[Roof]:
         top = peak or best
         if not top or not math.isfinite(top):
             continue
-        unit = "GOP/s" if dtype == "int8" else "GFLOP/s"
-        label = f"{dtype} {top:,.4g} {unit} " + ("peak" if peak else "best measured")
+        label = f"{dtype} {_rate(top, dtype)} " + ("peak" if peak else "best measured")
         out.append(Roof(dtype, top * 1e9, bandwidth * 1e9, label, not peak, bw_text, not bw_peak))
     return out
+
+
+def _rate(giga: float, dtype: str) -> str:
+    """A compute rate given in G(FL)OP/s, in T above 1,000: '166.2 GFLOP/s', '989 TFLOP/s'."""
+    unit = "OP/s" if dtype == "int8" else "FLOP/s"
+    return f"{giga / 1000:,.4g} T{unit}" if giga >= 1000 else f"{giga:,.4g} G{unit}"
 
 
 def _dtype_key(dtype: str) -> tuple[int, str]:

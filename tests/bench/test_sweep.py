@@ -1,0 +1,113 @@
+"""The memory sweep: working sets per cache level, counted bytes, cases and report fields."""
+
+from __future__ import annotations
+
+import pytest
+
+from hwadvisor.bench.devices import Target
+from hwadvisor.bench.sweep import (
+    DISPATCH_WORK,
+    FAMILIES,
+    LEVELS,
+    MIB,
+    family_shape,
+    family_statement,
+    family_work,
+    level_bytes,
+)
+from hwadvisor.models.facts import Cpu, Facts
+
+torch = pytest.importorskip("torch")
+
+
+def _facts(l2: int, l3: int) -> Facts:
+    return Facts(cpu=Cpu(usable_cores=2, l2_bytes=l2, l3_bytes=l3))
+
+
+def test_levels_follow_the_probed_caches() -> None:
+    sizes = level_bytes(_facts(1 * MIB, 32 * MIB), threads=2)
+    # Half of the L2 of the cores used, half of the L3, twice the L3.
+    assert sizes == {"l2": 1 * MIB, "l3": 16 * MIB, "dram": 64 * MIB}
+    big = level_bytes(_facts(2 * MIB, 384 * MIB), threads=96)
+    # The L2s of 96 cores hold half the L3: its point moves to three quarters of it.
+    assert big["l2"] == 96 * MIB and big["l3"] == 288 * MIB and big["dram"] == 768 * MIB
+    assert big["l2"] < big["l3"] < big["dram"]
+
+
+def test_levels_stay_ordered_when_the_l2s_outgrow_the_l3() -> None:
+    # Many cores with large L2s and a small L3: the L3 point moves past the L2s.
+    sizes = level_bytes(_facts(2 * MIB, 32 * MIB), threads=64)
+    assert sizes["l2"] < sizes["l3"] < sizes["dram"]
+
+
+def test_levels_without_facts_assume_common_caches() -> None:
+    assert level_bytes(None, threads=1) == {"l2": MIB // 2, "l3": 16 * MIB, "dram": 64 * MIB}
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_shapes_hit_the_working_set(family: object) -> None:
+    for target in (MIB, 16 * MIB, 64 * MIB):
+        shape = family_shape(family, target)  # type: ignore[arg-type]
+        moved = family_work(family)(shape)  # type: ignore[arg-type]
+        assert 0.9 * target <= moved <= 1.01 * target
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_work_is_what_the_operator_counter_records(family: object) -> None:
+    """The sweep's GB/s are counted bytes per second, so the estimator can divide by them."""
+    from hwadvisor.estimate.counting import Count, _make_mode, op_family
+
+    shape = family_shape(family, MIB)  # type: ignore[arg-type]
+    call = family_statement(torch, family.name, shape)  # type: ignore[attr-defined]
+    count = Count()
+    with _make_mode(count):
+        call()
+    moved = sum(b for (fam, _), (_, b) in count.groups.items() if fam == family.name)  # type: ignore[attr-defined]
+    assert moved == pytest.approx(family_work(family)(shape), rel=0.02)  # type: ignore[arg-type]
+    assert {fam for fam, _ in count.groups} == {family.name}  # type: ignore[attr-defined]
+    assert op_family("native_batch_norm") == "batch_norm"
+
+
+def test_cpu_plan_has_dispatch_and_every_family_at_every_level() -> None:
+    from hwadvisor.bench.kernels import plan
+
+    target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=1)
+    cases = plan(torch, target, _facts(1 * MIB, 8 * MIB), free_bytes=None)
+    sweep = {(c.kernel, c.level) for c in cases if c.level}
+    assert sweep == {(f.name, lvl) for f in FAMILIES for lvl in LEVELS}
+    dispatch = [c for c in cases if c.kernel == "dispatch"]
+    assert len(dispatch) == 1 and dispatch[0].work((64,)) == DISPATCH_WORK
+    # Each sweep case is one size, measured once; its least allotment is small.
+    assert all(len(c.ladder) == 1 and (c.min_allot_s or 1) < 0.1 for c in cases if c.level)
+
+
+def test_gpu_plan_has_no_sweep() -> None:
+    from hwadvisor.bench.kernels import plan
+
+    class FakeTorch:
+        float32 = "f32"
+
+        @staticmethod
+        def device(name: str) -> str:
+            return name
+
+    target = Target(device="cuda:0", kind="cuda", index=0, name="GPU", uuid=None, threads=1)
+    cases = plan(FakeTorch, target, None, free_bytes=8 * 2**30)
+    assert not [c for c in cases if c.level or c.kernel == "dispatch"]
+
+
+def test_statements_run_and_report_fields() -> None:
+    from hwadvisor.bench.kernels import plan
+    from hwadvisor.bench.runner import to_result
+    from hwadvisor.bench.sizing import SizingOutcome, Timing
+
+    target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=1)
+    cases = [c for c in plan(torch, target, _facts(64 * 1024, 1 * MIB), None) if c.level == "l2"]
+    for case in cases:
+        case.build(case.ladder[0])()  # every family's statement runs on this torch
+    case = cases[0]
+    outcome = SizingOutcome(shape=case.ladder[0], timing=Timing(1e-3, 1e-5, 10))
+    result = to_result(case, outcome, None)
+    assert result.level == "l2" and result.unit == "GB/s"
+    assert result.working_set_bytes == int(case.work(case.ladder[0]))
+    assert result.value == pytest.approx(case.work(case.ladder[0]) / 1e-3 / 1e9)

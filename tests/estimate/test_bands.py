@@ -1,0 +1,122 @@
+"""Every time figure says how far to trust it: bands per class, from validation runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hwadvisor.estimate import build_workload, estimate_workload
+from hwadvisor.estimate.bands import band, load_bands
+from hwadvisor.models.band import TimeBand
+from hwadvisor.models.bench import BenchReport, BenchResult
+from hwadvisor.models.facts import Cpu, Facts, PeakGflops
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load_anchors() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "gpu_anchors", ROOT / "benchmarks" / "gpu_anchors.py"
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _bench() -> BenchReport:
+    r = BenchResult(device="cpu", kernel="matmul", dtype="fp32", shape=[512, 512, 512],
+                    value=100.0, unit="GFLOP/s", median_s=1e-3, iqr_s=0.0, runs=3, threads=2)  # fmt: skip
+    return BenchReport(budget_s=1.0, elapsed_s=1.0, results=[r])
+
+
+def test_every_class_names_its_run_and_its_check() -> None:
+    bands = load_bands()
+    want = {"cpu_measured", "catalog_gpu", "catalog_gpu_host_bound", "multi_gpu", "llm_decode",
+            "cpu_assumed", "catalog_cpu"}  # fmt: skip
+    assert want <= set(bands)
+    for spec in bands.values():
+        assert spec.basis and spec.check and spec.low_ratio <= spec.high_ratio
+    validated = [s for s in bands.values() if s.validated]
+    widest = (min(s.low_ratio for s in validated), max(s.high_ratio for s in validated))
+    for name in ("cpu_assumed", "catalog_cpu"):
+        spec = bands[name]
+        assert not spec.validated and (spec.low_ratio, spec.high_ratio) == widest
+        assert "widest validated band" in spec.basis
+
+
+def test_band_contains_the_estimate_and_inverts_for_throughput() -> None:
+    t = band(100.0, "catalog_gpu")
+    x = band(10.0, "catalog_gpu", inverse=True)
+    assert t is not None and x is not None
+    assert t.low <= 100.0 <= t.high and x.low <= 10.0 <= x.high
+    spec = load_bands()["catalog_gpu"]
+    assert t.low == pytest.approx(100.0 * spec.low_ratio)
+    assert x.high == pytest.approx(10.0 / spec.low_ratio)
+    host = band(1.0, "catalog_gpu_host_bound")  # validation found only slower: from 1x up
+    assert host is not None and host.low == 1.0 and host.high > 2.0
+    assert band(None, "catalog_gpu") is None and band(1.0, "nope") is None
+
+
+def _classes(**kw: Any) -> dict[str, str | None]:
+    report = estimate_workload(**kw)
+    return {
+        e.device: (e.time_band_s.band_class if e.time_band_s else None) for e in report.estimates
+    }
+
+
+def test_each_estimate_gets_its_class() -> None:
+    wl = build_workload(model="resnet50", batch_size=64, dataset_size=100_000, precision="amp")
+    got = _classes(workload=wl, facts=None, bench=_bench(), on=["here", "a100-80gb", "xeon-6248"])
+    assert got == {"here": "cpu_measured", "a100-80gb": "catalog_gpu", "xeon-6248": "catalog_cpu"}
+    facts = Facts(cpu=Cpu(peak_gflops=PeakGflops(fp32=100.0)))
+    assert _classes(workload=wl, facts=facts, bench=None, on=["here"]) == {"here": "cpu_assumed"}
+    assert _classes(workload=wl, facts=None, bench=None, on=["here"]) == {"here": None}
+    multi = _classes(workload=wl, facts=None, bench=None, on=["a100-80gb"], gpus=8)
+    assert multi == {"a100-80gb": "multi_gpu"}
+    one = build_workload(model="resnet50", task="infer", batch_size=1)
+    assert _classes(workload=one, facts=None, bench=None, on=["t4"]) == {
+        "t4": "catalog_gpu_host_bound"
+    }
+
+
+def test_bands_are_in_the_json_with_the_command_that_checks_them() -> None:
+    wl = build_workload(model="resnet50", batch_size=64, dataset_size=100_000)
+    est = estimate_workload(wl, facts=None, bench=None, on=["a100-80gb"]).estimates[0]
+    doc = json.loads(est.model_dump_json())
+    for key, value in (("time_band_s", est.step_time_s), ("total_time_band_s", est.total_time_s)):
+        b = TimeBand.model_validate(doc[key])
+        assert b.low <= (value or 0) <= b.high
+        assert "gpu_anchors" in b.basis and b.check
+    t = doc["throughput_band"]
+    assert t["low"] <= est.throughput_samples_s <= t["high"]
+
+
+def test_catalog_gpu_bands_match_a_fresh_anchor_run() -> None:
+    """The data file's GPU bands are the current validation run's (refresh them if not)."""
+    mod = _load_anchors()
+    single, multi = mod.rows(), mod.scaling_rows()
+    device = [1 + r["error"] for r in single if "b1" not in r["anchor"]]
+    host = [1 + r["error"] for r in single if "b1" in r["anchor"]]
+    scale = [1 + r["error"] for r in multi]
+    bands = load_bands()
+    for name, ratios in (("catalog_gpu", device), ("catalog_gpu_host_bound", host),
+                         ("multi_gpu", scale)):  # fmt: skip
+        spec = bands[name]
+        assert (spec.low_ratio, spec.high_ratio) == pytest.approx(
+            (min(ratios), max(ratios)), abs=0.002
+        ), f"{name}: run benchmarks/gpu_anchors.py and copy its bands into error_bands.yaml"
+
+
+def test_duration_with_band_says_the_unit_once() -> None:
+    from hwadvisor.render.estimate import with_band
+
+    b = TimeBand(low=1.7 * 3600, high=2.6 * 3600, band_class="x", basis="b", check="c")
+    assert with_band(2.1 * 3600, b) == "2.1 h (1.7-2.6 h)"
+    mixed = TimeBand(low=50.0, high=90.0, band_class="x", basis="b", check="c")
+    assert with_band(70.0, mixed) == "70 s (50 s-1.5 min)"
+    assert with_band(70.0, None) == "70 s"

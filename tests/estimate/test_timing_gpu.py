@@ -1,0 +1,133 @@
+"""GPU time with the overheads real PyTorch has: roofline per operator, eager host cost, TF32."""
+
+from __future__ import annotations
+
+import pytest
+
+from hwadvisor.catalog import find_device
+from hwadvisor.estimate import build_workload, estimate_workload
+from hwadvisor.estimate.gpu_time import Roofline, element_bytes, gpu_constants, host_seconds
+from hwadvisor.estimate.rates import catalog_rates
+from hwadvisor.estimate.timing import step_time
+from hwadvisor.models.workload import ModelKind, OpGroup, OpProfile, Precision, Task, Workload
+
+
+def _resnet(precision: str, batch: int, task: str = "train", **kw: object) -> Workload:
+    wl = build_workload(model="resnet50", task=task, batch_size=batch, precision=precision)
+    return wl.model_copy(update=kw) if kw else wl
+
+
+def _on(wl: Workload, device: str, gpus: int = 1) -> object:
+    return estimate_workload(wl, facts=None, bench=None, on=[device], gpus=gpus).estimates[0]
+
+
+def test_catalog_cnn_has_counted_groups() -> None:
+    wl = _resnet("amp", 64)
+    assert wl.profile is not None
+    fams = {g.family for g in wl.profile.op_groups}
+    assert {"conv", "batch_norm", "batch_norm_backward", "eltwise", "max_pool"} <= fams
+    convs = sum(g.count for g in wl.profile.op_groups if g.family == "conv" and not g.backward)
+    assert convs == 53  # ResNet-50's convolutions
+    infer = _resnet("amp", 64, task="infer").profile
+    assert infer is not None and not any(g.backward for g in infer.op_groups)
+
+
+def test_roofline_rate_is_the_lower_roof() -> None:
+    roof = Roofline(100e12, 50e12, 2.0, 4.0, 1e12)
+    # Effective size s moves 3 operands once: 2s/(3b) FLOPs per byte.
+    assert roof.rate(30.0, conv=True) == pytest.approx(2 * 30 / 6 * 1e12)
+    assert roof.rate(1e6, conv=True) == 100e12 and roof.rate(1e6, conv=False) == 50e12
+
+
+def test_fp32_convolutions_use_tf32_on_ampere_matmuls_do_not() -> None:
+    a100 = catalog_rates(find_device("a100-80gb"), Precision.FP32).roofline
+    v100 = catalog_rates(find_device("v100-16gb"), Precision.FP32).roofline
+    assert a100 is not None and v100 is not None
+    entry = find_device("a100-80gb")
+    frac = entry.achieved.tensor_gemm or entry.achieved.gemm
+    assert a100.conv_flops_s == pytest.approx(156e12 * frac)  # cudnn.allow_tf32 defaults True
+    assert a100.gemm_flops_s == pytest.approx(19.5e12 * frac)  # matmul.allow_tf32 False (1.12+)
+    assert a100.conv_tensor_cores and not v100.conv_tensor_cores
+    assert v100.conv_flops_s == v100.gemm_flops_s  # no TF32 before Ampere
+    assert gpu_constants()["tf32"] == {
+        **gpu_constants()["tf32"],
+        "convolutions": True,
+        "matmuls": False,
+    }
+
+
+def test_tf32_training_is_slower_than_amp_by_more_than_the_peak_ratio_says_nothing() -> None:
+    """fp32 moves twice the bytes of AMP: TF32 is not just AMP at half the peak."""
+    amp = _on(_resnet("amp", 256, channels_last=True), "a100-80gb")
+    tf32 = _on(_resnet("fp32", 256), "a100-80gb")
+    ratio = tf32.step_time_s / amp.step_time_s  # type: ignore[attr-defined]
+    assert ratio > 2.0  # published: 2470 / 938 = 2.63
+
+
+def test_tiny_cnn_on_h100_is_host_bound_milliseconds() -> None:
+    """The issue's case: 0.17 ms at 5 µs per kernel, where eager PyTorch takes milliseconds."""
+    wl = build_workload(
+        model="tests/data/models/cnn.py:build", input_shape=[3, 32, 32], batch_size=32
+    )
+    est = _on(wl, "h100-sxm")
+    assert est.step_time_s > 1e-3  # type: ignore[attr-defined]
+    parts = est.time_breakdown_s  # type: ignore[attr-defined]
+    assert parts["overhead"] > parts["conv"] + parts["memory"]
+    assert any("eager PyTorch" in a for a in est.assumptions)  # type: ignore[attr-defined]
+
+
+def test_step_is_the_longer_of_host_and_device() -> None:
+    small, big = (
+        _on(_resnet("amp", 1, task="infer"), "a100-80gb"),
+        _on(_resnet("amp", 256, task="infer"), "a100-80gb"),
+    )
+    wl = _resnet("amp", 1, task="infer")
+    assert wl.profile is not None
+    host, launches = host_seconds(wl, wl.profile)
+    assert small.step_time_s == pytest.approx(host)  # type: ignore[attr-defined]
+    assert launches > 53 * 2  # every operator, plus autocast's weight casts
+    assert big.time_breakdown_s["overhead"] == 0.0  # type: ignore[attr-defined]
+
+
+def test_nchw_tensor_core_convolutions_pay_layout_transposes() -> None:
+    nchw = _on(_resnet("amp", 256), "v100-16gb")
+    nhwc = _on(_resnet("amp", 256, channels_last=True), "v100-16gb")
+    fp32 = _on(_resnet("fp32", 112), "v100-16gb")  # FMA units: no transposes
+    assert nchw.time_breakdown_s["layout"] > 0  # type: ignore[attr-defined]
+    assert "layout" not in nhwc.time_breakdown_s  # type: ignore[attr-defined]
+    assert "layout" not in fp32.time_breakdown_s  # type: ignore[attr-defined]
+    assert nchw.step_time_s > nhwc.step_time_s  # type: ignore[attr-defined]
+
+
+def test_autocast_keeps_layer_norm_and_softmax_in_fp32() -> None:
+    assert element_bytes(Precision.AMP, "batch_norm") == 2.0
+    assert element_bytes(Precision.AMP, "layer_norm") == 4.0
+    assert element_bytes(Precision.AMP, "softmax") == 4.0
+    assert element_bytes(Precision.FP32, "eltwise") == 4.0
+
+
+def test_transformers_keep_their_class_fraction() -> None:
+    wl = build_workload(model="bert-base", batch_size=32)
+    assert wl.profile is not None and wl.profile.op_groups  # groups for the CPU
+    est = _on(wl, "a100-80gb")
+    assert "compute" in est.time_breakdown_s  # type: ignore[attr-defined]
+
+
+def test_class_path_host_time_hides_behind_the_gpu() -> None:
+    rates = catalog_rates(find_device("a100-80gb"), Precision.BF16)
+    prof = OpProfile(kernels=1000)
+    wl = Workload(kind=ModelKind.ENCODER, task=Task.INFER, batch_size=1, flops_per_sample=1e6,
+                  profile=prof)  # fmt: skip
+    st = step_time(wl, rates)
+    assert st.total == pytest.approx(1000 * float(gpu_constants()["host"]["op_s"]))
+    heavy = wl.model_copy(update={"flops_per_sample": 1e15})
+    assert step_time(heavy, rates).parts["overhead"] == 0.0
+
+
+def test_groups_without_products_still_cost_launches() -> None:
+    wl = Workload(kind=ModelKind.CNN, task=Task.TRAIN, batch_size=1, flops_per_sample=1.0,
+                  profile=OpProfile(op_groups=[OpGroup(family="eltwise", count=100, bytes=4.0)]))  # fmt: skip
+    assert wl.profile is not None
+    host, launches = host_seconds(wl, wl.profile)
+    assert launches == 100 + 8  # AdamW's passes
+    assert host == pytest.approx(launches * float(gpu_constants()["host"]["op_s"]))

@@ -1,0 +1,168 @@
+"""CPU time from how this machine behaves: memory-bound operators priced by working set."""
+
+from __future__ import annotations
+
+import pytest
+
+from hwadvisor.estimate.levels import MemoryLevels, memory_levels
+from hwadvisor.estimate.rates import CPU_OP_OVERHEAD_S, here_rates
+from hwadvisor.estimate.timing import step_time
+from hwadvisor.models.bench import BenchReport, BenchResult
+from hwadvisor.models.facts import Cpu, Facts
+from hwadvisor.models.workload import ModelKind, OpGroup, OpProfile, Precision, Task, Workload
+
+MIB = 2**20
+
+
+def _figure(kernel: str, value: float, *, level: str | None = None, ws: int | None = None,
+            unit: str = "GB/s", shape: list[int] | None = None) -> BenchResult:  # fmt: skip
+    return BenchResult(
+        device="cpu", kernel=kernel, dtype="fp32", shape=shape or [1], value=value, unit=unit,
+        median_s=1e-3, iqr_s=0.0, runs=5, threads=2, level=level, working_set_bytes=ws,
+    )  # fmt: skip
+
+
+def _bench(*, sweep: bool = True, bn_dram: float = 1.0) -> BenchReport:
+    """A machine whose cache is 40x faster than its DRAM for streaming, 4x for batch norm."""
+    results = [
+        _figure("matmul", 100.0, unit="GFLOP/s", shape=[512, 512, 512]),
+        _figure("triad", 10.0, shape=[1 << 24]),
+    ]
+    if sweep:
+        for level, ws, elt, bn in (
+            ("l2", 1 * MIB, 400.0, 4.0),
+            ("l3", 16 * MIB, 100.0, 4.0),
+            ("dram", 64 * MIB, 10.0, bn_dram),
+        ):
+            results += [
+                _figure("eltwise", elt, level=level, ws=ws),
+                _figure("batch_norm", bn, level=level, ws=ws),
+            ]
+        results.append(_figure("dispatch", 0.25, unit="Mop/s"))  # 4 µs per operator
+    return BenchReport(budget_s=1.0, elapsed_s=1.0, results=results)
+
+
+def _cnn(batch: int, *, task: Task = Task.TRAIN) -> Workload:
+    """Batch norm and ReLU of 64 KiB per sample each, forward and backward, no FLOPs."""
+    groups = [
+        OpGroup(family="batch_norm", count=10, bytes=64 * 1024),
+        OpGroup(family="eltwise", count=10, bytes=64 * 1024),
+        OpGroup(family="eltwise", backward=True, count=10, bytes=96 * 1024),
+        OpGroup(family="conv", count=10, bytes=0.0),
+    ]
+    prof = OpProfile(op_groups=groups, memory_bytes=2e6, kernels=30, backward_kernels=10)
+    return Workload(kind=ModelKind.CNN, task=task, batch_size=batch, params=1000,
+                    flops_per_sample=1.0, profile=prof)  # fmt: skip
+
+
+def test_curve_interpolates_in_log_size_and_holds_outside() -> None:
+    levels = memory_levels(_bench())
+    assert levels is not None and levels.dispatch_s == pytest.approx(4e-6)
+    small = levels.seconds_per_byte("eltwise", 1024)
+    at_l2 = levels.seconds_per_byte("eltwise", 1 * MIB)
+    mid = levels.seconds_per_byte("eltwise", 4 * MIB)  # halfway (in log) from L2 to L3
+    at_l3 = levels.seconds_per_byte("eltwise", 16 * MIB)
+    huge = levels.seconds_per_byte("eltwise", 1 << 34)
+    assert small == at_l2 and huge == levels.seconds_per_byte("eltwise", 64 * MIB)
+    assert at_l2 is not None and at_l3 is not None and mid is not None
+    assert mid == pytest.approx((at_l2 + at_l3) / 2)
+    assert at_l2 < mid < at_l3 < (huge or 0)
+
+
+def test_dispatch_is_taken_out_of_each_figure() -> None:
+    levels = memory_levels(_bench())
+    assert levels is not None
+    ws = 1 * MIB
+    raw = ws / 400e9  # the L2 figure's time per call
+    spb = levels.seconds_per_byte("eltwise", ws)
+    assert spb is not None
+    assert spb * ws == pytest.approx(max(raw - 4e-6, 0.25 * raw))
+
+
+def test_unmeasured_family_streams_like_eltwise() -> None:
+    levels = MemoryLevels(curves={"eltwise": [(1.0, 1e-9)]})
+    assert levels.seconds("softmax", 100.0) == pytest.approx(1e-7)
+    assert not levels.measured("softmax") and levels.measured("eltwise")
+    assert MemoryLevels().seconds("eltwise", 1.0) is None
+
+
+def test_no_sweep_no_levels() -> None:
+    assert memory_levels(_bench(sweep=False)) is None
+    assert memory_levels(None) is None
+
+
+def test_cache_resident_cnn_is_not_priced_at_dram_bandwidth() -> None:
+    """The issue's case: a small batch-norm CNN whose tensors sit in cache."""
+    rates = here_rates(None, _bench(), Precision.FP32)
+    levels = rates.levels
+    assert levels is not None
+    wl = _cnn(8)  # 8 x 64 KiB = 512 KiB per forward operator: in L2
+    st = step_time(wl, rates)
+    ws_f, ws_b = 8 * 64 * 1024, 8 * 96 * 1024
+    spb = levels.seconds_per_byte
+    expected = 10 * ws_f * (spb("batch_norm", ws_f) or 0) + 10 * ws_f * (spb("eltwise", ws_f) or 0)
+    expected += 10 * ws_b * (spb("eltwise", ws_b) or 0)
+    assert st.parts["memory"] == pytest.approx(expected)
+    # Element-wise operators at the L2 rate, not at DRAM streaming (40x slower here).
+    at_dram = 10 * (ws_f + ws_b) / 10e9
+    eltwise = 10 * ws_f * (spb("eltwise", ws_f) or 0) + 10 * ws_b * (spb("eltwise", ws_b) or 0)
+    assert eltwise < at_dram / 10
+    assert any("memory sweep" in a for a in rates.assumptions)
+
+
+def test_working_set_moves_operators_down_the_levels() -> None:
+    rates = here_rates(None, _bench(), Precision.FP32)
+    per_sample = [
+        step_time(_cnn(b), rates).parts["memory"] / b for b in (8, 256, 4096)
+    ]  # L2, between L3 and DRAM, DRAM
+    assert per_sample[0] < per_sample[1] < per_sample[2]
+
+
+def test_batch_norm_is_priced_by_its_own_figures() -> None:
+    fast = here_rates(None, _bench(bn_dram=4.0), Precision.FP32)
+    slow = here_rates(None, _bench(bn_dram=1.0), Precision.FP32)
+    wl = _cnn(4096)  # batch norm at DRAM size
+    assert step_time(wl, slow).parts["memory"] > 2 * step_time(wl, fast).parts["memory"]
+
+
+def test_inference_skips_backward_groups() -> None:
+    rates = here_rates(None, _bench(), Precision.FP32)
+    train = step_time(_cnn(8), rates).parts["memory"]
+    infer = step_time(_cnn(8, task=Task.INFER), rates).parts["memory"]
+    assert 0 < infer < train
+
+
+def test_measured_dispatch_replaces_the_constant() -> None:
+    measured = here_rates(None, _bench(), Precision.FP32)
+    assumed = here_rates(None, _bench(sweep=False), Precision.FP32)
+    assert measured.op_overhead_s == pytest.approx(4e-6)
+    assert assumed.op_overhead_s == CPU_OP_OVERHEAD_S
+
+
+def test_profile_without_groups_keeps_the_streaming_estimate() -> None:
+    rates = here_rates(None, _bench(), Precision.FP32)
+    wl = _cnn(8)
+    assert wl.profile is not None
+    bare = wl.model_copy(update={"profile": wl.profile.model_copy(update={"op_groups": []})})
+    st = step_time(bare, rates)
+    assert st.parts["memory"] == pytest.approx(
+        (2e6 + 2 * 2e6) * 8 / 10e9
+    )  # cost-weighted bytes of both passes over the triad
+
+
+def test_optimizer_streams_from_the_level_its_state_fits() -> None:
+    rates = here_rates(None, _bench(), Precision.FP32)
+    small = _cnn(1).model_copy(update={"params": 10_000})  # 240 KB of state: L2
+    large = _cnn(1).model_copy(update={"params": 10_000_000})  # 240 MB: DRAM
+    per_param = [step_time(w, rates).parts["optimizer"] / (w.params or 1) for w in (small, large)]
+    assert per_param[1] > 10 * per_param[0]
+
+
+def test_assumptions_state_threads_smt_and_clock() -> None:
+    facts = Facts(
+        cpu=Cpu(usable_cores=2, physical_cores=2, logical_cores=4, base_mhz=2450, max_mhz=3500)
+    )
+    rates = here_rates(facts, _bench(), Precision.FP32)
+    note = next(a for a in rates.assumptions if "thread" in a)
+    assert "2 thread(s)" in note and "SMT 2-way" in note and "all-core load" in note
+    assert "2450 MHz" in note
