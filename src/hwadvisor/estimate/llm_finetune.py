@@ -22,8 +22,9 @@ Time per step (one micro-batch of ``batch x seq`` tokens per GPU):
   parameter over the achieved bandwidth.
 - **several GPUs**: DDP all-reduces the 16-bit gradients (``2 x 2(n-1)/n`` bytes per
   trainable parameter); FSDP (ZeRO-3) all-gathers the 16-bit weights for the forward and
-  the backward and reduce-scatters the gradients (ZeRO, arXiv:1910.02054, section 7.2.2),
-  over the catalog's interconnect, not overlapped with compute (an upper bound).
+  the backward and reduce-scatters the gradients (ZeRO, arXiv:1910.02054, section 7:
+  3 x the parameters per step), over the catalog's interconnect, not overlapped with
+  compute (an upper bound).
 """
 
 from __future__ import annotations

@@ -132,3 +132,31 @@ def catalog_for_hub_id(
         (m for m in load_models(extra_catalogs).values() if m.hf_repo and m.hf_repo.lower() == key),
         None,
     )
+
+
+def language_model(
+    model: str | None, extra_catalogs: list[Path] | None
+) -> tuple[LlmShape | None, ModelEntry | None]:
+    """The shape of ``model`` when it is a language model, and its catalog entry if any.
+
+    Catalog ids first (fuzzy, with a did-you-mean), unless ``model`` is an existing path
+    or a Hub id (``org/name``): those are read from the files or the local Hugging Face
+    cache; a Hub id a catalog entry names as its ``hf_repo`` uses that entry when the
+    cache lacks it. ``module:callable`` (a torch module) is no language model here.
+    """
+    from hwadvisor.catalog import find_model, load_models
+    from hwadvisor.errors import UsageError
+    from hwadvisor.estimate.loading import looks_like_user_model
+
+    if model is None or looks_like_user_model(model):
+        return None, None
+    if looks_like_llm_path(model) and model.lower() not in load_models(extra_catalogs):
+        try:
+            return resolve_llm(model, extra_catalogs), None
+        except UsageError:
+            entry = catalog_for_hub_id(model, extra_catalogs)
+            if entry is None:
+                raise
+            return catalog_shape(entry), entry
+    entry = find_model(model, extra_catalogs)
+    return catalog_shape(entry), entry

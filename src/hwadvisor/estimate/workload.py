@@ -8,9 +8,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from hwadvisor.catalog import find_model
 from hwadvisor.catalog.schema import ModelEntry
 from hwadvisor.errors import UsageError
+from hwadvisor.estimate.llm_shape import language_model
 from hwadvisor.estimate.loading import load_callable, looks_like_user_model
 from hwadvisor.estimate.profile import analytic_profile, attention_flops, counted_profile
 from hwadvisor.models.workload import (
@@ -98,7 +98,7 @@ def build_workload(
     }
     given = checked_workload({k: v for k, v in said.items() if v is not None})
     llm_given = {k for k, v in llm.items() if v is not None}
-    shape, entry = _language_model(model, extra_catalogs)
+    shape, entry = language_model(model, extra_catalogs)
     task_said = given.task if task is not None else None
     given = given.model_copy(
         update={"task": pick_task(task_said, given, model, entry, shape, inference_default)}
@@ -151,43 +151,6 @@ def _named(
 
     notes = model_notes(model, entry.id, extra)
     return wl.model_copy(update={"assumptions": [*notes, *wl.assumptions]}) if notes else wl
-
-
-def _language_model(
-    model: str | None, extra_catalogs: list[Path] | None
-) -> tuple[LlmShape | None, ModelEntry | None]:
-    """The shape of ``model`` when it is a language model, and its catalog entry if any.
-
-    Catalog ids first (fuzzy, with a did-you-mean), unless ``model`` is an existing path
-    or a Hub id (``org/name``): those are read from the files or the local Hugging Face
-    cache; a Hub id a catalog entry names as its ``hf_repo`` uses that entry when the
-    cache lacks it.
-    """
-    if model is None or looks_like_user_model(model):
-        return None, None
-    from hwadvisor.estimate.llm_shape import (
-        catalog_for_hub_id,
-        catalog_shape,
-        looks_like_llm_path,
-        resolve_llm,
-    )
-
-    if looks_like_llm_path(model) and model.lower() not in _catalog_ids(extra_catalogs):
-        try:
-            return resolve_llm(model, extra_catalogs), None
-        except UsageError:
-            entry = catalog_for_hub_id(model, extra_catalogs)
-            if entry is None:
-                raise
-            return catalog_shape(entry), entry
-    entry = find_model(model, extra_catalogs)
-    return catalog_shape(entry), entry
-
-
-def _catalog_ids(extra_catalogs: list[Path] | None) -> set[str]:
-    from hwadvisor.catalog import load_models
-
-    return set(load_models(extra_catalogs))
 
 
 def pick_task(
