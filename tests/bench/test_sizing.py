@@ -9,14 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hwadvisor.bench.sizing import (
+    MIN_RUNS,
+    REPEAT_CAP_S,
     OutOfMemory,
     Shape,
     TimeBudget,
     Timing,
     Unsupported,
     adapt,
+    assess,
     classify,
+    floor_index,
     predicted_cost,
+    repeats_cost,
 )
 
 LADDER: tuple[Shape, ...] = tuple((n,) for n in (64, 128, 256, 512, 1024, 2048, 4096))
@@ -207,4 +212,85 @@ def test_never_far_over_the_allotment(rate: float, peak_at: int, allot: float) -
     dev = FakeDevice(clock, rate_small=rate, peak_at=peak_at)
     adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=allot, min_run_s=0.01)
     first = work(LADDER[0]) / dev.rate(64)
-    assert clock.now <= allot * 1.5 + 2 * predicted_cost(first, 0.01)
+    # ... and the repeats that make its spread known, at most REPEAT_CAP_S past it.
+    assert clock.now <= allot * 1.5 + 2 * predicted_cost(first, 0.01) + REPEAT_CAP_S * 1.5
+
+
+# --- the size floor and the repeats (issue 14.3) ---------------------------------------
+
+
+@dataclass
+class BusyDevice(FakeDevice):
+    """A device whose every call costs ``stall_s`` more (a busy machine's descheduling)."""
+
+    stall_s: float = 0.03
+
+    def __call__(self, shape: Shape, min_run_s: float, max_run_s: float | None) -> Timing:
+        n = shape[0]
+        self.calls.append((n, min_run_s, max_run_s))
+        per_call = work(shape) / self.rate(n) + self.stall_s
+        budget = max(min_run_s, per_call) if max_run_s is None else max(max_run_s, per_call)
+        runs = max(1, int(budget / per_call))
+        if max_run_s is not None:
+            # Repeat-until-stable: steady after MIN_RUNS blocks, unless time ran out first.
+            runs = min(runs, MIN_RUNS)
+        self.clock.now += per_call * (runs + 1)
+        return Timing(median_s=per_call, iqr_s=per_call * 0.02, runs=runs)
+
+
+def test_a_busy_machine_never_measures_below_the_floor() -> None:
+    # 30 ms per call whatever the size (the busy 2-core VM): the first size already looks
+    # too slow to grow from, which used to leave the figure at the smallest rung.
+    clock = FakeClock()
+    dev = BusyDevice(clock, rate_small=1e12, stall_s=0.03)
+    out = adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=0.3, floor=3)
+    assert min(n for n, _, _ in dev.calls) == 512
+    assert out.shape == (512,)
+
+
+def test_without_time_left_the_chosen_size_is_repeated_not_shrunk() -> None:
+    clock = FakeClock()
+    dev = BusyDevice(clock, rate_small=1e12, stall_s=0.1)  # 0.1 s per call
+    out = adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=0.15, floor=3)
+    assert out.shape == (512,)
+    assert out.timing.runs >= MIN_RUNS and assess(out.timing).reliable
+    assert any("repeated past its share" in n for n in out.notes)
+    assert clock.now <= 0.15 + 2 * predicted_cost(0.1, 0.02) + REPEAT_CAP_S
+
+
+def test_a_call_too_slow_to_repeat_is_kept_and_marked_unreliable() -> None:
+    clock = FakeClock()
+    dev = BusyDevice(clock, rate_small=1e12, stall_s=0.6)  # 0.6 s per call: 4 runs > cap
+    out = adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=0.2, floor=3)
+    assert out.shape == (512,) and out.timing.runs < MIN_RUNS
+    rel = out.reliability
+    assert not rel.reliable and rel.spread is None and "too few" in (rel.reason or "")
+    assert any("too slow to repeat" in n for n in out.notes)
+    assert repeats_cost(0.6) > REPEAT_CAP_S
+
+
+def test_out_of_memory_at_the_floor_steps_below_it_and_says_so() -> None:
+    clock = FakeClock()
+    dev = FakeDevice(clock, peak_at=4096, oom_from=512)
+    out = adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=100.0, floor=3)
+    assert out.shape == (256,)
+    assert any("below the size floor [512]" in n for n in out.notes)
+
+
+def test_assess_spread_and_runs() -> None:
+    assert assess(Timing(median_s=1.0, iqr_s=0.05, runs=8)).reliable
+    wide = assess(Timing(median_s=1.0, iqr_s=0.3, runs=8))
+    assert not wide.reliable and wide.spread == pytest.approx(0.3) and "30%" in (wide.reason or "")
+    few = assess(Timing(median_s=1.0, iqr_s=0.0, runs=3))
+    assert not few.reliable and few.spread is None
+
+
+def test_floor_index_per_kernel_class() -> None:
+    cubes = tuple((n, n, n) for n in (128, 256, 512, 1024))
+
+    def mm(s: Shape) -> float:
+        return 2.0 * s[0] * s[1] * s[2]
+
+    assert floor_index(cubes, mm, "matmul", "cpu") == 2  # 512³ on a CPU
+    assert floor_index(cubes, mm, "matmul", "cuda") == 3  # a GPU ladder this short: its top
+    assert floor_index(cubes, mm, "copy", "cpu") == 0  # no floor: the buffers are sized apart

@@ -2,6 +2,8 @@
 
 A cause (AMX, AVX-512 BF16, VNNI) is named only when the probed CPU features say the CPU
 has it; a slow-down is said as plainly as a speed-up, with the reason the features give.
+Only figures the bench judged reliable are compared (``BenchResult.reliable``): an
+unsteady figure is listed, and the comparison it would have made is left out and said so.
 """
 
 from __future__ import annotations
@@ -15,8 +17,28 @@ if TYPE_CHECKING:
 
 
 def _best(results: list[BenchResult], device: str, kernel: str, dtype: str) -> BenchResult | None:
-    hits = [r for r in results if r.device == device and r.kernel == kernel and r.dtype == dtype]
+    hits = [
+        r
+        for r in results
+        if r.device == device
+        and r.kernel == kernel
+        and r.dtype == dtype
+        and r.reliable is not False
+    ]
     return max(hits, key=lambda r: r.value, default=None)
+
+
+def _unreliable(results: list[BenchResult], device: str) -> Derived | None:
+    bad = [r for r in results if r.device == device and r.reliable is False]
+    if not bad:
+        return None
+    names = ", ".join(f"{r.kernel} {r.dtype}" for r in bad[:6]) + (" ..." if len(bad) > 6 else "")
+    where = "CPU" if device == "cpu" else device
+    return Derived(
+        id=f"{device}.unreliable_figures",
+        ratio=round(len(bad) / len([r for r in results if r.device == device]), 3),
+        text=f"{len(bad)} {where} figure{'s were' if len(bad) > 1 else ' was'} too unsteady to draw conclusions from ({names}): they are not compared, and the advice uses the theoretical peak for them",
+    )
 
 
 def _cpu_cause(dtype: str, f: CpuFeatures | None) -> tuple[str | None, str | None]:
@@ -160,6 +182,9 @@ def derive(
         eff = _efficiency(results, device)
         if eff is not None:
             out.append(eff)
+        doubt = _unreliable(results, device)
+        if doubt is not None:
+            out.append(doubt)
         if device != "cpu":
             out += _over_cpu(results, device)
     return out

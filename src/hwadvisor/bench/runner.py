@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import os
 import time
 import warnings
 from collections.abc import Callable
@@ -14,7 +13,15 @@ from hwadvisor.bench import devices as devmod
 from hwadvisor.bench.derived import derive
 from hwadvisor.bench.kernels import KernelCase, plan
 from hwadvisor.bench.peaks import peak_for
-from hwadvisor.bench.sizing import OutOfMemory, SizingOutcome, TimeBudget, Unsupported, adapt
+from hwadvisor.bench.reliability import Load, LoadReader, busy_reason, load_average, mark, mark_busy
+from hwadvisor.bench.sizing import (
+    OutOfMemory,
+    SizingOutcome,
+    TimeBudget,
+    Unsupported,
+    adapt,
+    floor_index,
+)
 from hwadvisor.bench.timing import make_measure, release_memory
 from hwadvisor.errors import MissingDependencyError, UsageError
 from hwadvisor.models.bench import BenchDevice, BenchReport, BenchResult, BenchSkip
@@ -84,14 +91,6 @@ def import_torch() -> Any:
             f"torch is installed but failed to import ({type(exc).__name__}: {first})"
         ) from exc
     return torch
-
-
-def load_average() -> float | None:
-    """The 1-minute load average (``uptime``), or None where the OS has none."""
-    try:
-        return round(os.getloadavg()[0], 2)
-    except (AttributeError, OSError):
-        return None
 
 
 def default_budget(accelerators: int, quick: bool) -> float:
@@ -164,7 +163,7 @@ def to_result(case: KernelCase, outcome: SizingOutcome, facts: Facts | None) -> 
     t = outcome.timing
     value = case.work(outcome.shape) / t.median_s / 1e9
     peak = peak_for(case.target, case.kernel, case.dtype, facts)
-    return BenchResult(
+    result = BenchResult(
         device=case.target.device,
         kernel=case.kernel,
         dtype=case.dtype,
@@ -181,6 +180,7 @@ def to_result(case: KernelCase, outcome: SizingOutcome, facts: Facts | None) -> 
         level=case.level,
         working_set_bytes=int(case.work(outcome.shape)) if case.level else None,
     )
+    return mark(result, outcome.reliability)
 
 
 #: Measures one kernel case in about ``allot_s`` seconds: ``(torch, case, allot_s, clock)``.
@@ -208,6 +208,8 @@ def measure_case(
         clock=clock,
         allot_s=allot_s,
         start=case.start,
+        # Never below real work, however slow or busy the machine (bench.sizing.FLOOR_WORK).
+        floor=floor_index(case.ladder, case.work, case.kernel, case.target.kind),
         min_run_s=min_run,
     )
 
@@ -221,15 +223,18 @@ def run_bench(
     progress: Progress | None = None,
     clock: Callable[[], float] = time.perf_counter,
     measure: CaseMeasure = measure_case,
+    load_reader: LoadReader = load_average,
 ) -> BenchReport:
     """Measure ``device`` ("cpu", "cuda", "cuda:N", "mps", "xpu", "all") within the budget.
 
     Raises MissingDependencyError without torch and UsageError for an unknown or absent
     device. Ctrl-C returns the figures measured so far with ``interrupted=True``.
-    ``clock`` and ``measure`` are seams: a fake clock, canned timings per kernel.
+    ``clock``, ``measure`` and ``load_reader`` are seams: a fake clock, canned timings
+    per kernel, the load average. CPU figures taken while the load was over
+    :data:`~hwadvisor.bench.reliability.BUSY_LOAD` per core are marked unreliable.
     """
     started = clock()
-    load_1m = load_average()
+    load_1m = load_reader()
     check_budget(budget_s)
     devmod.parse_device(device)  # a typo is a usage error even where torch is missing
     before_import = clock()
@@ -282,11 +287,18 @@ def run_bench(
     except KeyboardInterrupt:
         interrupted = True
 
+    elapsed = clock() - started
+    load = Load(load_1m, load_reader())
+    cores = _cores(facts, targets)
+    others = load.others(cores or 1, elapsed)
+    results = mark_busy(results, busy_reason(others, cores))
     return BenchReport(
         torch_version=str(torch.__version__),
         load_avg_1m=load_1m,
+        load_avg_1m_end=load.end,
+        usable_cores=cores,
         budget_s=total,
-        elapsed_s=round(clock() - started, 3),
+        elapsed_s=round(elapsed, 3),
         torch_import_s=round(import_s, 3),
         interrupted=interrupted,
         devices=[
@@ -295,5 +307,12 @@ def run_bench(
         ],
         results=results,
         skipped=skipped,
-        derived=derive(results, facts, load_1m=load_1m),
+        derived=derive(results, facts, load_1m=others),
     )
+
+
+def _cores(facts: Facts | None, targets: list[devmod.Target]) -> int | None:
+    """The cores the CPU figures ran on: the probe's usable cores, else the CPU's threads."""
+    if facts is not None and facts.cpu.usable_cores:
+        return facts.cpu.usable_cores
+    return next((t.threads for t in targets if t.kind == "cpu" and t.threads), None)

@@ -91,6 +91,79 @@ class TimeBudget:
         return self.remaining() * weight / weights_left
 
 
+@dataclass(frozen=True)
+class Reliability:
+    """Whether a figure can carry a conclusion: its spread, and why not when it cannot."""
+
+    reliable: bool
+    spread: float | None
+    reason: str | None = None
+
+
+#: IQR / median above which a figure is not trusted: torch.utils.benchmark's own warning
+#: threshold (``_IQR_WARN_THRESHOLD`` = 0.1 in torch/utils/benchmark/utils/common.py,
+#: "This could indicate system fluctuation").
+RELIABLE_SPREAD = 0.10
+#: Timed blocks needed before a spread means anything: ``adaptive_autorange`` judges the
+#: IQR only from more than 3 blocks, and ``Measurement`` prints no IQR below 4.
+MIN_RUNS = 4
+#: The most a kernel may run past its allotment to repeat its chosen size up to
+#: :data:`MIN_RUNS` blocks: the budget is spent on repeats, never on shrinking the size.
+REPEAT_CAP_S = 1.0
+#: The shortest block the Timer makes for a fast statement (its overhead under 0.01 %).
+BLOCK_S = 0.01
+
+#: The least work (FLOPs) one call must do to stand for real layers, per kernel and
+#: class of device: a figure measured below it describes call overheads, not the
+#: hardware (a 128³ matmul on a busy 2-core VM read 0.47 GOP/s where 1024³ reads
+#: 1,400). CPU matmul: 512³; conv2d: a ResNet stage-1 3×3 layer (64 channels, 56×56) at
+#: batch 1 on a CPU, batch 8 × 128 channels on a GPU; GPU matmul: 2048³.
+FLOOR_WORK: dict[tuple[str, str], float] = {
+    ("matmul", "cpu"): 2.0 * 512**3,
+    ("matmul", "gpu"): 2.0 * 2048**3,
+    ("conv2d", "cpu"): 2.0 * 1 * 64 * 64 * 9 * 56 * 56,
+    ("conv2d", "gpu"): 2.0 * 8 * 128 * 128 * 9 * 56 * 56,
+}
+
+
+def floor_index(
+    ladder: Sequence[Shape], work: Callable[[Shape], float], kernel: str, device_kind: str
+) -> int:
+    """The first rung of ``ladder`` that does at least the floor's work (0 without a floor)."""
+    least = FLOOR_WORK.get((kernel, "cpu" if device_kind == "cpu" else "gpu"))
+    if least is None:
+        return 0
+    for i, shape in enumerate(ladder):
+        if work(shape) >= least * 0.999:
+            return i
+    return len(ladder) - 1
+
+
+def assess(timing: Timing, threshold: float = RELIABLE_SPREAD) -> Reliability:
+    """Whether ``timing`` is steady enough to draw conclusions from.
+
+    The spread is IQR / median of the timed blocks; with fewer than :data:`MIN_RUNS`
+    blocks it is unknown, and the figure is not trusted either.
+    """
+    if timing.median_s <= 0:
+        return Reliability(False, None, "no positive time was measured")
+    if timing.runs < MIN_RUNS:
+        return Reliability(
+            False,
+            None,
+            f"only {timing.runs} timed run{'s' if timing.runs != 1 else ''}: "
+            f"too few to know the spread (at least {MIN_RUNS})",
+        )
+    spread = timing.iqr_s / timing.median_s
+    if spread > threshold:
+        return Reliability(
+            False,
+            spread,
+            f"spread (IQR / median) {spread:.0%}, over {threshold:.0%}: the machine was not steady",
+        )
+    return Reliability(True, spread)
+
+
 @dataclass
 class SizingOutcome:
     """The figure kept for one kernel: its shape and timing, and what was tried on the way."""
@@ -99,6 +172,11 @@ class SizingOutcome:
     timing: Timing
     tried: list[tuple[Shape, float]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def reliability(self) -> Reliability:
+        """Whether the kept timing is steady enough for conclusions (:func:`assess`)."""
+        return assess(self.timing)
 
 
 #: Sizes within this fraction of the best throughput count as equally fast.
@@ -115,6 +193,66 @@ def predicted_cost(per_call_s: float, min_run_s: float) -> float:
     return 1.2 * (max(per_call_s, 0.01) + max(min_run_s, per_call_s))
 
 
+def repeats_cost(per_call_s: float, runs: int = MIN_RUNS) -> float:
+    """Seconds a repeat-until-stable measurement needs for ``runs`` blocks (and its set-up)."""
+    return 1.2 * (runs + 1) * max(per_call_s, BLOCK_S) + 0.01
+
+
+def _first_measurement(
+    ladder: Sequence[Shape], measure: Measure, i: int, first: tuple[float, float | None]
+) -> tuple[int, Timing, list[str]]:
+    """Measure ``ladder[i]``, stepping down the ladder on out-of-memory."""
+    notes: list[str] = []
+    while True:
+        try:
+            return i, measure(ladder[i], first[0], first[1]), notes
+        except OutOfMemory as exc:
+            if i == 0:
+                raise OutOfMemory(
+                    f"out of memory even at the smallest size {list(ladder[0])}: {exc}"
+                ) from exc
+            notes.append(f"out of memory at {list(ladder[i])}; shrank")
+            i -= 1
+
+
+def _confirm(
+    ladder: Sequence[Shape],
+    measure: Measure,
+    best_i: int,
+    timing: Timing,
+    left: float,
+    min_run_s: float,
+    notes: list[str],
+) -> Timing:
+    """Measure the chosen size again, longer, until the spread is small or time is up.
+
+    With time left it uses most of it; with none, it still repeats the size up to
+    :data:`MIN_RUNS` blocks when that costs at most :data:`REPEAT_CAP_S`, since a figure
+    whose spread is unknown cannot carry a conclusion.
+    """
+    per_call = timing.median_s
+    steady = assess(timing).reliable
+    need = repeats_cost(per_call)
+    if left >= predicted_cost(per_call, min_run_s):
+        max_run = max(left * 0.8, min(need, REPEAT_CAP_S))
+        min_run = min(left * 0.5, max(min_run_s, left * 0.25))
+    elif not steady and need <= REPEAT_CAP_S:
+        max_run, min_run = need, min_run_s
+        notes.append("repeated past its share of the budget to know the spread")
+    else:
+        if not steady and timing.runs < MIN_RUNS:
+            notes.append(
+                f"one call takes {per_call:.2f} s: too slow to repeat {MIN_RUNS} times "
+                f"within {REPEAT_CAP_S:g} s"
+            )
+        return timing
+    try:
+        return measure(ladder[best_i], min_run, max_run)
+    except OutOfMemory:
+        notes.append("out of memory on the confirming run; kept the first measurement")
+        return timing
+
+
 def adapt(
     ladder: Sequence[Shape],
     *,
@@ -123,43 +261,42 @@ def adapt(
     clock: Callable[[], float],
     allot_s: float,
     start: int = 0,
+    floor: int = 0,
     explore_fraction: float = 0.6,
     min_run_s: float = 0.02,
     keep_growing: float = 0.85,
 ) -> SizingOutcome:
     """Find a good size on ``ladder`` within ``allot_s`` seconds, then measure it longer.
 
-    Starts at ``ladder[start]``; an out-of-memory there steps down the ladder (raising
-    :class:`OutOfMemory` below the smallest). Then grows one step at a time while the
-    next size is predicted to fit the exploring share of the allotment, the throughput
-    is still at least ``keep_growing`` of the best seen, and memory lasts. Finally the
-    best size is measured again with the rest of the allotment (repeating until stable).
+    Starts at ``ladder[max(start, floor)]``: sizes below ``floor`` are too small to stand
+    for real work and are only tried when the floor does not fit in memory (an
+    out-of-memory steps down the ladder, raising :class:`OutOfMemory` below the
+    smallest). Then grows one step at a time while the next size is predicted to fit
+    the exploring share of the allotment, the throughput is still at least
+    ``keep_growing`` of the best seen, and memory lasts. Finally the best size is
+    measured again with the rest of the allotment, repeating until the spread is small
+    (:func:`_confirm`): a slow or busy machine gets fewer sizes, never smaller ones.
     :class:`Unsupported` from ``measure`` propagates unchanged.
     """
     t0 = clock()
     explore_until = t0 + allot_s * explore_fraction
     until = t0 + allot_s
-    notes: list[str] = []
     tried: list[tuple[Shape, float]] = []
     timings: dict[int, Timing] = {}
 
+    first_i = min(max(start, floor), len(ladder) - 1)
     # Nothing to grow into (a bandwidth buffer already far past the cache): measure once, long.
-    single = start == len(ladder) - 1
+    single = first_i == len(ladder) - 1
     first_max = allot_s * 0.6 if single else None
     first_min = max(min_run_s, allot_s * 0.2) if single else min_run_s
 
-    i = start
-    while True:
-        try:
-            timings[i] = measure(ladder[i], first_min, first_max)
-            break
-        except OutOfMemory as exc:
-            if i == 0:
-                raise OutOfMemory(
-                    f"out of memory even at the smallest size {list(ladder[0])}: {exc}"
-                ) from exc
-            notes.append(f"out of memory at {list(ladder[i])}; shrank")
-            i -= 1
+    i, timings[first_i], notes = _first_measurement(
+        ladder, measure, first_i, (first_min, first_max)
+    )
+    if i != first_i:
+        timings[i] = timings.pop(first_i)
+        if i < floor:
+            notes.append(f"below the size floor {list(ladder[floor])}: it does not fit in memory")
     tried.append((ladder[i], work(ladder[i]) / timings[i].median_s))
 
     def rate(k: int) -> float:
@@ -195,13 +332,6 @@ def adapt(
     top = max(rate(k) for k in timings)
     best_i = max(k for k in timings if rate(k) >= NEAR_BEST * top)
     timing = timings[best_i]
-    left = until - clock()
-    if not single and left >= predicted_cost(timing.median_s, min_run_s):
-        # The confirming run: longer, repeated until the IQR is small or time is up.
-        try:
-            timing = measure(
-                ladder[best_i], min(left * 0.5, max(min_run_s, left * 0.25)), left * 0.8
-            )
-        except OutOfMemory:
-            notes.append("out of memory on the confirming run; kept the first measurement")
+    if not (single and assess(timing).reliable):
+        timing = _confirm(ladder, measure, best_i, timing, until - clock(), min_run_s, notes)
     return SizingOutcome(shape=ladder[best_i], timing=timing, tried=tried, notes=notes)

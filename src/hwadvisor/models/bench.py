@@ -38,6 +38,14 @@ class BenchResult(Document):
     working_set_bytes: int | None = Field(
         None, description="memory sweep only: bytes one call reads and writes (its working set)"
     )
+    reliable: bool | None = Field(
+        None,
+        description="false: too unsteady to draw conclusions from (spread over 10%, fewer than 4 timed runs, or a busy machine), and the advice falls back to the theoretical peak; null in reports made before it was assessed (taken as reliable)",
+    )
+    spread: float | None = Field(
+        None,
+        description="IQR / median of the timed runs (null with fewer than 4 runs: unknown)",
+    )
 
 
 class BenchSkip(Document):
@@ -75,6 +83,13 @@ class BenchReport(Versioned):
         None,
         description="1-minute load average when the run started: above the usable cores, other programs competed",
     )
+    load_avg_1m_end: float | None = Field(
+        None,
+        description="1-minute load average when the run ended (it includes the run's own threads)",
+    )
+    usable_cores: int | None = Field(
+        None, description="cores this process may use (the probe's usable_cores) while measuring"
+    )
     budget_s: float
     elapsed_s: float
     torch_import_s: float | None = Field(
@@ -87,11 +102,19 @@ class BenchReport(Versioned):
     skipped: list[BenchSkip] = Field(default_factory=list)
     derived: list[Derived] = Field(default_factory=list)
 
-    def best(self, device: str, kernel: str, dtype: str) -> BenchResult | None:
-        """The highest figure measured for ``kernel`` at ``dtype`` on ``device``."""
+    def best(
+        self, device: str, kernel: str, dtype: str, *, reliable_only: bool = False
+    ) -> BenchResult | None:
+        """The highest figure measured for ``kernel`` at ``dtype`` on ``device``.
+
+        ``reliable_only`` leaves out figures marked ``reliable: false``.
+        """
         hits = [
             r
             for r in self.results
-            if r.device == device and r.kernel == kernel and r.dtype == dtype
+            if r.device == device
+            and r.kernel == kernel
+            and r.dtype == dtype
+            and not (reliable_only and r.reliable is False)
         ]
         return max(hits, key=lambda r: r.value, default=None)

@@ -1,9 +1,26 @@
 """Derived facts from a microbenchmark report: best figures, speed-up ratios, load.
 
-``bench.<cpu|gpu|mps>.<kernel>.<dtype>`` is the best measured figure of that kernel
-(GFLOP/s, GOP/s for int8, GB/s for the memory kernels) on that class of device; the
-``*_over_fp32`` ratios are the report's own where it has them (measured in one run,
-so less noisy), else the quotient of the best figures.
+``bench.<cpu|gpu|mps>.<kernel>.<dtype>`` is the best *reliable* figure of that kernel
+(GFLOP/s, GOP/s for int8, GB/s for the memory kernels) on that class of device: a
+figure the bench marked ``reliable: false`` (too unsteady, too few runs, a busy
+machine) draws no conclusion. The ``*_over_fp32`` ratios are the report's own where it
+has them (measured in one run, so less noisy), else the quotient of the best figures.
+
+Where a CPU matmul ratio cannot be measured because a figure was unreliable, it falls
+back to the theoretical peaks the bench recorded beside each figure, times the achieved
+fraction of each path (:data:`CPU_FRACTIONS`), and ``*_over_fp32_assumed`` says so:
+
+- fp32 through oneDNN/MKL on x86 reaches 68-97% of the FMA peak (oneDNN issue #1115,
+  uxlfoundation/oneDNN, 2021-09-16: single-core Xeon Platinum 8180 GEMM); the low end,
+  0.7, is taken;
+- AMX bf16 ran 2x faster than AVX-512 fp32 over 112 cores in OpenBLAS (Fixstars, "Intel
+  AMX (Advanced Matrix Extension) Explained (Introduction)", 2023-08-21): against a 16x
+  peak ratio that is 2/16 of fp32's fraction, 0.7 x 2 / 16 = 0.0875 of the AMX peak;
+  int8 on AMX is given the same fraction;
+- a dtype without native instructions (the probe counts it at the fp32 rate, "at best")
+  is given fp32's fraction, so its ratio is at most 1: "not faster", never "faster";
+- paths with no published fraction (AVX-512 BF16, VNNI, Arm dot products, int8
+  without dot-product instructions) get no assumed ratio: unknown.
 """
 
 from __future__ import annotations
@@ -25,19 +42,33 @@ _MEASURED = {
 }
 
 
+#: Achieved fraction of the theoretical matmul peak assumed per path when the measured
+#: figure is unreliable (sources in the module docstring).
+FP32_FRACTION = 0.7
+AMX_FRACTION = FP32_FRACTION * 2.0 / 16.0
+#: Peak ratio over fp32 from which a path is a matrix unit (AMX: 16x bf16, 32x int8).
+AMX_PEAK_RATIO = 8.0
+
+
 @dataclass(frozen=True)
 class BenchView:
-    """A bench report (or none) with its best figure per path, computed once."""
+    """A bench report (or none) with its best reliable figure per path, computed once."""
 
     report: BenchReport | None
     best: Context = field(default_factory=dict)
     threads: Context = field(default_factory=dict)
+    #: The theoretical peak recorded beside each figure, reliable or not (same keys).
+    peaks: Context = field(default_factory=dict)
+    #: Paths whose only figures were unreliable.
+    unreliable: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, report: BenchReport | None) -> BenchView:
-        """The view of ``report``: the best figure of each kernel, dtype and device class."""
+        """The view of ``report``: the best reliable figure of each kernel, dtype and device."""
         best: Context = {}
         threads: Context = {}
+        peaks: Context = {}
+        doubtful: set[str] = set()
         for r in report.results if report is not None else []:
             dev = device_class(r.device)
             if dev is None:
@@ -46,8 +77,28 @@ class BenchView:
                 threads[f"bench.{dev}.threads"] = r.threads
             if r.kernel in BENCH_KERNELS and r.dtype in BENCH_DTYPES:
                 key = f"bench.{dev}.{r.kernel}.{r.dtype}"
+                if r.peak:
+                    peaks[key] = r.peak
+                if r.reliable is False:
+                    doubtful.add(key)
+                    continue
                 best[key] = max(best.get(key) or 0.0, r.value)
-        return cls(report, best, threads)
+        return cls(report, best, threads, peaks, frozenset(doubtful - set(best)))
+
+    def assumed_ratio(self, dev: str, dtype: str) -> float | None:
+        """The CPU ``dtype``/fp32 matmul ratio from the peaks, for unreliable figures only."""
+        base, other = f"bench.{dev}.matmul.fp32", f"bench.{dev}.matmul.{dtype}"
+        if dev != "cpu" or not ({base, other} & self.unreliable):
+            return None
+        p32, p = self.peaks.get(base), self.peaks.get(other)
+        if not p32 or not p:
+            return None
+        peak_ratio = p / p32
+        if peak_ratio <= 1.0:
+            return peak_ratio  # no native instructions: at best the fp32 rate
+        if peak_ratio >= AMX_PEAK_RATIO:
+            return peak_ratio * AMX_FRACTION / FP32_FRACTION
+        return None  # no published fraction for this path
 
 
 def device_class(device: str) -> str | None:
@@ -95,9 +146,13 @@ def _ratio_specs() -> list[FactSpec]:
     out = []
     for dev in BENCH_DEVICES:
         for dtype in _RATIO_DTYPES:
-            doc = f"measured matmul {dtype} / fp32 speed-up on {dev}"
+            doc = f"measured matmul {dtype} / fp32 speed-up on {dev} (on a CPU whose figure was unreliable: from the theoretical peaks)"
             out.append(
                 FactSpec(f"bench.{dev}.{dtype}_over_fp32", FactType.NUMBER, doc, derived=True)
+            )
+            doc = f"the {dtype} / fp32 ratio on {dev} comes from the theoretical peaks x achieved fractions, because a measured figure was unreliable"
+            out.append(
+                FactSpec(f"bench.{dev}.{dtype}_over_fp32_assumed", FactType.BOOL, doc, derived=True)
             )
         for name, doc in _MEASURED.items():
             out.append(FactSpec(f"bench.{dev}.{name}", FactType.NUMBER, doc, derived=True))
@@ -121,4 +176,25 @@ def ratios(view: BenchView) -> Context:
         path = f"bench.{d.id}"
         if path in _RATIO_PATHS:
             out[path] = d.ratio
+    for dev in BENCH_DEVICES:
+        for dtype in _RATIO_DTYPES:
+            path = f"bench.{dev}.{dtype}_over_fp32"
+            assumed = view.assumed_ratio(dev, dtype)
+            if assumed is not None:
+                # An unreliable figure's measured ratio (the report's own too) is not used.
+                out[path] = assumed
+            if out.get(path) is not None:
+                out[f"{path}_assumed"] = assumed is not None
     return out
+
+
+@BENCH.fact(
+    "bench.cpu.unreliable_figures",
+    FactType.NUMBER,
+    "CPU figures the bench marked unreliable (too unsteady, too few runs, or a busy machine)",
+)
+def unreliable_figures(view: BenchView) -> int | None:
+    """How many CPU figures are marked ``reliable: false`` (None without a report)."""
+    if view.report is None:
+        return None
+    return sum(1 for r in view.report.results if r.device == "cpu" and r.reliable is False)

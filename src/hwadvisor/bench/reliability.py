@@ -1,0 +1,98 @@
+"""Which figures can carry a conclusion: their spread, and the machine's load while measuring.
+
+A figure is *unreliable* when its timed runs spread too much (IQR / median over
+:data:`~hwadvisor.bench.sizing.RELIABLE_SPREAD`), when it has too few runs to know the
+spread, or when the machine was busy while it was measured: with more runnable threads
+than cores, every parallel region waits for a descheduled thread, so a CPU figure then
+measures the neighbours as much as the hardware. Unreliable figures stay in the report,
+marked ``reliable: false`` with the reason in ``note``; the advice does not draw
+conclusions from them (it falls back to the theoretical peak, see
+:mod:`hwadvisor.engine.derived.bench`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hwadvisor.bench.sizing import Reliability
+from hwadvisor.models.bench import BenchResult
+
+#: Load average per core above which the CPU figures are not trusted, and the verdicts
+#: resting on them lose confidence (the same threshold as rule HW209).
+BUSY_LOAD = 1.5
+
+
+@dataclass(frozen=True)
+class Load:
+    """The 1-minute load average when the run started and when it ended."""
+
+    start: float | None
+    end: float | None = None
+
+    def others(self, threads: int, elapsed_s: float) -> float | None:
+        """The load other programs made: the higher reading, the run's own share removed.
+
+        The end reading includes the benchmark's own threads, which the kernel's
+        exponential 1-minute average has taken in as ``threads · (1 - e^(-t/60))``
+        after ``t`` seconds; the start reading was taken before any of them ran.
+        """
+        end = self.end
+        if end is not None:
+            end = max(0.0, end - threads * (1.0 - math.exp(-elapsed_s / 60.0)))
+        known = [v for v in (self.start, end) if v is not None]
+        return round(max(known), 2) if known else None
+
+
+def load_average() -> float | None:
+    """The 1-minute load average (``uptime``), or None where the OS has none."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
+#: Reads the load average; a seam so tests can say how busy the machine was.
+LoadReader = Callable[[], "float | None"]
+
+
+def busy_reason(load: float | None, cores: int | None) -> str | None:
+    """Why the CPU figures are not trusted because of load, or None when the machine was calm.
+
+    The 1-minute average counts every runnable thread of the machine (in a container,
+    of the host), so ``load / cores`` over :data:`BUSY_LOAD` means the cores this
+    process used were shared with other work while it measured.
+    """
+    if load is None or not cores or load / cores < BUSY_LOAD:
+        return None
+    return f"measured while the machine was busy (load average {load:.1f} on {cores} cores)"
+
+
+def mark(result: BenchResult, reliability: Reliability) -> BenchResult:
+    """``result`` with ``reliable`` and ``spread`` set, and why it is not trusted in ``note``."""
+    return _with(result, reliability.reason, reliability.spread)
+
+
+def mark_busy(results: list[BenchResult], reason: str | None) -> list[BenchResult]:
+    """The CPU figures marked unreliable for ``reason`` (a busy machine); others unchanged."""
+    if reason is None:
+        return results
+    return [_with(r, reason, r.spread) if r.device == "cpu" else r for r in results]
+
+
+def _with(result: BenchResult, reason: str | None, spread: float | None) -> BenchResult:
+    note = "; ".join([*([result.note] if result.note else []), *([reason] if reason else [])])
+    return result.model_copy(
+        update={
+            "reliable": reason is None and result.reliable is not False,
+            "spread": round(spread, 4) if spread is not None else None,
+            "note": note or None,
+        }
+    )
+
+
+def unreliable_count(results: list[BenchResult]) -> int:
+    """How many figures are marked unreliable."""
+    return sum(1 for r in results if r.reliable is False)
