@@ -358,6 +358,7 @@ def roofline_chart(points: Sequence[RoofPoint], roofs: Sequence[Roof]) -> dict[s
     )
     slope_line = slope.encode(x="x:Q", y="y:Q", order="order:Q", strokeDash=dash, tooltip=tip)
     labels = _roof_labels(roofs, x_domain[1])
+    kernels = [k for k in KERNEL_SHAPES if any(p.kernel == k for p in points)]
     roof_text = (
         alt.Chart(alt.Data(values=labels))
         .mark_text(align="right", dy=-7, fontSize=11)
@@ -380,7 +381,7 @@ def roofline_chart(points: Sequence[RoofPoint], roofs: Sequence[Roof]) -> dict[s
             shape=alt.Shape(
                 "kernel:N",
                 title="kernel",
-                scale=alt.Scale(domain=list(KERNEL_SHAPES), range=list(KERNEL_SHAPES.values())),
+                scale=alt.Scale(domain=kernels, range=[KERNEL_SHAPES[k] for k in kernels]),
             ),
             tooltip=[
                 alt.Tooltip("label:N", title="figure"),

@@ -221,7 +221,8 @@ def roof_points(bench: BenchReport, device: str) -> list[RoofPoint]:
         flops = r.value * 1e9 * (ai if r.kernel == "triad" else 1.0)
         shape = "x".join(str(s) for s in r.shape)
         eff = f", {r.efficiency:.0%} of peak" if r.efficiency is not None else ""
-        text = f"{r.value:,.3g} {r.unit}{eff}"
+        steady = ", too unsteady to rely on" if getattr(r, "reliable", None) is False else ""
+        text = f"{r.value:,.3g} {r.unit}{eff}{steady}"
         points.append(
             RoofPoint(f"{r.kernel} {r.dtype} {shape}", r.kernel, r.dtype, ai, flops, text)
         )
