@@ -256,3 +256,18 @@ def test_rules_explain_takes_the_serving_options(cli: Cli, data_dir: Path) -> No
     )  # fmt: skip
     assert code == 0, err
     assert "HW153" in out and "estimate.best_gpu.serving_options" in out
+
+
+def test_fleet_ranks_machines_by_serving(cli: Cli, data_dir: Path) -> None:
+    reports = data_dir / "reports"
+    code, out, err = cli(
+        "fleet", "--scenario", "inference", "--model", "llama-3-8b", "--quant", "q4_k_m",
+        "--qps", "0.5", str(reports / "synthetic-t4-inference.json"),
+        str(reports / "synthetic-rtx4090-workstation.json"), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    machines = {m["hostname"]: m for m in json.loads(out)["machines"]}
+    rtx, t4 = machines["synthetic-rtx4090-workstation"], machines["synthetic-t4-inference"]
+    assert rtx["status"] == "fits" and "tokens/s" in rtx["reason"]
+    assert rtx["recommended_device"] == "gpu"  # HW156: the GPU it has serves the load
+    assert t4["status"] == "too_slow" and "requests/s < 0.5 QPS" in t4["reason"]

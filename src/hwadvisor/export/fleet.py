@@ -140,6 +140,8 @@ def _judge(workload: Workload, est: DeviceEstimate) -> tuple[FleetStatus, float 
             est.total_time_s,
             f"needs {human_bytes(est.memory_bytes)}, has {human_bytes(est.device_memory_bytes)}",
         )
+    if workload.task is Task.SERVE:
+        return _judge_serving(workload, est)
     if workload.task is Task.INFER:
         step = est.step_time_s
         if step is None:
@@ -177,6 +179,25 @@ def _judge(workload: Workload, est: DeviceEstimate) -> tuple[FleetStatus, float 
         f"{hours} within {workload.deadline_hours:g} h"
         + ("" if est.fits else ", memory fit unknown"),
     )
+
+
+def _judge_serving(
+    workload: Workload, est: DeviceEstimate
+) -> tuple[FleetStatus, float | None, str]:
+    """A served language model: requests/s against --qps, the first token against
+    --latency-ms; ranked by the time of one batch of --concurrency requests."""
+    sv, step = est.serving, est.step_time_s
+    if sv is None or sv.decode_tokens_per_s is None or step is None:
+        return FleetStatus.UNKNOWN, None, "no tokens/s estimate"
+    said = f"{sv.decode_tokens_per_s:.1f} tokens/s, first token {duration(sv.ttft_s)}"
+    target = workload.latency_ms
+    if target is not None and sv.ttft_s is not None and sv.ttft_s * 1000 > target:
+        return FleetStatus.TOO_SLOW, step, f"{said} > {target:g} ms target"
+    rps = sv.requests_per_s
+    if workload.qps is not None and rps is not None and rps < workload.qps:
+        return FleetStatus.TOO_SLOW, step, f"{rps:.2f} requests/s < {workload.qps:g} QPS target"
+    status = FleetStatus.FITS if est.fits else FleetStatus.UNKNOWN
+    return status, step, said + (f", {rps:.2f} requests/s" if rps is not None else "")
 
 
 def _metric(by: RankBy, time_s: float | None, cost: Cost | None) -> float:
