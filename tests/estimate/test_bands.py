@@ -120,3 +120,15 @@ def test_duration_with_band_says_the_unit_once() -> None:
     mixed = TimeBand(low=50.0, high=90.0, band_class="x", basis="b", check="c")
     assert with_band(70.0, mixed) == "70 s (50 s-1.5 min)"
     assert with_band(70.0, None) == "70 s"
+
+
+def test_advice_alternatives_carry_their_band() -> None:
+    from hwadvisor.pipeline.advice import _estimates
+
+    wl = build_workload(model="resnet50", batch_size=64, dataset_size=100_000)
+    report = estimate_workload(wl, facts=None, bench=_bench(), on=["here", "t4"])
+    est = _estimates(report)
+    assert est.here is not None and est.here.total_time_band_s is not None
+    (alt,) = est.alternatives
+    assert alt.time_band_s == report.estimates[1].total_time_band_s
+    assert alt.time_band_s is not None and alt.time_band_s.band_class == "catalog_gpu"

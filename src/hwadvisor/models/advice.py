@@ -6,6 +6,7 @@ from enum import Enum
 
 from pydantic import Field
 
+from hwadvisor.models.band import TimeBand
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.common import Document, Versioned
 from hwadvisor.models.cost import Choice, Cost
@@ -44,6 +45,10 @@ class Verdict(Document):
         None, description="the rule that decided the device class, or null for the fallback"
     )
     fits_reasons: list[str] = Field(default_factory=list, description="why fits_here has its value")
+    confidence_reasons: list[str] = Field(
+        default_factory=list,
+        description="why the confidence is lower than the deciding rule's: the measurements it rests on were taken on a busy machine, unreliable, or missing",
+    )
 
 
 class MigrationStep(Document):
@@ -83,6 +88,9 @@ class Alternative(Document):
     cost: Cost | None = Field(None, description="what the job costs there, the price dated")
     serving: ServingFigures | None = Field(
         None, description="--task serve: tokens/s, time to first token, KV cache there"
+    )
+    time_band_s: TimeBand | None = Field(
+        None, description="time_s's error band for its class, with the command that checks it"
     )
 
 

@@ -106,6 +106,7 @@ def _estimates(report: EstimateReport | None) -> AdviceEstimates:
             basis=e.basis,
             serving=e.serving,
             cost=e.cost,
+            time_band_s=e.total_time_band_s,
         )
         for e in report.estimates
         if e.device != "here"

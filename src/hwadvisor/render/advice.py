@@ -9,7 +9,7 @@ from hwadvisor.render.cost import picks_of, render_costs
 from hwadvisor.render.estimate import with_band
 from hwadvisor.render.layout import Col, FitTable, Hanging
 from hwadvisor.render.llm import render_advice_serving
-from hwadvisor.units import duration, human_bytes
+from hwadvisor.units import human_bytes
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -31,6 +31,8 @@ def _verdict(doc: Advice, con: Console) -> None:
     body = f"{head}\n\n{v.summary}"
     if v.fits_reasons:
         body += "\n[dim]" + "; ".join(v.fits_reasons) + "[/]"
+    if v.confidence_reasons:
+        body += "\n[dim]confidence: " + "; ".join(v.confidence_reasons) + "[/]"
     rule = f" (rule {v.rule})" if v.rule else " (no rule decided: scenario default)"
     con.print(
         Panel(body, title=f"Verdict{rule}", border_style="green" if v.fits_here else "yellow")
@@ -86,8 +88,10 @@ def _estimates(doc: Advice, con: Console) -> None:
         if here
         else []
     )
-    # The error band of this machine's estimate (alternatives carry only their time).
-    band = here.total_time_band_s if here else None
+    # Each time with its error band (catalog/data/error_bands.yaml).
+    bands = ([here.total_time_band_s] if here else []) + [
+        a.time_band_s for a in doc.estimates.alternatives
+    ]
     rows += [
         (_alt_name(a), a.time_s, a.memory_bytes, a.memory_fit, a.basis)
         for a in doc.estimates.alternatives
@@ -112,7 +116,7 @@ def _estimates(doc: Advice, con: Console) -> None:
     table = [
         [
             name,
-            with_band(t, band) if i == 0 and here else duration(t),
+            with_band(t, bands[i]),
             human_bytes(mem),
             yes_no(fits),
             f"[dim]{(basis or '').split(' (')[0]}[/]",
@@ -160,6 +164,7 @@ def render_advice(doc: Advice, console: Console | None = None) -> None:
     _evidence(doc, con)
     est = doc.estimates
     costs = [("this machine", est.here.cost if est.here else None)]
-    render_costs(con, costs + [(_alt_name(a), a.cost) for a in est.alternatives], picks_of(est))
+    costs += [(a.device + (f" x{a.gpus}" if a.gpus > 1 else ""), a.cost) for a in est.alternatives]
+    render_costs(con, costs, picks_of(est))
     _findings(doc, con)
     _migration(doc, con)
