@@ -60,10 +60,14 @@ class Activations:
             return self.shape.layers
         return self.counts.leaf_modules if self.counts is not None else None
 
-    @property
-    def resident_ratio(self) -> float | None:
+    def resident_ratio(self, *, infer: bool) -> float | None:
         """Counted: resident over live bytes under glibc's malloc (CPU)."""
-        return self.counts.cpu_resident_ratio if self.counts is not None else None
+        c = self.counts
+        if c is None:
+            return None
+        return (
+            (c.cpu_infer_resident_ratio or c.cpu_resident_ratio) if infer else c.cpu_resident_ratio
+        )
 
     def counted(self, precision: Precision) -> CountedPeak | None:
         """The counted peak at ``precision`` (16-bit falls back to amp, then fp32)."""

@@ -72,7 +72,10 @@ class Resident:
 class GlibcArena:
     """glibc's main arena, as far as its resident memory goes."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, pinned: bool = False) -> None:
+        #: ``pinned``: every small fragment stays in use, as if other small objects took
+        #: each one (the worst case of the cached fragments: no chunk merges across them).
+        self.pinned = pinned
         self.mmap_threshold = MMAP_THRESHOLD
         self.trim_threshold = TRIM_THRESHOLD
         self.top = 0
@@ -133,7 +136,7 @@ class GlibcArena:
                 self.touched = min(self.touched, self.brk)
 
     def _free_chunk(self, start: int, size: int) -> None:
-        if size <= TCACHE_MAX and self.tcache.get(size, 0) < TCACHE_COUNT:
+        if size <= TCACHE_MAX and (self.pinned or self.tcache.get(size, 0) < TCACHE_COUNT):
             # Cached chunks are never handed to a tensor (the arena is asked directly),
             # and other small objects are not in the sequence: they stay put.
             self.tcache[size] = self.tcache.get(size, 0) + 1
@@ -199,9 +202,12 @@ class GlibcArena:
         self._free_chunk(start, size)
 
 
-def replay(events: Iterable[Event]) -> Resident:
-    """Replay ``events`` from an empty arena: peak resident and live bytes, and the end."""
-    arena = GlibcArena()
+def replay(events: Iterable[Event], *, pinned: bool = False) -> Resident:
+    """Replay ``events`` from an empty arena: peak resident and live bytes, and the end.
+
+    ``pinned`` replays the worst case of the small fragments (see :class:`GlibcArena`).
+    """
+    arena = GlibcArena(pinned=pinned)
     out = Resident()
     for op, key, n in events:
         if op == "f":

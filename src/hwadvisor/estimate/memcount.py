@@ -60,9 +60,10 @@ def peak_from(a: MemCount, b: MemCount) -> CountedPeak:
     )
 
 
-def resident_ratio(c: MemCount) -> float:
-    """Resident over live bytes of the count's three training steps under glibc's malloc."""
-    r = replay(c.train_events)
+def resident_ratio(c: MemCount, *, infer: bool = False, pinned: bool = False) -> float:
+    """Resident over live bytes of the count's three training steps (or its inference
+    pass) replayed through glibc's malloc (``pinned``: its worst case of fragments)."""
+    r = replay(c.infer_events if infer else c.train_events, pinned=pinned)
     return max(1.0, r.peak / r.live_peak) if r.live_peak else 1.0
 
 
@@ -82,7 +83,7 @@ def memory_counts(
     themselves are appended to ``runs_out`` when given."""
     peaks: dict[str, CountedPeak] = {}
     tracker = TORCH_TRACKER
-    ratio = 1.0
+    ratio = infer_ratio = upper_ratio = 1.0
     leaves = 1
     for precision in dict.fromkeys(("fp32", *precisions)):
         runs = [
@@ -101,7 +102,9 @@ def memory_counts(
         if runs_out is not None:
             runs_out.extend(runs)
         if precision == "fp32":
-            ratio = resident_ratio(max(runs, key=lambda c: c.batch))
+            largest = max(runs, key=lambda c: c.batch)
+            ratio, infer_ratio = resident_ratio(largest), resident_ratio(largest, infer=True)
+            upper_ratio = resident_ratio(largest, pinned=True)
             leaves = runs[0].leaf_modules
         if any(r.tracker != TORCH_TRACKER for r in runs):
             tracker = runs[-1].tracker
@@ -113,6 +116,8 @@ def memory_counts(
         batches=(min(batches), max(batches)),
         leaf_modules=max(1, leaves),
         cpu_resident_ratio=round(ratio, 4),
+        cpu_infer_resident_ratio=round(infer_ratio, 4),
+        cpu_upper_ratio=round(upper_ratio, 4),
         tracker=tracker,
         source=source or f"counted with hwadvisor memtrack on {spec} {today}",
         date=today,

@@ -218,11 +218,18 @@ def breakdown(
     est = run(wl, plan, act, gpu=gpu, upper=False)
     up = run(wl, replace(plan), act, gpu=gpu, upper=True)
     total = est.total_bytes or 0
-    ratio = resident_ratio if resident_ratio is not None and not gpu else act.resident_ratio
+    ratio = (
+        resident_ratio if resident_ratio is not None else act.resident_ratio(infer=_inference(wl))
+    )
     if ratio is not None and not gpu:
         total = int((total - est.runtime_bytes) * max(1.0, ratio)) + est.runtime_bytes
     lower = _lower(wl, plan, act, gpu=gpu)
     upper = max(up.total_bytes or 0, total)
+    pinned = act.counts.cpu_upper_ratio if act.counts is not None else None
+    if pinned is not None and not gpu and not _inference(wl):
+        # On a CPU the allowance is glibc's own worst case of this step's fragments.
+        live = (est.total_bytes or 0) - est.runtime_bytes
+        upper = max(upper, int(live * pinned) + est.runtime_bytes)
     return est.model_copy(
         update={
             "total_bytes": total,

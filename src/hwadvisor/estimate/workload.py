@@ -132,6 +132,7 @@ def build_workload(
         wl = shape_workload(shape, given, common)
     else:
         wl = _from_sizes(*sizes, common)
+    wl = _practitioner(wl, model, flops_per_sample, precision is not None, batch_size is not None)
     if llm_given:
         from hwadvisor.estimate.llm_workload import ignored_note
 
@@ -139,6 +140,32 @@ def build_workload(
             update={"assumptions": [*wl.assumptions, ignored_note(llm_given, wl.task)]}
         )
     return _named(wl, model, entry, extra_catalogs)
+
+
+def _practitioner(
+    wl: Workload, model: str | None, flops: float | None, precision_said: bool, batch_said: bool
+) -> Workload:
+    """Language models (and a bare --params job) default to amp and a batch from tokens
+    (hwadvisor.estimate.defaults); each default taken is stated."""
+    from hwadvisor.estimate.defaults import practitioner_defaults
+
+    d = practitioner_defaults(
+        wl.kind,
+        wl.task,
+        wl.seq_len,
+        precision=wl.precision if precision_said else None,
+        batch_size=wl.batch_size if batch_said else None,
+        params_only=model is None and flops is None and wl.params is not None,
+    )
+    if not d.notes:
+        return wl
+    return wl.model_copy(
+        update={
+            "precision": d.precision,
+            "batch_size": d.batch,
+            "assumptions": [*wl.assumptions, *d.notes],
+        }
+    )
 
 
 def _named(

@@ -51,6 +51,15 @@ class MemoryCounts(_Strict):
         description="resident over live bytes of three fp32 training steps at the larger "
         "batch, replayed through glibc's malloc (hwadvisor.estimate.cpu_alloc)",
     )
+    cpu_infer_resident_ratio: float | None = Field(
+        None, ge=1, description="the same for the inference pass"
+    )
+    cpu_upper_ratio: float | None = Field(
+        None,
+        ge=1,
+        description="the training steps replayed with every small fragment kept in use (no "
+        "chunk merges across them): the CPU upper bound's allowance",
+    )
     tracker: str = Field(description="torch MemTracker, or hwadvisor storage tracker")
     source: str = Field(min_length=3)
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")

@@ -1,0 +1,255 @@
+"""Estimated peak memory against the real one, on this CPU, for models of our own.
+
+For each model of ``benchmarks/memory_models.py`` (convolutional, residual, depthwise,
+U-Net, recurrent, recurrent encoder-decoder, transformer encoder, transformer
+encoder-decoder, GPT-style decoder, MLP), in training (AdamW, fp32) and inference, at two
+batch sizes:
+
+- **estimated**: what hwadvisor's memory model gives for the job here, less the runtime
+  context (which the baseline below already holds): the model is counted on fake
+  tensors (``estimate.memcount.memory_counts`` at the batch and the batch + 1, one
+  training step and one inference pass) and priced by ``estimate.memory.breakdown`` on
+  a CPU, the counted step replayed through glibc's malloc (``estimate.cpu_alloc``);
+- **real**: a fresh Python process per case imports torch, sets the thread count, runs a
+  warm-up (a tiny convolution, batch norm, pooling, linear, embedding, LSTM, GRU,
+  transformer encoder and decoder layer, transposed convolution, two AdamW steps each,
+  so that code pages, thread pools and first-use buffers belong to the baseline), runs
+  ``gc.collect()``, resets the peak resident set (``echo 5 > /proc/self/clear_refs``)
+  and takes the baseline as ``VmRSS``. It then builds the model (real weights), the
+  optimizer and one input batch and runs 3 steps (forward, sum of the outputs,
+  backward, step, ``zero_grad``) or 3 inference passes (eval, ``no_grad``); the real
+  peak is ``VmHWM`` minus the baseline.
+
+Run: ``python benchmarks/memory_accuracy.py [--threads 1] [--models a,b]``.
+Goal (issue 11): median |error| <= 15%, worst <= 30%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+MiB = 1 << 20
+
+
+def _status(key: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith(key):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"{key} not in /proc/self/status")
+
+
+def _warm_up() -> None:
+    import torch
+    from torch import nn
+
+    parts = [
+        (
+            nn.Sequential(
+                nn.Conv2d(3, 4, 3),
+                nn.BatchNorm2d(4),
+                nn.ReLU(),
+                nn.MaxPool2d(2),
+                nn.ConvTranspose2d(4, 4, 2, 2),
+                nn.Flatten(),
+                nn.Linear(4 * 6 * 6, 4),
+            ),
+            lambda: torch.randn(2, 3, 8, 8),
+        ),
+        (
+            nn.Sequential(
+                nn.Embedding(16, 8), nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+            ),
+            lambda: torch.randint(0, 16, (2, 4)),
+        ),
+    ]
+    rnn, gru = nn.LSTM(8, 8, batch_first=True), nn.GRU(8, 8, batch_first=True)
+    dec = nn.TransformerDecoderLayer(8, 2, 16, batch_first=True)
+    for module, make in parts:
+        opt = torch.optim.AdamW(module.parameters())
+        for _ in range(2):
+            module(make()).float().sum().backward()
+            opt.step()
+            opt.zero_grad()
+    opt = torch.optim.AdamW([*rnn.parameters(), *gru.parameters(), *dec.parameters()])
+    for _ in range(2):
+        x = torch.randn(2, 4, 8)
+        (rnn(x)[0].sum() + gru(x)[0].sum() + dec(x, x).sum()).backward()
+        opt.step()
+        opt.zero_grad()
+    with torch.no_grad():
+        parts[0][0].eval()(parts[0][1]())
+
+
+def child(name: str, mode: str, batch: int, threads: int) -> dict[str, int]:
+    """The real peak above the baseline, measured in this (fresh) process."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import torch
+    from memory_models import MODELS
+
+    torch.set_num_threads(threads)
+    _warm_up()
+    gc.collect()
+    with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+        f.write("5")
+    base = _status("VmRSS:")
+    build, shape, tokens, _ = MODELS[name]
+    model = build()
+    size = [batch, *shape]
+    x = torch.randint(0, 1000, size) if tokens else torch.randn(size)
+    if mode == "train":
+        opt = torch.optim.AdamW(model.parameters())
+        for _ in range(3):
+            out = model(x)
+            out.sum().backward()
+            opt.step()
+            opt.zero_grad()
+            del out
+    else:
+        model.eval()
+        with torch.no_grad():
+            for _ in range(3):
+                out = model(x)
+                del out
+    return {"peak": _status("VmHWM:") - base, "base": base}
+
+
+def estimate(name: str, mode: str, batch: int) -> dict[str, Any]:
+    """hwadvisor's estimate of the job here (CPU), less the runtime context."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import torch
+    from memory_models import MODELS
+
+    from hwadvisor.estimate.memcount import memory_counts, resident_ratio
+    from hwadvisor.estimate.memory import MemoryPlan, breakdown
+    from hwadvisor.models.workload import ModelKind, Optimizer, Precision, Task, Workload
+
+    builder, shape, tokens, _ = MODELS[name]
+
+    def build() -> Any:
+        with torch.device("meta"):
+            return builder()
+
+    runs: list[Any] = []
+    counts = memory_counts(
+        build,
+        shape,
+        tokens=tokens,
+        batches=(batch, batch + 1),
+        precisions=(),
+        spec=name,
+        runs_out=runs,
+    )
+    job = next(r for r in runs if r.batch == batch)
+    task = Task.TRAIN if mode == "train" else Task.INFER
+    wl = Workload(
+        params=job.params,
+        kind=ModelKind.OTHER,
+        task=task,
+        batch_size=batch,
+        precision=Precision.FP32,
+        optimizer=Optimizer.ADAMW,
+        source="counted",
+    )
+    ratio = resident_ratio(job, infer=mode == "infer")
+    mb = breakdown(
+        wl,
+        MemoryPlan(precision=Precision.FP32, batch=batch),
+        gpu=False,
+        counts=counts,
+        resident_ratio=ratio,
+    )
+    assert mb is not None and mb.total_bytes is not None
+    live = job.train_peak.total if mode == "train" else job.inference.total
+    return {
+        "estimate": mb.total_bytes - mb.runtime_bytes,
+        "live": live,
+        "ratio": ratio,
+        "tracker": job.tracker,
+        "params": job.params,
+    }
+
+
+def _real(name: str, mode: str, batch: int, threads: int) -> dict[str, int]:
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONWARNINGS": "ignore"}
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", name, mode, str(batch), "--threads", str(threads)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=900,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table of estimated against real peaks and the error summary."""
+    from memory_models import MODELS
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--child", nargs=3, metavar=("MODEL", "MODE", "BATCH"))
+    ap.add_argument("--json", type=Path, help="also write the rows as JSON")
+    args = ap.parse_args(argv)
+    if args.child:
+        name, mode, batch = args.child
+        print(json.dumps(child(name, mode, int(batch), args.threads)))
+        return 0
+    import torch
+
+    print(f"{_cpu()}, {os.cpu_count()} CPUs, torch {torch.__version__}, threads {args.threads}")
+    head = (
+        f"{'model':20} {'mode':5} {'batch':>5} {'live':>9} {'estimated':>10} {'real':>9}"
+        f" {'error':>7}"
+    )
+    print(head)
+    rows, errors = [], []
+    for name in args.models.split(","):
+        for mode in ("train", "infer"):
+            for batch in MODELS[name][3]:
+                est = estimate(name, mode, batch)
+                real = _real(name, mode, batch, args.threads)
+                err = (est["estimate"] - real["peak"]) / real["peak"]
+                errors.append(abs(err))
+                rows.append({"model": name, "mode": mode, "batch": batch, **est, "real": real})
+                print(
+                    f"{name:20} {mode:5} {batch:5d} {est['live'] / MiB:8.1f}M "
+                    f"{est['estimate'] / MiB:9.1f}M {real['peak'] / MiB:8.1f}M {err:+7.1%}",
+                    flush=True,
+                )
+    print(
+        f"median |error| {statistics.median(errors):.1%}, worst {max(errors):.1%} "
+        f"over {len(errors)} cases (goal: median <= 15%, worst <= 30%)"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
