@@ -165,6 +165,8 @@ def estimate_on_entry(workload: Workload, entry: DeviceEntry, *, gpus: int = 1) 
     if gpus < 1:
         raise UsageError(f"--gpus must be at least 1, got {gpus}")
     is_gpu = entry.kind is DeviceKind.GPU
+    if workload.task.is_llm:
+        return _llm_on(workload, entry, gpus if is_gpu else 1, facts=None, bench=None)
     rates = catalog_rates(entry, workload.precision)
     return _estimate(
         workload, rates, gpus=gpus if is_gpu else 1, gpu=entry.kind is not DeviceKind.CPU
