@@ -133,3 +133,19 @@ def test_run_bench_records_the_load_and_marks_a_busy_run() -> None:
     assert all(r.reliable is False and "busy" in (r.note or "") for r in busy.results)
     ids = {d.id for d in busy.derived}
     assert "cpu.load_over_threads" in ids and "cpu.bf16_over_fp32" not in ids
+
+
+def test_the_estimator_uses_the_theoretical_peak_for_an_unreliable_fp32_figure() -> None:
+    from hwadvisor.estimate.rates import ASSUMED_HERE_GEMM, here_rates
+    from hwadvisor.models.workload import Precision
+
+    facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0)))
+    report = BenchReport(
+        budget_s=1.0, elapsed_s=1.0, results=[_fig("fp32", 3.0, reliable=False, peak=150.0)]
+    )
+    rates = here_rates(facts, report, Precision.FP32)
+    assert rates.basis.startswith("assumed efficiency x theoretical peak")
+    assert rates.gemm(1024.0) == pytest.approx(150e9 * ASSUMED_HERE_GEMM)
+    assert any("unreliable" in a for a in rates.assumptions)
+    steady = BenchReport(budget_s=1.0, elapsed_s=1.0, results=[_fig("fp32", 100.0, peak=150.0)])
+    assert here_rates(facts, steady, Precision.FP32).basis.startswith("measured here")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from hwadvisor.engine.context import Context
 from hwadvisor.engine.template import render
 from hwadvisor.models.advice import Confidence, DeviceClass, Verdict
-from hwadvisor.models.rules import Rule
+from hwadvisor.models.rules import Condition, Op, Rule
 from hwadvisor.models.workload import Scenario
 
 #: The device class when no verdict rule fired (a rules folder that overrides them all).
@@ -153,15 +153,54 @@ BUSY_LOAD = 1.5
 LOW_FRACTION_OF_PEAK = 0.05
 
 
+def doubts(ctx: Context) -> list[str]:
+    """Why estimates of this machine rest on less than steady measurements (empty: they do not).
+
+    No CPU measurements, measurements on a busy machine (the load average per benchmark
+    thread at :data:`BUSY_LOAD` or more), a fp32 figure far below the peak (throttled or
+    disturbed), or figures the bench marked unreliable (their conclusions then come from
+    the theoretical peak).
+    """
+    if not ctx.get("bench.available"):
+        return ["no microbenchmark ran: the times here come from the theoretical peak"]
+    out: list[str] = []
+    load = ctx.get("bench.cpu.load_over_threads")
+    if load is not None and load >= BUSY_LOAD:
+        out.append(
+            f"the microbenchmark ran on a busy machine (load average {load:.1f}x its threads)"
+        )
+    frac = ctx.get("bench.cpu.fp32_matmul_of_peak")
+    if frac is not None and frac < LOW_FRACTION_OF_PEAK:
+        out.append(f"fp32 matmul reached only {frac:.1%} of the theoretical peak while measuring")
+    bad = ctx.get("bench.cpu.unreliable_figures")
+    if bad:
+        out.append(
+            f"{bad} CPU figure{'s were' if bad > 1 else ' was'} too unsteady to use: "
+            "the theoretical peak stood in for them"
+        )
+    return out
+
+
 def doubtful_bench(ctx: Context) -> bool:
     """No CPU measurements, or disturbed ones: estimates of this machine rest on less."""
-    if not ctx.get("bench.available"):
-        return True
-    load = ctx.get("bench.cpu.load_over_threads")
-    frac = ctx.get("bench.cpu.fp32_matmul_of_peak")
-    return (load is not None and load >= BUSY_LOAD) or (
-        frac is not None and frac < LOW_FRACTION_OF_PEAK
-    )
+    return bool(doubts(ctx))
+
+
+#: Paths whose values come from this machine's measurements (the CPU estimate, the bench).
+_MEASURED_PREFIXES = ("estimate.here.", "estimate.speedup_", "bench.")
+
+
+def _measured_leaf(cond: Condition) -> bool:
+    if cond.fact is not None:
+        # "no estimate exists" is not a measurement; comparing a measured value is.
+        paths = [p for p in (cond.fact, cond.ref) if p is not None]
+        return cond.op is not Op.EXISTS and any(p.startswith(_MEASURED_PREFIXES) for p in paths)
+    return any(_measured_leaf(c) for c in cond.children())
+
+
+def rests_on_measurement(rule: Rule) -> bool:
+    """Whether ``rule``'s condition compares figures measured on this machine."""
+    return rule.when is not None and _measured_leaf(rule.when)
 
 
 def decide(fired: list[Rule], ctx: Context, scenario: Scenario) -> Verdict:
@@ -175,13 +214,15 @@ def decide(fired: list[Rule], ctx: Context, scenario: Scenario) -> Verdict:
         assert rule.verdict is not None
         device, confidence = rule.verdict.device, rule.verdict.confidence
         summary, rule_id = render(rule.verdict.summary, ctx), rule.id
-        reads_here = rule.when is not None and any(
-            p.startswith("estimate.here.") for p in rule.when.fact_paths()
-        )
-        if reads_here and doubtful_bench(ctx):
-            confidence = _LOWER[confidence]
+        why = doubts(ctx) if rests_on_measurement(rule) else []
+        if why:
+            # One step lower, whatever the number of doubts: the device class stands.
+            lowered = _LOWER[confidence]
+            why = [f"{confidence.value} lowered to {lowered.value}: {w}" for w in why]
+            why = why if lowered is not confidence else []
+            confidence = lowered
     else:
-        device, confidence, rule_id = FALLBACK[scenario], Confidence.LOW, None
+        device, confidence, rule_id, why = FALLBACK[scenario], Confidence.LOW, None, []
         summary = f"{device.value.replace('_', '-').upper()} is the usual choice for {scenario.value}; no rule had the facts to decide more."
     fits, reasons = fits_here(device, ctx, scenario)
     return Verdict(
@@ -191,4 +232,5 @@ def decide(fired: list[Rule], ctx: Context, scenario: Scenario) -> Verdict:
         summary=summary,
         rule=rule_id,
         fits_reasons=reasons,
+        confidence_reasons=why,
     )

@@ -120,6 +120,7 @@ def _results(bench: BenchReport, kernel: str, dtype: str) -> list[tuple[float, f
     for r in bench.results:
         if (
             r.device != "cpu"
+            or r.reliable is False  # too unsteady or taken on a busy machine (bench.reliability)
             or r.kernel != kernel
             or r.dtype.lower() not in _DTYPE_ALIASES.get(dtype, (dtype,))
         ):
@@ -162,6 +163,14 @@ def _implausible(bench: BenchReport, facts: Facts | None) -> bool:
     return max(r for _, r in pts) < IMPLAUSIBLE_FRACTION * peak * 1e9
 
 
+def _unreliable_fp32(bench: BenchReport) -> bool:
+    """Whether the bench measured CPU fp32 matmul only in figures it marked unreliable."""
+    return any(
+        r.device == "cpu" and r.kernel == "matmul" and r.dtype == "fp32" and r.reliable is False
+        for r in bench.results
+    )
+
+
 def machine_note(facts: Facts | None, bench: BenchReport | None) -> str:
     """Threads, SMT and clock behind the figures "here", in one sentence."""
     threads = next((r.threads for r in bench.results if r.threads), None) if bench else None
@@ -193,6 +202,12 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
         notes.append(
             f"the measured fp32 matmul rate is under {IMPLAUSIBLE_FRACTION:.0%} of the theoretical "
             "peak (the machine was probably busy during the bench): those figures are not used"
+        )
+        bench = None
+    if bench is not None and not _results(bench, "matmul", "fp32") and _unreliable_fp32(bench):
+        notes.append(
+            "the bench's fp32 matmul figure was unreliable (too unsteady, or the machine was "
+            "busy): the theoretical peak is used instead"
         )
         bench = None
     if bench is not None:
