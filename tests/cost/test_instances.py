@@ -56,7 +56,8 @@ def test_alibaba_rows_are_spelled_exactly_and_unpriced_with_the_reason() -> None
     rows = {i.instance_type: i for i in SHIPPED.instances if i.cloud == "alibaba"}
     assert {"ecs.c7.large", "ecs.gn6i-c4g1.xlarge", "ecs.gn7i-c8g1.2xlarge"} <= set(rows)
     # The c7 family by size (vCPU:memory 1:2), for the documents' ratio table at more cores.
-    assert {rows[f"ecs.c7.{s}"].vcpus for s in ("xlarge", "2xlarge", "4xlarge")} == {4, 8, 16}
+    sizes = ("xlarge", "2xlarge", "4xlarge", "8xlarge")
+    assert {rows[f"ecs.c7.{s}"].vcpus for s in sizes} == {4, 8, 16, 32}
     assert all(i.price is None and "without an account" in i.note for i in rows.values())
     assert rows["ecs.gn6i-c4g1.xlarge"].device_id == "t4"
     assert rows["ecs.gn7i-c8g1.2xlarge"].device_id == "a10"

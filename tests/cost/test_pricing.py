@@ -310,7 +310,7 @@ def test_ratio_table_inference_gap_on_two_vcpus_is_the_core_count(
     size whose latency lands in the documents' CPU figure (docs/cost.md) is larger."""
     tight = _ratio(cli, model, "infer", "ecs.c7.large", "ecs.gn6i-c4g1.xlarge")
     assert tight > high
-    sizes = ("ecs.c7.xlarge", "ecs.c7.2xlarge", "ecs.c7.4xlarge")
+    sizes = ("ecs.c7.xlarge", "ecs.c7.2xlarge", "ecs.c7.4xlarge", "ecs.c7.8xlarge")
     doc = _estimate(
         cli, "--model", model, "--task", "infer", "--batch-size", "1",
         *[a for s in sizes for a in ("--on", s)], "--on", "ecs.gn6i-c4g1.xlarge",

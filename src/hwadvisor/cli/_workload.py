@@ -125,7 +125,9 @@ PRICES = typer.Option(
     help="Price file over the shipped instance catalog: a SkyPilot vms.csv, a gpuhunt CSV or ours.",
 )
 PRICE_PER_HOUR = typer.Option(
-    None, "--price-per-hour", help="Own hardware: USD per hour of this machine ('here')."
+    None,
+    "--price-per-hour",
+    help="Own hardware: USD per hour of this machine ('here'), or of every machine of a fleet.",
 )
 PURCHASE_USD = typer.Option(
     None, "--purchase-usd", help="Own hardware: purchase price in USD, spread over --years."

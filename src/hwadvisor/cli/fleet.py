@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 
@@ -60,14 +61,8 @@ def fleet(
     by: str = typer.Option(
         "time", "--by", help="Rank machines of equal status by time, cost or energy."
     ),
-    prices: str | None = typer.Option(
-        None,
-        "--prices",
-        help="Price file (SkyPilot or gpuhunt CSV) over the shipped instance catalog.",
-    ),
-    price_per_hour: float | None = typer.Option(
-        None, "--price-per-hour", help="Price every machine at this USD per hour (own hardware)."
-    ),
+    prices: Path | None = wl.PRICES,
+    price_per_hour: float | None = wl.PRICE_PER_HOUR,
 ) -> None:
     """Rank saved reports from many machines for a workload (unreadable ones are skipped)."""
     options = dict(locals())

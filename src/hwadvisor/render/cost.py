@@ -31,6 +31,13 @@ def usd(value: float | None) -> str:
     return f"${value:.3g}"
 
 
+def watts(value: float | None) -> str:
+    """Power as people read it: 7.81 W, 70 W, 5,600 W."""
+    if value is None:
+        return "unknown power"
+    return f"{value:,.0f} W" if value >= 100 else f"{value:.3g} W"
+
+
 def price_with_date(value: float | None, when: str | None, *, stale: bool = False) -> str:
     """A price and, beside it, the date of the price (marked when stale)."""
     if value is None:
@@ -51,9 +58,10 @@ def cost_summary(cost: Cost) -> str:
     if parts and cost.price_date:
         parts[-1] += f" (prices of {cost.price_date}{', stale' if cost.stale else ''})"
     if not parts:
-        parts.append(f"unpriced ({cost.notes[-1]})" if cost.notes else "unpriced")
+        why = cost.notes[-1].removeprefix("unpriced: ") if cost.notes else ""
+        parts.append(f"unpriced ({why})" if why else "unpriced")
     if cost.energy_kwh is not None:
-        parts.append(f"{cost.energy_kwh:.3g} kWh at {cost.power_w:.3g} W")
+        parts.append(f"{cost.energy_kwh:.3g} kWh at {watts(cost.power_w)}")
     return "; ".join(parts)
 
 
