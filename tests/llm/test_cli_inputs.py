@@ -133,3 +133,8 @@ def test_every_command_with_the_options_refuses_alike(cli: Cli, command: list[st
         code, _, err = cli("fleet", "--model", "llama-3-8b", "--context", "0", "-")
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2 and len(lines) == 1 and "--context must be > 0" in lines[0], err
+
+
+def test_a_catalog_decoder_without_a_full_shape(cli: Cli) -> None:
+    line = _refused(cli, "--model", "gpt2", "--task", "serve")
+    assert "no full shape of 'gpt2'" in line and "folder or Hugging Face id" in line

@@ -204,7 +204,12 @@ def pick_task(
         )
     if task.is_llm and shape is None:
         what = f"--method {given.method.value}" if given.method else f"--task {task.value}"
-        if entry is not None:
+        if entry is not None and entry.kind.value == "decoder":
+            got = (
+                f"the catalog has no full shape of '{entry.id}' (layers, hidden, heads, "
+                "vocab, intermediate): give its folder or Hugging Face id"
+            )
+        elif entry is not None:
             got = f"'{entry.id}' is {_family(entry)}"
         elif model is not None:
             got = f"'{model}' is a torch module, counted as such"
