@@ -22,6 +22,7 @@ from hwadvisor.bench.sizing import (
     adapt,
     floor_index,
 )
+from hwadvisor.bench.sweep import in_quick_sweep
 from hwadvisor.bench.timing import make_measure, release_memory
 from hwadvisor.errors import MissingDependencyError, UsageError
 from hwadvisor.models.bench import BenchDevice, BenchReport, BenchResult, BenchSkip
@@ -251,7 +252,12 @@ def run_bench(
     try:
         cases = [c for t in targets for c in plan(torch, t, facts, _free_bytes(torch, t, facts))]
         if quick:
-            cases = [c for c in cases if quick_case(c.kernel, c.dtype, c.target.accelerator)]
+            cases = [
+                c
+                for c in cases
+                if quick_case(c.kernel, c.dtype, c.target.accelerator)
+                or in_quick_sweep(c.kernel, c.level)
+            ]
         weights_left = sum(c.weight for c in cases)
         warmed: set[str] = set()
         for done, case in enumerate(cases):

@@ -76,6 +76,19 @@ FAMILIES = (
 )
 
 
+#: What ``--quick`` keeps of the sweep (the estimates and ``recommend`` run it): the
+#: per-operator cost, every family at the L3 size, and the streaming family at all three.
+QUICK_SWEEP = frozenset(
+    {("dispatch", None), ("eltwise", "l2"), ("eltwise", "dram")}
+    | {(f.name, "l3") for f in FAMILIES}
+)
+
+
+def in_quick_sweep(kernel: str, level: str | None) -> bool:
+    """Whether ``--quick`` measures this sweep figure."""
+    return (kernel, level) in QUICK_SWEEP
+
+
 def level_bytes(facts: Facts | None, threads: int) -> dict[str, int]:
     """The working set (bytes moved by one call) aimed at for each level."""
     l2 = facts.cpu.l2_bytes if facts is not None and facts.cpu.l2_bytes else DEFAULT_L2
