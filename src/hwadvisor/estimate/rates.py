@@ -345,6 +345,13 @@ def _roofline(entry: DeviceEntry, precision: Precision, peak: float, tensor: boo
     return Roofline(conv, gemm, elem, elem, bandwidth, conv_tensor_cores=tensor or tf32_conv)
 
 
+def _tf32_text(roof: Roofline | None) -> str:
+    """A note for the basis when fp32 convolutions run on TF32 tensor cores (PyTorch's default)."""
+    if roof is None or roof.conv_elem_bytes != 4.0 or not roof.conv_tensor_cores:
+        return ""
+    return " (convolutions on TF32 tensor cores)"
+
+
 def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
     """Rates of a catalog device: dtype peak × the achieved fraction of each class."""
     notes: list[str] = []
@@ -404,5 +411,5 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
         link_gb_s=entry.interconnect.gb_s_per_direction,
         link_kind=entry.interconnect.kind,
         assumptions=notes,
-        basis=f"catalog peak {peak:g} TFLOP/s x achieved fraction ({entry.source})",
+        basis=f"catalog peak {peak:g} TFLOP/s{_tf32_text(roof)} x achieved fraction ({entry.source})",
     )
