@@ -166,3 +166,17 @@ def test_assumptions_state_threads_smt_and_clock() -> None:
     note = next(a for a in rates.assumptions if "thread" in a)
     assert "2 thread(s)" in note and "SMT 2-way" in note and "all-core load" in note
     assert "2450 MHz" in note
+
+
+def test_reliable_figures_win_and_unreliable_ones_are_said() -> None:
+    bench = _bench()
+    slow = _figure("eltwise", 1.0, level="l2", ws=1 * MIB).model_copy(update={"reliable": True})
+    fast = _figure("eltwise", 4000.0, level="l2", ws=1 * MIB).model_copy(update={"reliable": False})
+    levels = memory_levels(bench.model_copy(update={"results": [*bench.results, slow, fast]}))
+    assert levels is not None and levels.unreliable == 0
+    spb = levels.seconds_per_byte("eltwise", 1 * MIB)
+    assert spb is not None and spb > 1 / 2000e9  # the fast unreliable figure was not taken
+    marked = [r.model_copy(update={"reliable": False}) if r.level else r for r in bench.results]
+    rates = here_rates(None, bench.model_copy(update={"results": marked}), Precision.FP32)
+    assert rates.levels is not None and rates.levels.unreliable == 6
+    assert any("unreliable" in a for a in rates.assumptions)

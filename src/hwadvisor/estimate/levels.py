@@ -34,6 +34,8 @@ class MemoryLevels:
     curves: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     dispatch_s: float | None = None
     threads: int | None = None
+    #: Figures used although the bench marked them unreliable (no reliable one at that size).
+    unreliable: int = 0
 
     def seconds_per_byte(self, family: str, working_set: float) -> float | None:
         """The family's seconds per byte at ``working_set`` (its own curve, else eltwise)."""
@@ -73,7 +75,8 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
     if bench is None:
         return None
     dispatch = _dispatch(bench)
-    points: dict[str, dict[float, float]] = {}
+    # (family, working set) -> (reliable?, seconds per byte): reliable figures first.
+    points: dict[tuple[str, float], tuple[bool, float]] = {}
     threads = None
     for r in bench.results:
         if r.device != "cpu" or r.level is None or not r.working_set_bytes or r.value <= 0:
@@ -81,11 +84,17 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
         ws = float(r.working_set_bytes)
         call = ws / (r.value * 1e9)  # seconds of one call, from the figure
         data = max(call - (dispatch or 0.0), MIN_DATA_SHARE * call)
-        spb = data / ws
-        fam = points.setdefault(r.kernel, {})
-        fam[ws] = min(fam.get(ws, spb), spb)  # the fastest of repeated figures
+        ok, spb = r.reliable is not False, data / ws
+        key = (r.kernel, ws)
+        # The fastest of repeated figures, a reliable one before any unreliable one.
+        best = points.get(key)
+        if best is None or (ok, -spb) > (best[0], -best[1]):
+            points[key] = (ok, spb)
         threads = threads or r.threads
     if not points:
         return None
-    curves = {k: sorted(v.items()) for k, v in points.items()}
-    return MemoryLevels(curves=curves, dispatch_s=dispatch, threads=threads)
+    curves: dict[str, list[tuple[float, float]]] = {}
+    for (family, ws), (_, spb) in sorted(points.items()):
+        curves.setdefault(family, []).append((ws, spb))
+    unreliable = sum(1 for ok, _ in points.values() if not ok)
+    return MemoryLevels(curves=curves, dispatch_s=dispatch, threads=threads, unreliable=unreliable)

@@ -246,6 +246,12 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
                 "here: memory-bound operators priced by family and working set from the "
                 f"bench's memory sweep ({', '.join(sorted(levels.curves))} at L2, L3 and DRAM sizes)"
             )
+            if levels.unreliable:
+                notes.append(
+                    f"here: {levels.unreliable} memory-sweep figure(s) were marked unreliable "
+                    "(unsteady or a busy machine) and used for want of a reliable one: the "
+                    "memory-bound part is less certain; repeat hwadvisor bench when idle"
+                )
             if levels.dispatch_s is not None:
                 overhead = levels.dispatch_s
                 notes.append(
