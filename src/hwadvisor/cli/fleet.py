@@ -1,28 +1,25 @@
-"""`hwadvisor fleet`: rank many machines' saved reports for one workload."""
+"""`hwadvisor fleet`: rank many machines' saved reports for one workload.
+
+The workload options are the shared ones (``_options.py``); the machines are the reports.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
+from hwadvisor.cli._options import WORKLOAD, shared
 from hwadvisor.errors import ExitCode, FactsError
-from hwadvisor.models.workload import (
-    FinetuneMethod,
-    LoraTargets,
-    Optimizer,
-    Precision,
-    Quant,
-    Scenario,
-    ServingEngine,
-    Task,
-)
+from hwadvisor.models.workload import Scenario
 
 
 @app.command()
+@shared(WORKLOAD)
 def fleet(
     reports: list[str] = typer.Argument(
         ...,
@@ -30,42 +27,21 @@ def fleet(
         help="Saved reports (`hwadvisor check --json --bench`) of the machines: files, "
         "folders (read recursively: *.json, *.jsonl) or - for JSON Lines on stdin.",
     ),
-    scenario: Scenario = typer.Option(Scenario.TRAINING, "--scenario", help="What the job is."),
-    model: str | None = wl.MODEL,
-    params: int | None = wl.PARAMS,
-    flops_per_sample: float | None = wl.FLOPS_PER_SAMPLE,
-    batch_size: int | None = wl.BATCH_SIZE,
-    dataset_size: int | None = wl.DATASET_SIZE,
-    epochs: float | None = wl.EPOCHS,
-    seq_len: int | None = wl.SEQ_LEN,
-    input_shape: wl.Shape | None = wl.INPUT_SHAPE,
-    precision: Precision | None = wl.PRECISION,
-    optimizer: Optimizer | None = wl.OPTIMIZER,
-    task: Task | None = wl.TASK,
-    qps: float | None = wl.QPS,
-    latency_ms: float | None = wl.LATENCY_MS,
-    deadline: float | None = wl.DEADLINE,
-    method: FinetuneMethod | None = wl.METHOD,
-    lora_rank: int | None = wl.LORA_RANK,
-    lora_targets: LoraTargets | None = wl.LORA_TARGETS,
-    quant: Quant | None = wl.QUANT,
-    context: int | None = wl.CONTEXT,
-    prompt_tokens: int | None = wl.PROMPT_TOKENS,
-    output_tokens: int | None = wl.OUTPUT_TOKENS,
-    concurrency: int | None = wl.CONCURRENCY,
-    engine: ServingEngine | None = wl.ENGINE,
-    json_out: bool = typer.Option(False, "--json", help="Print the ranking as JSON on stdout."),
-    output: str | None = typer.Option(
-        None, "--output", "-o", help="Also write the JSON ranking to FILE (atomically)."
+    scenario: Scenario = typer.Option(
+        Scenario.TRAINING, "--scenario", "-s", help="What the job is."
     ),
     by: str = typer.Option(
         "time", "--by", help="Rank machines of equal status by time, cost or energy."
     ),
     prices: Path | None = wl.PRICES,
     price_per_hour: float | None = wl.PRICE_PER_HOUR,
+    json_out: bool = typer.Option(False, "--json", help="Print the ranking as JSON on stdout."),
+    output: str | None = typer.Option(
+        None, "--output", "-o", help="Also write the JSON ranking to FILE (atomically)."
+    ),
+    **options: Any,
 ) -> None:
     """Rank saved reports from many machines for a workload (unreadable ones are skipped)."""
-    options = dict(locals())
     from hwadvisor.cli._common import emit, workload_options
     from hwadvisor.export.fleet import FleetReport
     from hwadvisor.export.gather import fleet_pricing, gather_fleet, read_reports

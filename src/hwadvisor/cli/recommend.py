@@ -2,85 +2,34 @@
 
 The options go to :func:`hwadvisor.pipeline.recommend`, which gathers the inputs and
 runs the stages; this module prints the advice and picks the exit code: for
-``--require-fit`` SPEC §4's 0 fits, 1 does not, 3 cannot tell.
+``--require-fit`` 0 fits, 1 does not, 3 cannot tell. The workload, machine, guidance
+and pricing options are the shared ones (``_options.py``).
 """
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
+from hwadvisor.cli._options import GUIDANCE, MACHINE, PRICING, WORKLOAD, shared
 from hwadvisor.errors import ExitCode
-from hwadvisor.models.workload import (
-    Budget,
-    FinetuneMethod,
-    LoraTargets,
-    Optimizer,
-    Precision,
-    Quant,
-    Scenario,
-    ServingEngine,
-    Task,
-    Team,
-)
+from hwadvisor.models.workload import Scenario
 
 if TYPE_CHECKING:
     from hwadvisor.models.advice import Advice
 
 
 @app.command()
+@shared(WORKLOAD, MACHINE, GUIDANCE, PRICING)
 def recommend(
     scenario: Scenario = typer.Option(
         ...,
         "--scenario",
         "-s",
         help="prototyping, training, distributed, inference, edge or preprocessing.",
-    ),
-    model: str | None = wl.MODEL,
-    params: int | None = wl.PARAMS,
-    flops_per_sample: float | None = wl.FLOPS_PER_SAMPLE,
-    batch_size: int | None = wl.BATCH_SIZE,
-    dataset_size: int | None = wl.DATASET_SIZE,
-    epochs: float | None = wl.EPOCHS,
-    seq_len: int | None = wl.SEQ_LEN,
-    input_shape: wl.Shape | None = wl.INPUT_SHAPE,
-    precision: Precision | None = wl.PRECISION,
-    optimizer: Optimizer | None = wl.OPTIMIZER,
-    qps: float | None = wl.QPS,
-    latency_ms: float | None = wl.LATENCY_MS,
-    deadline: float | None = wl.DEADLINE,
-    prices: Path | None = wl.PRICES,
-    price_per_hour: float | None = wl.PRICE_PER_HOUR,
-    purchase_usd: float | None = wl.PURCHASE_USD,
-    years: float | None = wl.YEARS,
-    electricity_usd_kwh: float | None = wl.ELECTRICITY,
-    method: FinetuneMethod | None = wl.METHOD,
-    lora_rank: int | None = wl.LORA_RANK,
-    lora_targets: LoraTargets | None = wl.LORA_TARGETS,
-    quant: Quant | None = wl.QUANT,
-    context: int | None = wl.CONTEXT,
-    prompt_tokens: int | None = wl.PROMPT_TOKENS,
-    output_tokens: int | None = wl.OUTPUT_TOKENS,
-    concurrency: int | None = wl.CONCURRENCY,
-    engine: ServingEngine | None = wl.ENGINE,
-    task: Task | None = wl.TASK,
-    budget: Budget = typer.Option(Budget.NORMAL, "--budget", help="low, normal or high."),
-    team: Team | None = typer.Option(None, "--team", help="new, experienced or cluster."),
-    facts_file: str | None = typer.Option(
-        None, "--facts", help="Advise for the machine in this saved `check --json` file."
-    ),
-    bench_file: str | None = typer.Option(
-        None, "--bench-file", help="Use these saved `bench --json` figures."
-    ),
-    no_bench: bool = typer.Option(
-        False,
-        "--no-bench",
-        help="Do not run the microbenchmark (figures in a --facts file are still used).",
     ),
     rules_dirs: list[str] | None = typer.Option(
         None, "--rules", help="Extra rules folder; overrides shipped rules by id (repeatable)."
@@ -97,9 +46,9 @@ def recommend(
     html: str | None = typer.Option(
         None, "--html", help="Also write a self-contained HTML report with charts to FILE."
     ),
+    **options: Any,
 ) -> None:
     """Recommend CPU, GPU or multi-GPU for a workload, with the evidence and the reasons."""
-    options = dict(locals())
     from functools import partial
 
     from hwadvisor.cli._common import emit, pricing_options, warn_stale, workload_options
@@ -111,11 +60,11 @@ def recommend(
     result = recommend_advice(
         scenario=scenario,
         workload=workload_options(options),
-        budget=budget,
-        team=team,
-        facts_file=facts_file,
-        bench_file=bench_file,
-        no_bench=no_bench,
+        budget=options["budget"],
+        team=options["team"],
+        facts_file=options["facts_file"],
+        bench_file=options["bench_file"],
+        no_bench=options["no_bench"],
         rules_dirs=rules_dirs,
         pricing=pricing_options(options),
         progress=partial(progress_callback, enabled=sys.stderr.isatty()),

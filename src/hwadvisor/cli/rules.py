@@ -6,21 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 from hwadvisor.cli._common import print_json
-from hwadvisor.models.workload import (
-    Budget,
-    FinetuneMethod,
-    LoraTargets,
-    Optimizer,
-    Precision,
-    Quant,
-    Scenario,
-    ServingEngine,
-    Task,
-    Team,
-)
+from hwadvisor.cli._options import GUIDANCE, MACHINE, PRICING, WORKLOAD, shared
+from hwadvisor.models.workload import Scenario
 
 if TYPE_CHECKING:
     from hwadvisor.models.rules import Rule
@@ -106,59 +95,39 @@ def validate_rules(
 
 
 @rules_app.command("explain")
+@shared(WORKLOAD, MACHINE, GUIDANCE, PRICING)
 def explain_rule(
     rule_id: str = typer.Argument(..., metavar="ID"),
-    facts_file: str | None = typer.Option(
-        None, "--facts", help="Explain for the machine in this saved `check --json` file."
-    ),
     scenario: Scenario | None = typer.Option(
-        None, "--scenario", help="Scenario (default: the rule's first, or training)."
-    ),
-    model: str | None = wl.MODEL,
-    params: int | None = wl.PARAMS,
-    flops_per_sample: float | None = wl.FLOPS_PER_SAMPLE,
-    batch_size: int | None = wl.BATCH_SIZE,
-    dataset_size: int | None = wl.DATASET_SIZE,
-    epochs: float | None = wl.EPOCHS,
-    seq_len: int | None = wl.SEQ_LEN,
-    input_shape: wl.Shape | None = wl.INPUT_SHAPE,
-    precision: Precision | None = wl.PRECISION,
-    optimizer: Optimizer | None = wl.OPTIMIZER,
-    qps: float | None = wl.QPS,
-    latency_ms: float | None = wl.LATENCY_MS,
-    deadline: float | None = wl.DEADLINE,
-    method: FinetuneMethod | None = wl.METHOD,
-    lora_rank: int | None = wl.LORA_RANK,
-    lora_targets: LoraTargets | None = wl.LORA_TARGETS,
-    quant: Quant | None = wl.QUANT,
-    context: int | None = wl.CONTEXT,
-    prompt_tokens: int | None = wl.PROMPT_TOKENS,
-    output_tokens: int | None = wl.OUTPUT_TOKENS,
-    concurrency: int | None = wl.CONCURRENCY,
-    engine: ServingEngine | None = wl.ENGINE,
-    task: Task | None = wl.TASK,
-    budget: Budget = typer.Option(Budget.NORMAL, "--budget"),
-    team: Team | None = typer.Option(None, "--team"),
-    bench_file: str | None = typer.Option(
-        None, "--bench-file", help="Saved `bench --json` figures (no benchmark is run)."
+        None, "--scenario", "-s", help="Scenario (default: the rule's first, or training)."
     ),
     rules_dirs: list[str] | None = _RULES_OPT,
     json_out: bool = typer.Option(False, "--json", help="Print the explanation as JSON."),
+    **options: Any,
 ) -> None:
-    """Why a rule fires or not here: each condition true / false / unknown, with the values."""
-    options = dict(locals())
-    from hwadvisor.cli._common import workload_options
+    """Why a rule fires or not: each condition true, false or unknown, with the values.
+
+    Takes recommend's options: the same options explain the same run.
+    """
+    import sys
+    from functools import partial
+
+    from hwadvisor.cli._common import pricing_options, workload_options
     from hwadvisor.pipeline import explain_rule as explain_for
+    from hwadvisor.render.progress import progress_callback
 
     exp = explain_for(
         rule_id,
         scenario=scenario,
         workload=workload_options(options),
-        budget=budget,
-        team=team,
-        facts_file=facts_file,
-        bench_file=bench_file,
+        budget=options["budget"],
+        team=options["team"],
+        facts_file=options["facts_file"],
+        bench_file=options["bench_file"],
+        no_bench=options["no_bench"],
         rules_dirs=rules_dirs,
+        pricing=pricing_options(options),
+        progress=partial(progress_callback, enabled=sys.stderr.isatty() and not json_out),
     )
     rule, scen = exp.rule, exp.scenario
     if json_out:

@@ -54,6 +54,11 @@ if TYPE_CHECKING:
 
 #: The note a command gives when the microbenchmark could not run.
 NO_BENCH_NOTE = "no microbenchmark ({}); estimates use theoretical peaks"
+#: ``estimate`` with nothing to estimate.
+NO_WORKLOAD = (
+    "nothing to estimate: give --model (a catalog model, module:callable or a language "
+    "model), or --params and/or --flops-per-sample"
+)
 
 
 def _refuse_both(bench_file: object, no_bench: bool) -> None:
@@ -146,15 +151,8 @@ def recommend(
     rules = load_rules(rules_dirs)
     facts = load_facts(facts_file) if facts_file else probe_here()
     wl = workload_for(scenario, **workload)
-    bench = load_bench(bench_file) if bench_file else facts.bench
-    notes: list[str] = []
-    interrupted = False
-    if bench is None and not no_bench and not facts_file:
-        attempt = quick_bench(facts, progress)
-        bench = attempt.report
-        if attempt.reason:
-            notes.append(NO_BENCH_NOTE.format(attempt.reason))
-        interrupted = bench is not None and bench.interrupted
+    measured = _bench_for(facts, facts_file, bench_file, no_bench, progress)
+    bench, notes, interrupted = measured.report, measured.notes, measured.interrupted
     estimates = estimate_for_advice(wl, facts=facts, bench=bench)
     estimates = price_for_advice(estimates, wl, pricing=priced, budget=budget, facts=facts)
     advice = advise(
@@ -169,6 +167,35 @@ def recommend(
         facts_file=facts_file,
     )
     return Recommended(advice, interrupted, notes)
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """The bench figures the advice uses, the notes about them, and whether Ctrl-C cut
+    the benchmark short."""
+
+    report: BenchReport | None
+    notes: list[str]
+    interrupted: bool
+
+
+def _bench_for(
+    facts: Facts,
+    facts_file: str | None,
+    bench_file: str | Path | None,
+    no_bench: bool,
+    progress: ProgressScope,
+) -> _Measured:
+    """The figures ``recommend`` and ``rules explain`` use, chosen the same way for both:
+    a saved bench file, else the figures the facts carry, else (only for the machine we
+    are on, and unless ``no_bench``) the quick benchmark."""
+    bench = load_bench(bench_file) if bench_file else facts.bench
+    if bench is not None or no_bench or facts_file:
+        return _Measured(bench, [], False)
+    attempt = quick_bench(facts, progress)
+    notes = [NO_BENCH_NOTE.format(attempt.reason)] if attempt.reason else []
+    report = attempt.report
+    return _Measured(report, notes, report is not None and report.interrupted)
 
 
 def guidance(
@@ -215,7 +242,7 @@ def estimate(
     workload: Mapping[str, Any],
     on: list[str] | None = None,
     gpus: int = 1,
-    bench_file: Path | None = None,
+    bench_file: str | Path | None = None,
     no_bench: bool = False,
     catalogs: list[Path] | None = None,
     measure: bool = False,
@@ -224,11 +251,15 @@ def estimate(
     team: Team | None = None,
     progress: ProgressScope = no_progress,
     pricing: Mapping[str, Any] | None = None,
+    facts_file: str | None = None,
 ) -> EstimateReport:
     """Estimate a workload here and on catalog devices, with the guidance (SPEC §1, §6).
 
     This machine is probed, and quickly benchmarked without ``bench_file``, only when
-    "here" is among the devices; ``measure`` adds real steps of the user's model here.
+    "here" is among the devices; with ``facts_file`` "here" is the machine it describes
+    (its own bench figures, never a benchmark of this one). A workload with no model, no
+    parameter count and no FLOPs is refused before anything runs. ``measure`` adds real
+    steps of the user's model here.
     ``on`` names devices or instance types; every estimate is priced (``pricing`` holds
     :func:`~hwadvisor.pipeline.pricing.load_pricing`'s options) and the report names the
     cheapest option that meets the deadline and the fastest.
@@ -240,14 +271,16 @@ def estimate(
     _refuse_both(bench_file, no_bench)
     inference = scenario is not None and scenario.is_inference
     wl = build_workload(**workload, extra_catalogs=catalogs, inference_default=inference)
+    if wl.model is None and wl.params is None and wl.flops_per_sample is None:
+        raise UsageError(NO_WORKLOAD)
     priced = pricing_from(pricing, catalogs)
     plan = split_on(on or DEFAULT_DEVICES, priced, catalogs)
     devices = plan.devices
     wants_here = any(d.lower() == "here" for d in devices)
-    facts: Facts | None = None
-    bench = load_bench(bench_file) if bench_file is not None else None
+    facts: Facts | None = load_facts(facts_file) if facts_file else None
+    bench = load_bench(bench_file) if bench_file else (facts.bench if facts else None)
     reason: str | None = None
-    if wants_here:
+    if wants_here and not facts_file:
         facts = probe_or_none()
         if bench is None and not no_bench:
             attempt = quick_bench(facts, progress)
@@ -273,7 +306,7 @@ def estimate(
     scen = scenario or scenario_for(wl)
     found = guidance(
         wl,
-        facts=facts if wants_here else probe_or_none(),
+        facts=facts if wants_here or facts_file else probe_or_none(),
         bench=bench,
         scenario=scen,
         budget=budget,
@@ -304,23 +337,28 @@ def explain_rule(
     team: Team | None = None,
     facts_file: str | None = None,
     bench_file: str | None = None,
+    no_bench: bool = False,
     rules_dirs: list[str] | None = None,
+    progress: ProgressScope = no_progress,
+    pricing: Mapping[str, Any] | None = None,
 ) -> Explanation:
     """Why one rule fires or not here (or for ``facts_file``): ``rules explain``.
 
-    The scenario defaults to the rule's first, else training. No benchmark is run: the
-    figures come from ``bench_file`` or the facts.
+    The scenario defaults to the rule's first, else training. Every other input is
+    gathered as :func:`recommend` gathers it (the same bench figures, quick benchmark
+    included, and the same prices), so with the same options a rule is explained as
+    firing exactly when ``recommend`` fires it.
     """
+    _refuse_both(bench_file, no_bench)
+    priced = pricing_from(pricing, None)
     ruleset = load_rules(rules_dirs)
     rule = ruleset.get(rule_id.upper())
     scen = scenario or (rule.scenarios[0] if rule.scenarios else Scenario.TRAINING)
     facts = load_facts(facts_file) if facts_file else probe_here()
-    bench = load_bench(bench_file) if bench_file else facts.bench
     wl = workload_for(scen, **(workload or {}))
+    bench = _bench_for(facts, facts_file, bench_file, no_bench, progress).report
     estimates = estimate_for_advice(wl, facts=facts, bench=bench)
-    estimates = price_for_advice(
-        estimates, wl, pricing=pricing_from(None, None), budget=budget, facts=facts
-    )
+    estimates = price_for_advice(estimates, wl, pricing=priced, budget=budget, facts=facts)
     ctx = rule_context(
         facts=facts,
         scenario=scen,
