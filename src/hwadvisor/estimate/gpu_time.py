@@ -23,9 +23,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hwadvisor.models.workload import OpProfile, Precision, Task, Workload
+
+if TYPE_CHECKING:
+    from hwadvisor.catalog.schema import DeviceEntry
 
 #: Families that are products rather than memory-bound operators.
 PRODUCTS = frozenset({"conv", "gemm", "other"})
@@ -155,3 +158,34 @@ def gpu_step(wl: Workload, prof: OpProfile, roof: Roofline) -> GpuStep:
         parts["layout"] = layout
     host, launches = host_seconds(wl, prof)
     return GpuStep(parts=parts, host_s=host, launches=launches)
+
+
+def roofline(entry: DeviceEntry, precision: Precision, peak: float, tensor: bool) -> Roofline:
+    """The roofs of a catalog GPU for counted models: products and bandwidth.
+
+    Products reach the catalog's large-GEMM fraction of the peak at the job's precision;
+    under fp32 on a GPU with TF32 (Ampere and later) convolutions use the TF32 peak and
+    matmuls the fp32 one, as PyTorch's defaults do (``catalog/data/gpu_time.yaml``).
+    """
+    a = entry.achieved
+    frac = a.tensor_gemm or a.gemm
+    gemm = peak * 1e12 * frac
+    elem = 1.0 if precision is Precision.INT8 else (2.0 if tensor else 4.0)
+    conv = gemm
+    tf32 = entry.peaks_tflops.tf32
+    tf32_conv = (
+        precision is Precision.FP32 and bool(tf32) and gpu_constants()["tf32"]["convolutions"]
+    )
+    if tf32_conv and tf32:
+        conv = tf32 * 1e12 * frac
+    if precision is Precision.FP32 and tf32 and gpu_constants()["tf32"]["matmuls"]:
+        gemm = tf32 * 1e12 * frac
+    bandwidth = entry.bandwidth_gb_s * 1e9 * a.memory
+    return Roofline(conv, gemm, elem, elem, bandwidth, conv_tensor_cores=tensor or tf32_conv)
+
+
+def tf32_text(roof: Roofline | None) -> str:
+    """A note for the basis when fp32 convolutions run on TF32 tensor cores (PyTorch's default)."""
+    if roof is None or roof.conv_elem_bytes != 4.0 or not roof.conv_tensor_cores:
+        return ""
+    return " (convolutions on TF32 tensor cores)"

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hwadvisor.models.bench import BenchReport
+    from hwadvisor.models.facts import Facts
 
 #: A figure whose time is mostly the per-call cost keeps at least this share of it as data.
 MIN_DATA_SHARE = 0.25
@@ -98,3 +99,24 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
         curves.setdefault(family, []).append((ws, spb))
     unreliable = sum(1 for ok, _ in points.values() if not ok)
     return MemoryLevels(curves=curves, dispatch_s=dispatch, threads=threads, unreliable=unreliable)
+
+
+def machine_note(facts: Facts | None, bench: BenchReport | None) -> str:
+    """Threads, SMT and clock behind the figures "here", in one sentence."""
+    threads = next((r.threads for r in bench.results if r.threads), None) if bench else None
+    cpu = facts.cpu if facts is not None else None
+    text = f"here: figures measured at {threads or '?'} thread(s)"
+    if cpu is not None and cpu.physical_cores and cpu.logical_cores:
+        smt = cpu.logical_cores // max(1, cpu.physical_cores)
+        text += (
+            f" of {cpu.usable_cores or '?'} usable cores ({cpu.physical_cores} physical, "
+            f"{cpu.logical_cores} logical: {'SMT ' + str(smt) + '-way' if smt > 1 else 'no SMT'})"
+        )
+    clock = ""
+    if cpu is not None and (cpu.base_mhz or cpu.max_mhz):
+        clock = f" (nominal {cpu.base_mhz or '?'} MHz base, {cpu.max_mhz or '?'} MHz max)"
+    return (
+        text + "; every thread was busy while measuring, so the figures already include the "
+        f"clock this CPU sustains under all-core load{clock}; the estimate assumes the job "
+        "runs on the same threads"
+    )

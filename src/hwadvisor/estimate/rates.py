@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass, field
 
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
-from hwadvisor.estimate.gpu_time import Roofline, gpu_constants
-from hwadvisor.estimate.levels import MemoryLevels, memory_levels
+from hwadvisor.estimate.gpu_time import Roofline, gpu_constants, roofline, tf32_text
+from hwadvisor.estimate.levels import MemoryLevels, machine_note, memory_levels
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.facts import Facts
 from hwadvisor.models.workload import Precision
@@ -171,24 +171,91 @@ def _unreliable_fp32(bench: BenchReport) -> bool:
     )
 
 
-def machine_note(facts: Facts | None, bench: BenchReport | None) -> str:
-    """Threads, SMT and clock behind the figures "here", in one sentence."""
-    threads = next((r.threads for r in bench.results if r.threads), None) if bench else None
-    cpu = facts.cpu if facts is not None else None
-    text = f"here: figures measured at {threads or '?'} thread(s)"
-    if cpu is not None and cpu.physical_cores and cpu.logical_cores:
-        smt = cpu.logical_cores // max(1, cpu.physical_cores)
-        text += (
-            f" of {cpu.usable_cores or '?'} usable cores ({cpu.physical_cores} physical, "
-            f"{cpu.logical_cores} logical: {'SMT ' + str(smt) + '-way' if smt > 1 else 'no SMT'})"
+def _usable(bench: BenchReport | None, facts: Facts | None, notes: list[str]) -> BenchReport | None:
+    """The bench, or None when its fp32 matmul figure cannot be trusted (said in ``notes``)."""
+    if bench is not None and _implausible(bench, facts):
+        notes.append(
+            f"the measured fp32 matmul rate is under {IMPLAUSIBLE_FRACTION:.0%} of the theoretical "
+            "peak (the machine was probably busy during the bench): those figures are not used"
         )
-    clock = ""
-    if cpu is not None and (cpu.base_mhz or cpu.max_mhz):
-        clock = f" (nominal {cpu.base_mhz or '?'} MHz base, {cpu.max_mhz or '?'} MHz max)"
-    return (
-        text + "; every thread was busy while measuring, so the figures already include the "
-        f"clock this CPU sustains under all-core load{clock}; the estimate assumes the job "
-        "runs on the same threads"
+        return None
+    if bench is not None and not _results(bench, "matmul", "fp32") and _unreliable_fp32(bench):
+        notes.append(
+            "the bench's fp32 matmul figure was unreliable (too unsteady, or the machine was "
+            "busy): the theoretical peak is used instead"
+        )
+        return None
+    return bench
+
+
+def _level_notes(levels: MemoryLevels | None, notes: list[str]) -> float:
+    """Say how the memory sweep is used; the per-operator cost (measured, else assumed)."""
+    if levels is None:
+        return CPU_OP_OVERHEAD_S
+    notes.append(
+        "here: memory-bound operators priced by family and working set from the "
+        f"bench's memory sweep ({', '.join(sorted(levels.curves))} at L2, L3 and DRAM sizes)"
+    )
+    if levels.unreliable:
+        notes.append(
+            f"here: {levels.unreliable} memory-sweep figure(s) were marked unreliable "
+            "(unsteady or a busy machine) and used for want of a reliable one: the "
+            "memory-bound part is less certain; repeat hwadvisor bench when idle"
+        )
+    if levels.dispatch_s is None:
+        return CPU_OP_OVERHEAD_S
+    notes.append(
+        f"here: {levels.dispatch_s * 1e6:.1f} µs per operator launch, measured (dispatch figure)"
+    )
+    return levels.dispatch_s
+
+
+def _measured(
+    facts: Facts | None, bench: BenchReport, precision: Precision, mem: int | None, notes: list[str]
+) -> Rates:
+    """Rates of this CPU from the bench figures."""
+    dtype = _bench_dtype(precision)
+    gemm = _results(bench, "matmul", dtype)
+    if not gemm and dtype != "fp32":
+        notes.append(f"no {dtype} matmul figure measured: the fp32 rate is used")
+        dtype = "fp32"
+        gemm = _results(bench, "matmul", dtype)
+    conv_pts = _results(bench, "conv2d", dtype) or _results(bench, "conv2d", "fp32")
+    bw_pts = _results(bench, "triad", "fp32") or _results(bench, "copy", "fp32")
+    if gemm:
+        notes.append(
+            f"here: measured {dtype} matmul rate at {len(gemm)} size(s), interpolated per product size"
+        )
+    if conv_pts:
+        notes.append("here: measured conv2d rate for convolutions")
+    if bw_pts:
+        notes.append(
+            "here: measured memory bandwidth for memory-bound operators and the optimizer step"
+        )
+    conv = (
+        conv_pts[-1][1]
+        if conv_pts
+        else (gemm[-1][1] * ASSUMED_HERE_CONV / ASSUMED_HERE_GEMM if gemm else None)
+    )
+    if gemm and not conv_pts:
+        notes.append(
+            "no conv2d figure measured: convolutions assumed at 0.58 x the largest matmul rate"
+        )
+    levels = memory_levels(bench)
+    overhead = _level_notes(levels, notes)
+    notes.append(machine_note(facts, bench))
+    return Rates(
+        "here",
+        facts.cpu.model if facts else None,
+        gemm,
+        conv,
+        bw_pts[-1][1] if bw_pts else None,
+        overhead,
+        memory_bytes=mem,
+        assumptions=notes,
+        basis="measured here (microbenchmark figures)",
+        conv_size=_conv_size(bench),
+        levels=levels,
     )
 
 
@@ -196,81 +263,10 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
     """Rates of this machine's CPU, from the bench figures or, failing that, the facts."""
     name = facts.cpu.model if facts else None
     notes: list[str] = []
-    dtype = _bench_dtype(precision)
     mem = facts.memory.cgroup_limit_bytes or facts.memory.total_bytes if facts else None
-    if bench is not None and _implausible(bench, facts):
-        notes.append(
-            f"the measured fp32 matmul rate is under {IMPLAUSIBLE_FRACTION:.0%} of the theoretical "
-            "peak (the machine was probably busy during the bench): those figures are not used"
-        )
-        bench = None
-    if bench is not None and not _results(bench, "matmul", "fp32") and _unreliable_fp32(bench):
-        notes.append(
-            "the bench's fp32 matmul figure was unreliable (too unsteady, or the machine was "
-            "busy): the theoretical peak is used instead"
-        )
-        bench = None
+    bench = _usable(bench, facts, notes)
     if bench is not None:
-        gemm = _results(bench, "matmul", dtype)
-        if not gemm and dtype != "fp32":
-            notes.append(f"no {dtype} matmul figure measured: the fp32 rate is used")
-            dtype = "fp32"
-            gemm = _results(bench, "matmul", dtype)
-        conv_pts = _results(bench, "conv2d", dtype) or _results(bench, "conv2d", "fp32")
-        bw_pts = _results(bench, "triad", "fp32") or _results(bench, "copy", "fp32")
-        if gemm:
-            notes.append(
-                f"here: measured {dtype} matmul rate at {len(gemm)} size(s), interpolated per product size"
-            )
-        if conv_pts:
-            notes.append("here: measured conv2d rate for convolutions")
-        if bw_pts:
-            notes.append(
-                "here: measured memory bandwidth for memory-bound operators and the optimizer step"
-            )
-        conv_size = _conv_size(bench)
-        conv = (
-            conv_pts[-1][1]
-            if conv_pts
-            else (gemm[-1][1] * ASSUMED_HERE_CONV / ASSUMED_HERE_GEMM if gemm else None)
-        )
-        if gemm and not conv_pts:
-            notes.append(
-                "no conv2d figure measured: convolutions assumed at 0.58 x the largest matmul rate"
-            )
-        bw = bw_pts[-1][1] if bw_pts else None
-        levels = memory_levels(bench)
-        overhead = CPU_OP_OVERHEAD_S
-        if levels is not None:
-            notes.append(
-                "here: memory-bound operators priced by family and working set from the "
-                f"bench's memory sweep ({', '.join(sorted(levels.curves))} at L2, L3 and DRAM sizes)"
-            )
-            if levels.unreliable:
-                notes.append(
-                    f"here: {levels.unreliable} memory-sweep figure(s) were marked unreliable "
-                    "(unsteady or a busy machine) and used for want of a reliable one: the "
-                    "memory-bound part is less certain; repeat hwadvisor bench when idle"
-                )
-            if levels.dispatch_s is not None:
-                overhead = levels.dispatch_s
-                notes.append(
-                    f"here: {overhead * 1e6:.1f} µs per operator launch, measured (dispatch figure)"
-                )
-        notes.append(machine_note(facts, bench))
-        return Rates(
-            "here",
-            name,
-            gemm,
-            conv,
-            bw,
-            overhead,
-            memory_bytes=mem,
-            assumptions=notes,
-            basis="measured here (microbenchmark figures)",
-            conv_size=conv_size,
-            levels=levels,
-        )
+        return _measured(facts, bench, precision, mem, notes)
     peak = facts.cpu.peak_gflops.fp32 if facts else None
     if peak is None:
         return Rates(
@@ -327,37 +323,6 @@ def _peak_for(
     return value, True
 
 
-def _roofline(entry: DeviceEntry, precision: Precision, peak: float, tensor: bool) -> Roofline:
-    """The roofs of a catalog GPU for counted models: products and bandwidth.
-
-    Products reach the catalog's large-GEMM fraction of the peak at the job's precision;
-    under fp32 on a GPU with TF32 (Ampere and later) convolutions use the TF32 peak and
-    matmuls the fp32 one, as PyTorch's defaults do (``catalog/data/gpu_time.yaml``).
-    """
-    a = entry.achieved
-    frac = a.tensor_gemm or a.gemm
-    gemm = peak * 1e12 * frac
-    elem = 1.0 if precision is Precision.INT8 else (2.0 if tensor else 4.0)
-    conv = gemm
-    tf32 = entry.peaks_tflops.tf32
-    tf32_conv = (
-        precision is Precision.FP32 and bool(tf32) and gpu_constants()["tf32"]["convolutions"]
-    )
-    if tf32_conv and tf32:
-        conv = tf32 * 1e12 * frac
-    if precision is Precision.FP32 and tf32 and gpu_constants()["tf32"]["matmuls"]:
-        gemm = tf32 * 1e12 * frac
-    bandwidth = entry.bandwidth_gb_s * 1e9 * a.memory
-    return Roofline(conv, gemm, elem, elem, bandwidth, conv_tensor_cores=tensor or tf32_conv)
-
-
-def _tf32_text(roof: Roofline | None) -> str:
-    """A note for the basis when fp32 convolutions run on TF32 tensor cores (PyTorch's default)."""
-    if roof is None or roof.conv_elem_bytes != 4.0 or not roof.conv_tensor_cores:
-        return ""
-    return " (convolutions on TF32 tensor cores)"
-
-
 def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
     """Rates of a catalog device: dtype peak × the achieved fraction of each class."""
     notes: list[str] = []
@@ -402,7 +367,7 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
         (s, class_rate["gemm"] * s * s / (s * s + half * half))
         for s in (64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0)
     ]
-    roof = _roofline(entry, precision, peak, tensor) if gpu else None
+    roof = roofline(entry, precision, peak, tensor) if gpu else None
     return Rates(
         entry.id,
         entry.name,
@@ -417,5 +382,5 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
         link_gb_s=entry.interconnect.gb_s_per_direction,
         link_kind=entry.interconnect.kind,
         assumptions=notes,
-        basis=f"catalog peak {peak:g} TFLOP/s{_tf32_text(roof)} x achieved fraction ({entry.source})",
+        basis=f"catalog peak {peak:g} TFLOP/s{tf32_text(roof)} x achieved fraction ({entry.source})",
     )
