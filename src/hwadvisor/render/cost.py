@@ -172,13 +172,15 @@ def render_costs(
     """What each option costs (every price with its date), then one line per pick."""
     from rich.markup import escape
 
+    from hwadvisor.render.layout import Hanging
+
     priced: list[tuple[str, Cost]] = [(label, c) for label, c in rows if c is not None]
     if not priced:
         return
     con.print("\n[bold]cost[/] (USD; each price with its date; energy at board power)")
     width = max(len(label) for label, _ in priced)
     for label, cost in priced:
-        con.print(f"  {escape(label):<{width}}  {escape(cost_summary(cost))}", highlight=False)
+        con.print(Hanging(f"  {escape(label):<{width}}  ", escape(cost_summary(cost))))
     chosen = dict(picks)
     for key, label in PICK_LABELS:
         pick = chosen.get(key)
@@ -190,7 +192,7 @@ def render_costs(
             if pick and pick.cites
             else ""
         )
-        con.print(f"[bold]{label}[/]: {escape(line)}{why}", highlight=False)
+        con.print(Hanging(f"[bold]{label}[/]: ", f"{escape(line)}{why}", indent=2))
 
 
 def picks_of(doc: object) -> list[tuple[str, Choice | None]]:
