@@ -29,8 +29,6 @@ CPU (PyTorch's for-loop AdamW; GPUs default to the foreach form, priced by
 
 from __future__ import annotations
 
-import functools
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -38,28 +36,16 @@ from typing import Any
 
 from hwadvisor.errors import UsageError
 from hwadvisor.estimate.cpu_alloc import Event
+from hwadvisor.estimate.memjob import FakeJob, Live, fake_model, nbytes
+from hwadvisor.estimate.memtrackers import (
+    OWN_TRACKER,
+    TORCH_TRACKER,
+    TorchTracker,
+    own_tracker_class,
+)
 
-TORCH_TRACKER = "torch MemTracker"
-OWN_TRACKER = "hwadvisor storage tracker"
+__all__ = ["OWN_TRACKER", "TORCH_TRACKER", "Live", "MemCount", "count_memory", "fake_model"]
 PRECISIONS = ("fp32", "amp", "bf16", "fp16")
-
-
-@dataclass(frozen=True)
-class Live:
-    """Live storage bytes at one moment, by what they are."""
-
-    parameters: int = 0
-    gradients: int = 0
-    optimizer: int = 0
-    activations: int = 0
-    temporaries: int = 0
-
-    @property
-    def total(self) -> int:
-        """All live bytes."""
-        return (
-            self.parameters + self.gradients + self.optimizer + self.activations + self.temporaries
-        )
 
 
 @dataclass(frozen=True)
@@ -98,260 +84,7 @@ class MemCount:
         return max(options, key=lambda live: live.total)
 
 
-def _storages(obj: Any) -> list[Any]:
-    import torch
-    from torch.utils._pytree import tree_flatten
-
-    return [t.untyped_storage() for t in tree_flatten(obj)[0] if isinstance(t, torch.Tensor)]
-
-
-def _nbytes(obj: Any) -> int:
-    seen: dict[int, int] = {}
-    for st in _storages(obj):
-        seen[st._cdata] = st.nbytes()
-    return sum(seen.values())
-
-
-class _Job:
-    """A fake model, its optimizer and input: what both trackers run."""
-
-    def __init__(
-        self,
-        model: Any,
-        mode: Any,
-        batch: int,
-        shape: list[int],
-        tokens: bool,
-        precision: str,
-        optimizer: str,
-    ) -> None:
-        import torch
-
-        self.model, self.mode, self.precision = model, mode, precision
-        self.half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
-        params = list(model.parameters())
-        with mode:
-            if self.half is not None:
-                # Mixed precision with fp32 master weights (the ZeRO paper's accounting):
-                # 16-bit weights and gradients in the model, fp32 copies in the optimizer.
-                self.masters = torch.nn.ParameterList(
-                    [torch.nn.Parameter(p.detach().float()) for p in params]
-                )
-                opt_params = list(self.masters)
-            else:
-                self.masters = torch.nn.ParameterList()
-                opt_params = params
-            self.opt: Any
-            if optimizer == "sgd":
-                self.opt = torch.optim.SGD(opt_params, lr=0.01, momentum=0.9)
-            else:
-                self.opt = torch.optim.AdamW(opt_params)
-            size = [batch, *shape]
-            self.x = (
-                torch.zeros(size, dtype=torch.long)
-                if tokens
-                else torch.zeros(size, dtype=self.half or torch.float32)
-            )
-
-    def _autocast(self) -> Any:
-        import torch
-
-        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "amp")
-
-    def infer(self) -> None:
-        """One inference pass: eval mode, no gradients."""
-        import torch
-
-        self.model.eval()
-        with torch.no_grad(), self._autocast():
-            out = self.model(self.x)
-        del out
-        self.model.train()
-
-    def forward(self) -> Any:
-        """Forward pass and a scalar loss over every floating output."""
-        with self._autocast():
-            out = self.model(self.x)
-            floats = [t for t in _flat(out) if t.is_floating_point() and t.requires_grad]
-            if not floats:
-                raise UsageError("the model's output needs a floating tensor that requires grad")
-            loss = sum(t.float().sum() for t in floats)
-        return loss
-
-    def step(self) -> None:
-        """The optimizer step (16-bit gradients go to the fp32 masters one by one)."""
-        if self.half is not None:
-            for p, m in zip(self.model.parameters(), self.masters, strict=True):
-                if p.grad is not None:
-                    m.grad = p.grad.float()
-                    p.grad = None
-        self.opt.step()
-        if self.half is not None:
-            for p, m in zip(self.model.parameters(), self.masters, strict=True):
-                p.data.copy_(m.data)
-                m.grad = None
-
-    def state(self) -> list[Any]:
-        """Tensors of the optimizer state."""
-        import torch
-
-        return [
-            v for s in self.opt.state.values() for v in s.values() if isinstance(v, torch.Tensor)
-        ]
-
-
-def _flat(out: Any) -> list[Any]:
-    import torch
-    from torch.utils._pytree import tree_flatten
-
-    return [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-
-
-class _TorchTracker:
-    """torch's MemTracker. Its peak is cumulative within one context and a module may run
-    only once per context, so the inference pass gets a tracker of its own and the step's
-    phases are read in turn: the peak after forward, after backward and after the
-    optimizer step. That is enough for the steady peak: a phase that set no new peak
-    cannot set the step's either, even with the optimizer state added."""
-
-    name = TORCH_TRACKER
-
-    def __init__(self, job: _Job) -> None:
-        self.job = job
-        self.mt: Any = None
-        self.depth = 0
-
-    def _new(self) -> Any:
-        from torch.distributed._tools.mem_tracker import MemTracker
-
-        mt = MemTracker()
-        mt.track_external(self.job.model, self.job.masters, self.job.opt, self.job.x)
-        return mt
-
-    @contextmanager
-    def phase(self, name: str, out: dict[str, Live]) -> Iterator[None]:
-        """Count the peak (cumulative over the step) as phase ``name``."""
-        if name in ("inference", "forward"):
-            if self.mt is not None:
-                self.mt.__exit__(None, None, None)
-            self.mt = self._new()
-            self.mt.__enter__()
-        try:
-            yield
-        except BaseException:
-            self.close()
-            raise
-        snaps: dict[Any, dict[Any, int]] = self.mt.get_tracker_snapshot("peak")
-        snap = next(iter(snaps.values()), {})
-        by = {getattr(k, "value", k): v for k, v in snap.items()}
-        state = _nbytes(self.job.state()) if name == "step" else 0
-        opt = int(by.get("Optstate", 0))
-        out[name] = Live(
-            parameters=int(by.get("Parameter", 0) + by.get("Buffer", 0)),
-            gradients=int(by.get("Gradient", 0)),
-            optimizer=min(opt, state),
-            activations=int(by.get("Activation", 0) + by.get("Other", 0)),
-            temporaries=int(by.get("Temp", 0)) + max(0, opt - state),
-        )
-        if name in ("inference", "step"):
-            self.close()
-
-    def close(self) -> None:
-        """Leave the tracker's context (its global hooks go with it)."""
-        if self.mt is not None:
-            mt, self.mt = self.mt, None
-            mt.__exit__(None, None, None)
-
-
-def _own_tracker_class() -> type:
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class _Own(TorchDispatchMode):
-        """Live storages by address, freed through weak-reference callbacks; it also
-        records the allocation sequence (for the allocator replay) and sorts the live
-        bytes by what they are at each new peak."""
-
-        name = OWN_TRACKER
-
-        def __init__(self, job: _Job) -> None:
-            super().__init__()
-            self.job = job
-            self.live: dict[int, tuple[int, str, int, Any]] = {}
-            self.current = 0
-            self.kind = "a"
-            self.peak = Live()
-            self.events: list[tuple[str, int, int]] = []
-            self.marks: dict[str, tuple[int, int]] = {}
-            self.tokens = 0
-            for st in _storages(
-                [list(job.model.parameters()), list(job.model.buffers()), list(job.masters)]
-            ):
-                self._see(st, "p")
-            for st in _storages(job.x):
-                self._see(st, "a")
-
-        def _see(self, st: Any, kind: str) -> None:
-            key = st._cdata
-            if key in self.live:
-                return
-            n = st.nbytes()
-            self.tokens += 1
-            token = self.tokens
-            ref = weakref.ref(st, functools.partial(self._on_free, key, token))
-            self.live[key] = (n, kind, token, ref)
-            self.current += n
-            self.events.append(("a", token, n))
-
-        def _on_free(self, key: int, token: int, _ref: Any) -> None:
-            entry = self.live.get(key)
-            if entry is not None and entry[2] == token:
-                del self.live[key]
-                self.current -= entry[0]
-                self.events.append(("f", token, 0))
-
-        def split(self) -> Live:
-            """The live bytes now, by what they are."""
-            job = self.job
-            grads = {
-                s._cdata
-                for s in _storages(
-                    [p.grad for p in [*job.model.parameters(), *job.masters] if p.grad is not None]
-                )
-            }
-            state = {s._cdata for s in _storages(job.state())}
-            parts = {"p": 0, "g": 0, "o": 0, "a": 0, "t": 0}
-            for key, (n, kind, _, _) in self.live.items():
-                cat = (
-                    kind if kind == "p" else "g" if key in grads else "o" if key in state else kind
-                )
-                parts[cat] += n
-            return Live(parts["p"], parts["g"], parts["o"], parts["a"], parts["t"])
-
-        def __torch_dispatch__(
-            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
-        ) -> Any:
-            out = func(*args, **(kwargs or {}))
-            for st in _storages(out):
-                self._see(st, self.kind)
-            if self.current > self.peak.total:
-                self.peak = self.split()
-            return out
-
-        @contextmanager
-        def phase(self, name: str, out: dict[str, Live]) -> Iterator[None]:
-            """Count the peak of the block as phase ``name`` and mark its events."""
-            self.kind = "a" if name in ("inference", "forward") else "t"
-            self.peak = self.split()
-            first = len(self.events)
-            with self:
-                yield
-            self.marks[name] = (first, len(self.events))
-            out[name] = self.peak
-
-    return _Own
-
-
-def _run(own: Any, job: _Job, torch_tracker: _TorchTracker | None) -> dict[str, Live]:
+def _run(own: Any, job: FakeJob, torch_tracker: TorchTracker | None) -> dict[str, Live]:
     """The inference pass, then one training step; returns each phase's peak."""
     mine: dict[str, Live] = {}
     theirs: dict[str, Live] = {}
@@ -380,36 +113,6 @@ def _run(own: Any, job: _Job, torch_tracker: _TorchTracker | None) -> dict[str, 
     if "step" in theirs:
         mine["torch"] = theirs["step"]
     return mine
-
-
-def fake_model(model: Any, mode: Any, dtype: Any = None) -> Any:
-    """``model`` (on the meta device) with fake CPU parameters and buffers of ``mode``.
-
-    Tied parameters stay tied. ``dtype`` casts floating parameters and buffers.
-    """
-    import torch
-    from torch._subclasses.fake_tensor import FakeTensor
-
-    memo: dict[int, Any] = {}
-
-    def fake(t: Any) -> Any:
-        if id(t) not in memo:
-            dt = dtype if dtype is not None and t.is_floating_point() else t.dtype
-            meta = torch.empty(t.shape, dtype=dt, device="meta")
-            memo[id(t)] = FakeTensor(mode, meta, torch.device("cpu"))
-        return memo[id(t)]
-
-    params: dict[int, Any] = {}
-    for mod in model.modules():
-        for name, p in list(mod._parameters.items()):
-            if p is not None:
-                if id(p) not in params:
-                    params[id(p)] = torch.nn.Parameter(fake(p), requires_grad=p.requires_grad)
-                mod._parameters[name] = params[id(p)]
-        for name, b in list(mod._buffers.items()):
-            if b is not None:
-                mod._buffers[name] = fake(b)
-    return model
 
 
 def _one_line(exc: BaseException) -> str:
@@ -467,9 +170,9 @@ def count_memory(
         mode = FakeTensorMode()
         fake_model(model, mode, _half(precision))
         try:
-            job = _Job(model, mode, batch, input_shape, tokens, precision, optimizer)
-            own = _own_tracker_class()(job)
-            phases = _run(own, job, _TorchTracker(job) if name == TORCH_TRACKER else None)
+            job = FakeJob(model, mode, batch, input_shape, tokens, precision, optimizer)
+            own = own_tracker_class()(job)
+            phases = _run(own, job, TorchTracker(job) if name == TORCH_TRACKER else None)
         except UsageError as exc:
             raise UsageError(f"model '{spec}': {exc.message}") from exc
         except Exception as exc:  # the model's (or the tracker's) own error
@@ -487,7 +190,7 @@ def count_memory(
             backward=phases["backward"],
             step=phases["step"],
             inference=phases["inference"],
-            state_bytes=_nbytes(job.state()),
+            state_bytes=nbytes(job.state()),
             tracker=name,
             torch_peak=phases.get("torch"),
             torch_failed=failed,

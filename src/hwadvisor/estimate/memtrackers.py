@@ -1,0 +1,160 @@
+"""The two trackers memtrack runs: torch's MemTracker, and a storage tracker of ours that
+also records the allocation sequence (see :mod:`hwadvisor.estimate.memtrack`)."""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from hwadvisor.estimate.memjob import FakeJob, Live, nbytes, storages
+
+TORCH_TRACKER = "torch MemTracker"
+OWN_TRACKER = "hwadvisor storage tracker"
+
+
+class TorchTracker:
+    """torch's MemTracker. Its peak is cumulative within one context and a module may run
+    only once per context, so the inference pass gets a tracker of its own and the step's
+    phases are read in turn: the peak after forward, after backward and after the
+    optimizer step. That is enough for the steady peak: a phase that set no new peak
+    cannot set the step's either, even with the optimizer state added."""
+
+    name = TORCH_TRACKER
+
+    def __init__(self, job: FakeJob) -> None:
+        self.job = job
+        self.mt: Any = None
+        self.depth = 0
+
+    def _new(self) -> Any:
+        from torch.distributed._tools.mem_tracker import MemTracker
+
+        mt = MemTracker()
+        mt.track_external(self.job.model, self.job.masters, self.job.opt, self.job.x)
+        return mt
+
+    @contextmanager
+    def phase(self, name: str, out: dict[str, Live]) -> Iterator[None]:
+        """Count the peak (cumulative over the step) as phase ``name``."""
+        if name in ("inference", "forward"):
+            if self.mt is not None:
+                self.mt.__exit__(None, None, None)
+            self.mt = self._new()
+            self.mt.__enter__()
+        try:
+            yield
+        except BaseException:
+            self.close()
+            raise
+        snaps: dict[Any, dict[Any, int]] = self.mt.get_tracker_snapshot("peak")
+        snap = next(iter(snaps.values()), {})
+        by = {getattr(k, "value", k): v for k, v in snap.items()}
+        state = nbytes(self.job.state()) if name == "step" else 0
+        opt = int(by.get("Optstate", 0))
+        out[name] = Live(
+            parameters=int(by.get("Parameter", 0) + by.get("Buffer", 0)),
+            gradients=int(by.get("Gradient", 0)),
+            optimizer=min(opt, state),
+            activations=int(by.get("Activation", 0) + by.get("Other", 0)),
+            temporaries=int(by.get("Temp", 0)) + max(0, opt - state),
+        )
+        if name in ("inference", "step"):
+            self.close()
+
+    def close(self) -> None:
+        """Leave the tracker's context (its global hooks go with it)."""
+        if self.mt is not None:
+            mt, self.mt = self.mt, None
+            mt.__exit__(None, None, None)
+
+
+def own_tracker_class() -> type:
+    """The class of our tracker (made on first use: it subclasses a torch mode)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class _Own(TorchDispatchMode):
+        """Live storages by address, freed through weak-reference callbacks; it also
+        records the allocation sequence (for the allocator replay) and sorts the live
+        bytes by what they are at each new peak."""
+
+        name = OWN_TRACKER
+
+        def __init__(self, job: FakeJob) -> None:
+            super().__init__()
+            self.job = job
+            self.live: dict[int, tuple[int, str, int, Any]] = {}
+            self.current = 0
+            self.kind = "a"
+            self.peak = Live()
+            self.events: list[tuple[str, int, int]] = []
+            self.marks: dict[str, tuple[int, int]] = {}
+            self.tokens = 0
+            for st in storages(
+                [list(job.model.parameters()), list(job.model.buffers()), list(job.masters)]
+            ):
+                self._see(st, "p")
+            for st in storages(job.x):
+                self._see(st, "a")
+
+        def _see(self, st: Any, kind: str) -> None:
+            key = st._cdata
+            if key in self.live:
+                return
+            n = st.nbytes()
+            self.tokens += 1
+            token = self.tokens
+            ref = weakref.ref(st, functools.partial(self._on_free, key, token))
+            self.live[key] = (n, kind, token, ref)
+            self.current += n
+            self.events.append(("a", token, n))
+
+        def _on_free(self, key: int, token: int, _ref: Any) -> None:
+            entry = self.live.get(key)
+            if entry is not None and entry[2] == token:
+                del self.live[key]
+                self.current -= entry[0]
+                self.events.append(("f", token, 0))
+
+        def split(self) -> Live:
+            """The live bytes now, by what they are."""
+            job = self.job
+            grads = {
+                s._cdata
+                for s in storages(
+                    [p.grad for p in [*job.model.parameters(), *job.masters] if p.grad is not None]
+                )
+            }
+            state = {s._cdata for s in storages(job.state())}
+            parts = {"p": 0, "g": 0, "o": 0, "a": 0, "t": 0}
+            for key, (n, kind, _, _) in self.live.items():
+                cat = (
+                    kind if kind == "p" else "g" if key in grads else "o" if key in state else kind
+                )
+                parts[cat] += n
+            return Live(parts["p"], parts["g"], parts["o"], parts["a"], parts["t"])
+
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            out = func(*args, **(kwargs or {}))
+            for st in storages(out):
+                self._see(st, self.kind)
+            if self.current > self.peak.total:
+                self.peak = self.split()
+            return out
+
+        @contextmanager
+        def phase(self, name: str, out: dict[str, Live]) -> Iterator[None]:
+            """Count the peak of the block as phase ``name`` and mark its events."""
+            self.kind = "a" if name in ("inference", "forward") else "t"
+            self.peak = self.split()
+            first = len(self.events)
+            with self:
+                yield
+            self.marks[name] = (first, len(self.events))
+            out[name] = self.peak
+
+    return _Own
