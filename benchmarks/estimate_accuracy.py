@@ -15,7 +15,9 @@ GUIDANCE R1, R3-R5 report, to compare by eye.
 
 Three rounds of (microbenchmark, steps) per model, interleaved so that both see the same
 load; the fastest bench figures and the fastest step are compared, because the machine is
-shared and interference only ever adds time. On the 2-vCPU development machine use
+shared and interference only ever adds time. The ``paired`` column is the median over
+rounds of each round's estimate against that round's own steps (ratios measured in one
+run, under one load). On the 2-vCPU development machine use
 ``--threads 1``: at two threads a busy second vCPU stalls every operator at its OpenMP
 barrier and the measured steps say more about the neighbours than about the model.
 
@@ -309,7 +311,7 @@ def main() -> int:
         f"threads: {threads()}, torch {torch.__version__}, {args.rounds} rounds of (bench, steps)"
     )
     print(
-        f"{'model':20s} {'batch':>5s} {'estimated':>10s} {'naive':>9s} {'measured':>9s} {'error':>7s}"
+        f"{'model':20s} {'batch':>5s} {'estimated':>10s} {'naive':>9s} {'measured':>9s} {'error':>7s} {'paired':>8s}"
     )
     for name, spec, run_spec, shape, batch in CASES:
         kw: dict[str, Any] = {"model": spec, "batch_size": batch}
@@ -331,6 +333,8 @@ def main() -> int:
         estimated, measured = min(ests), min(meas)
         naive = min(naives)
         err = (estimated - measured) / measured
+        # Each round's estimate against the same round's steps: both under the same load.
+        paired = statistics.median(e / m - 1.0 for e, m in zip(ests, meas, strict=True))
         rows.append(
             {
                 "model": name,
@@ -339,6 +343,7 @@ def main() -> int:
                 "naive_s": naive,
                 "measured_s": measured,
                 "error": err,
+                "paired_error": paired,
                 "estimates_s": ests,
                 "measured_all_s": meas,
                 "breakdown_s": parts[len(parts) // 2],
@@ -346,12 +351,16 @@ def main() -> int:
         )
         print(
             f"{name:20s} {batch:5d} {estimated * 1e3:8.1f}ms {naive * 1e3:7.1f}ms "
-            f"{measured * 1e3:7.1f}ms {err:+7.1%}",
+            f"{measured * 1e3:7.1f}ms {err:+7.1%} {paired:+8.1%}",
             flush=True,
         )
     errs = [abs(r["error"]) for r in rows]
     med, worst = statistics.median(errs), max(errs)
     print(f"median |error| {med:.1%}, max {worst:.1%} (goal: median <= 12%, none over 30%)")
+    pair = [abs(r["paired_error"]) for r in rows]
+    print(
+        f"paired (each round's estimate against its own steps): median {statistics.median(pair):.1%}, max {max(pair):.1%}"
+    )
     print(f"load average at the end: {_load()}")
     print("\nestimated CPU/GPU step-time ratios (catalog devices, no measurement):")
     rat = ratios()

@@ -14,7 +14,12 @@ a model-only estimate does not include; at batch 1 that loop dominates.
 
 Goal: median |error| <= 12%, worst <= 30%.
 
-    python benchmarks/gpu_anchors.py [--json FILE]
+With ``--measure`` on a machine with a CUDA GPU, it also times the same configurations
+on that GPU in eager PyTorch (the plain-torch ResNet-50 of ``tests/data/models``, synthetic
+data, ``torch.cuda.synchronize`` per step, median of timed steps after warm-up) and the
+small batch-norm CNN, and prints them beside the estimate for the GPU's catalog entry.
+
+    python benchmarks/gpu_anchors.py [--json FILE] [--measure]
 """
 
 from __future__ import annotations
@@ -113,10 +118,87 @@ def scaling_rows() -> list[dict[str, Any]]:
     return out
 
 
+# label, model file, input shape, task, precision, batch, channels_last
+MEASURED: list[tuple[str, str, list[int], str, str, int, bool]] = [
+    ("resnet50 train AMP b256 NHWC", "resnet.py", [3, 224, 224], "train", "amp", 256, True),
+    ("resnet50 train fp32 b256", "resnet.py", [3, 224, 224], "train", "fp32", 256, False),
+    ("resnet50 infer AMP b1", "resnet.py", [3, 224, 224], "infer", "amp", 1, True),
+    ("resnet50 infer AMP b256", "resnet.py", [3, 224, 224], "infer", "amp", 256, True),
+    ("cnn-bn train fp32 b32", "cnn.py", [3, 32, 32], "train", "fp32", 32, False),
+]
+
+
+def _time_steps(torch: Any, model: Any, x: Any, train: bool, amp: bool) -> float:
+    """Median seconds of an eager step on the GPU (10 warm-up, 30 timed, synchronised)."""
+    import time
+
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9) if train else None
+    target = torch.zeros(x.shape[0], dtype=torch.long, device=x.device)
+
+    def step() -> None:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=amp):
+            if train:
+                loss = torch.nn.functional.cross_entropy(model(x), target)
+            else:
+                with torch.no_grad():
+                    model(x)
+        if train and opt is not None:
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+
+    for _ in range(10):
+        step()
+    times = []
+    for _ in range(30):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def measured_rows() -> list[dict[str, Any]]:
+    """The MEASURED configurations timed on this machine's first CUDA GPU."""
+    import torch
+
+    from hwadvisor.catalog.match import match_gpu
+    from hwadvisor.estimate import build_workload, estimate_workload
+    from hwadvisor.estimate.loading import load_callable
+
+    if not torch.cuda.is_available():
+        raise SystemExit("--measure needs a CUDA GPU")
+    name = torch.cuda.get_device_name(0)
+    device = match_gpu(name, torch.cuda.get_device_properties(0).total_memory)
+    if device is None:
+        raise SystemExit(f"{name} is not in the device catalog")
+    models = Path(__file__).resolve().parent.parent / "tests" / "data" / "models"
+    out = []
+    for label, file, shape, task, precision, batch, nhwc in MEASURED:
+        model = load_callable(f"{models / file}:build")().cuda().train(task == "train")
+        x = torch.randn(batch, *shape, device="cuda")
+        if nhwc:
+            model = model.to(memory_format=torch.channels_last)
+            x = x.contiguous(memory_format=torch.channels_last)
+        seconds = _time_steps(torch, model, x, task == "train", precision == "amp")
+        kw: dict[str, Any] = {"model": "resnet50"} if file == "resnet.py" else {
+            "model": f"{models / file}:build", "input_shape": shape}  # fmt: skip
+        wl = build_workload(task=task, batch_size=batch, precision=precision, optimizer="sgd", **kw)
+        wl = wl.model_copy(update={"channels_last": nhwc})
+        est = estimate_workload(wl, facts=None, bench=None, on=[device]).estimates[0]
+        estimate = est.step_time_s or float("nan")
+        out.append({"config": label, "gpu": name, "device": device, "measured_s": seconds,
+                    "estimate_s": estimate, "error": estimate / seconds - 1.0})  # fmt: skip
+        del model, x
+        torch.cuda.empty_cache()
+    return out
+
+
 def main() -> int:
     """Print the tables; exit 1 when the goal is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--measure", action="store_true", help="also time them on this GPU")
     args = parser.parse_args()
     single, multi = rows(), scaling_rows()
     print(f"ResNet-50 v1.5, PyTorch; published: {SOURCE}")
@@ -147,10 +229,25 @@ def main() -> int:
             f"{r['anchor']:24s} {r['published']:10,.0f} {r['estimate']:10,.0f} {r['error']:+8.1%}"
             f"  {r['published_efficiency']:.0%} / {r['estimated_efficiency']:.0%}"
         )
-    if args.json:
-        args.json.write_text(
-            json.dumps({"single": single, "multi": multi, "median": med, "worst": worst}, indent=2)
+    measured = measured_rows() if args.measure else []
+    if measured:
+        print(
+            f"\nmeasured here on {measured[0]['gpu']} (catalog {measured[0]['device']}), eager PyTorch:"
         )
+        for r in measured:
+            print(
+                f"  {r['config']:30s} measured {r['measured_s'] * 1e3:9.2f} ms"
+                f"  estimate {r['estimate_s'] * 1e3:9.2f} ms  {r['error']:+7.1%}"
+            )
+    if args.json:
+        doc = {
+            "single": single,
+            "multi": multi,
+            "median": med,
+            "worst": worst,
+            "measured": measured,
+        }
+        args.json.write_text(json.dumps(doc, indent=2))
     return 0 if med <= 0.12 and worst <= 0.30 else 1
 
 
