@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from hwadvisor.estimate.activations import Activations, activations_for
 from hwadvisor.models.estimate import MemoryBreakdown
 from hwadvisor.models.memory import MemoryCounts
-from hwadvisor.models.workload import ModelKind, Optimizer, Precision, Task, Workload
+from hwadvisor.models.workload import Optimizer, Precision, Task, Workload
 
 #: Fraction of a device's memory a job may plan to use (~10% headroom).
 USABLE_FRACTION = 0.9
@@ -291,11 +291,4 @@ def decide_fit(mb: MemoryBreakdown | None, device_bytes: int | None) -> FitDecis
         None,
         f"open: {lower / gib:.1f}-{upper / gib:.1f} GiB straddles {usable / gib:.1f} GiB "
         f"usable; give {' and '.join(mb.settle)} to settle it",
-    )
-
-
-def is_transformer(wl: Workload) -> bool:
-    """Whether the workload is priced as a transformer (encoder, decoder, or bare params)."""
-    return wl.kind in (ModelKind.ENCODER, ModelKind.DECODER) or (
-        wl.kind is ModelKind.OTHER and wl.activation_bytes_per_sample is None
     )
