@@ -70,7 +70,7 @@ def test_unknown_operator_is_refused(tmp_path: Path) -> None:
 
 def test_unknown_guidance_id_is_refused(tmp_path: Path) -> None:
     err = _error(GOOD.replace("[W2]", "[W9]"), tmp_path)
-    assert "unknown GUIDANCE id 'W9'" in err.line()
+    assert "unknown source id 'W9'" in err.line()
 
 
 def test_bad_placeholder_is_refused(tmp_path: Path) -> None:

@@ -105,7 +105,7 @@ def _template_problems(rule: Rule) -> tuple[list[Problem], bool]:
 def check_rule(rule: Rule) -> list[Problem]:
     """Every problem with ``rule`` that its schema cannot see."""
     problems: list[Problem] = [
-        (f"source.{i}", f"unknown GUIDANCE id {src!r}")
+        (f"source.{i}", f"unknown source id {src!r}")
         for i, src in enumerate(rule.source)
         if src not in GUIDANCE
     ]

@@ -67,7 +67,9 @@ class Choice(Document):
     price_date: str | None = None
     price_source: str | None = None
     why: list[str] = Field(default_factory=list, description="what the pick rests on")
-    cites: list[str] = Field(default_factory=list, description="GUIDANCE ids it applies")
+    cites: list[str] = Field(
+        default_factory=list, description="ids of the source documents' claims it applies"
+    )
 
 
 #: The name the issue and the docs use for a :class:`Choice`.

@@ -25,7 +25,7 @@ class Finding(Document):
     severity: Severity
     title: str
     message: str
-    source: list[str] = Field(description="GUIDANCE.md ids the advice rests on")
+    source: list[str] = Field(description="ids of the source documents' claims the advice rests on")
     evidence: dict[str, Any] = Field(
         default_factory=dict, description="fact or measurement path: value"
     )

@@ -35,7 +35,7 @@ T = TypeVar("T")
 
 
 class ProbeStatus(str, Enum):
-    """Outcome of one probe (SPEC §3 ``probes``)."""
+    """Outcome of one probe (one entry of the facts' ``probes``)."""
 
     OK = "ok"
     ABSENT = "absent"

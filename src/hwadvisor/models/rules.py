@@ -207,7 +207,11 @@ class Rule(BaseModel):
     )
     severity: Severity = Severity.INFO
     verdict: VerdictImplication | None = None
-    source: list[str] = Field(min_length=1, max_length=16, description="GUIDANCE.md ids")
+    source: list[str] = Field(
+        min_length=1,
+        max_length=16,
+        description="ids of the source documents' claims the rule encodes (rules show lists them)",
+    )
     rationale: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     enabled: bool = Field(
         True, description="false disables a rule of the same id from an earlier folder"

@@ -19,7 +19,7 @@ MAX_SHAPE_ELEMENTS = 10**12
 
 
 class Scenario(str, Enum):
-    """What the user wants to do (SPEC §2)."""
+    """What the user wants to do: the scenario of the job."""
 
     PROTOTYPING = "prototyping"
     TRAINING = "training"
