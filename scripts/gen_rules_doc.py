@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hwadvisor.engine.guidance import GUIDANCE
 from hwadvisor.engine.loader import load_file
-from hwadvisor.models.rules import Condition, Rule
+from hwadvisor.models.rules import Condition, Recommends, Rule
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "rules"
@@ -60,6 +60,19 @@ def condition_lines(cond: Condition | None, depth: int = 0) -> list[str]:
     return out
 
 
+def recommends_text(tag: Recommends) -> str:
+    """A rule's ``recommends`` tag in words (what the contradiction test compares)."""
+    parts = []
+    if tag.prefer:
+        parts.append("prefer " + ", ".join(f"`{n.value}`" for n in tag.prefer))
+    if tag.avoid:
+        parts.append("avoid " + ", ".join(f"`{n.value}`" for n in tag.avoid))
+    where = f" on the {tag.where.value.upper()}" if tag.where is not None else ""
+    said = "; ".join(parts) + where
+    device = f"device `{tag.device.value}`" if tag.device is not None else ""
+    return "; ".join(p for p in (said, device) if p)
+
+
 def rule_section(rule: Rule) -> list[str]:
     """One rule's section."""
     scen = ", ".join(s.value for s in rule.scenarios) or "all"
@@ -70,6 +83,8 @@ def rule_section(rule: Rule) -> list[str]:
         lines.append(
             f"- **verdict**: `{v.device.value}` (priority {v.priority}, confidence {v.confidence.value}): {v.summary}"
         )
+    if rule.recommends is not None:
+        lines.append(f"- **recommends**: {recommends_text(rule.recommends)}")
     lines.append("- **source**: " + "; ".join(f"{s} ({GUIDANCE[s]})" for s in rule.source))
     lines += ["- **when**:", *["  " + ln for ln in condition_lines(rule.when)]]
     lines += [f"- **message**: {rule.message}", f"- **rationale**: {rule.rationale}", ""]

@@ -184,6 +184,74 @@ class VerdictImplication(BaseModel):
     )
 
 
+class Numeric(str, Enum):
+    """The number formats a rule may recommend or advise against."""
+
+    FP32 = "fp32"
+    TF32 = "tf32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    INT4 = "int4"
+
+
+class Scope(str, Enum):
+    """The class of device a rule's format advice is about."""
+
+    CPU = "cpu"
+    GPU = "gpu"
+
+
+class Recommends(BaseModel):
+    """What a fired rule recommends, machine-readably, so findings can be checked against
+    each other (``tests/engine/test_contradictions.py``) by their tags, not their words.
+
+    ``prefer`` / ``avoid`` are number formats for speed on the class of device ``where``
+    (advice to shrink a model that does not fit is not a speed claim and is not tagged);
+    ``device`` is the class of hardware the rule tells the user to run on. Two findings
+    contradict when one prefers what the other avoids on the same class of device, or
+    they name different devices.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prefer: list[Numeric] = Field(
+        default_factory=list, max_length=8, description="formats said to be fast here"
+    )
+    avoid: list[Numeric] = Field(
+        default_factory=list, max_length=8, description="formats said not to pay off here"
+    )
+    where: Scope | None = Field(None, description="the class of device prefer / avoid are about")
+    device: DeviceClass | None = Field(None, description="the class of hardware recommended")
+
+    @model_validator(mode="after")
+    def _not_both(self) -> Recommends:
+        both = sorted({n.value for n in self.prefer} & {n.value for n in self.avoid})
+        if both:
+            raise ValueError(f"{', '.join(both)} is both preferred and avoided")
+        if not (self.prefer or self.avoid or self.device):
+            raise ValueError("`recommends` needs prefer, avoid or device")
+        if (self.prefer or self.avoid) and self.where is None:
+            raise ValueError("prefer / avoid need `where: cpu` or `where: gpu`")
+        return self
+
+    def conflicts(self, other: Recommends) -> list[str]:
+        """What ``self`` and ``other`` disagree on, in words (empty: they agree)."""
+        out: list[str] = []
+        if self.where is not None and self.where is other.where:
+            on = self.where.value
+            out += [
+                f"{n.value} on {on}: preferred and avoided" for n in self.prefer if n in other.avoid
+            ]
+            out += [
+                f"{n.value} on {on}: avoided and preferred" for n in self.avoid if n in other.prefer
+            ]
+        if self.device and other.device and self.device is not other.device:
+            out.append(f"device: {self.device.value} and {other.device.value}")
+        return out
+
+
 class Rule(BaseModel):
     """One piece of advice: when it applies, what it says, what it implies, where it comes from."""
 
@@ -207,6 +275,10 @@ class Rule(BaseModel):
     )
     severity: Severity = Severity.INFO
     verdict: VerdictImplication | None = None
+    recommends: Recommends | None = Field(
+        None,
+        description="what the rule recommends (formats to prefer or avoid, a device), so fired findings can be checked for contradictions; a verdict rule recommends its device",
+    )
     source: list[str] = Field(
         min_length=1,
         max_length=16,
@@ -216,6 +288,22 @@ class Rule(BaseModel):
     enabled: bool = Field(
         True, description="false disables a rule of the same id from an earlier folder"
     )
+
+    @model_validator(mode="after")
+    def _device_agrees(self) -> Rule:
+        said = self.recommends.device if self.recommends is not None else None
+        if said is not None and self.verdict is not None and said is not self.verdict.device:
+            raise ValueError(
+                f"recommends device {said.value} but its verdict is {self.verdict.device.value}"
+            )
+        return self
+
+    def recommendation(self) -> Recommends | None:
+        """The rule's tags, with the device of its verdict when it has one."""
+        if self.verdict is None:
+            return self.recommends
+        base = self.recommends or Recommends(device=self.verdict.device)
+        return base.model_copy(update={"device": self.verdict.device})
 
 
 class RuleFile(BaseModel):

@@ -188,6 +188,46 @@ def ratios(view: BenchView) -> Context:
     return out
 
 
+#: The rules' thresholds on a CPU matmul ratio over fp32: from PAYS_OFF a format is said
+#: to pay off (HW208, HW210); under NOT_FASTER it is said not to be faster (HW204, HW211).
+PAYS_OFF = 1.5
+NOT_FASTER = 1.2
+_SPEEDS = ("pays_off", "modest", "not_faster", "unmeasured")
+
+
+def _speed(ratio: float | None) -> str:
+    if ratio is None:
+        return "unmeasured"
+    if ratio >= PAYS_OFF:
+        return "pays_off"
+    return "not_faster" if ratio < NOT_FASTER else "modest"
+
+
+def _speed_specs() -> list[FactSpec]:
+    return [
+        FactSpec(
+            f"bench.cpu.{dtype}_speed",
+            FactType.STRING,
+            f"what the CPU's {dtype} matmul ratio over fp32 says: pays_off (>= {PAYS_OFF}), "
+            f"modest, not_faster (< {NOT_FASTER}), or unmeasured (no ratio); never unknown, "
+            "so a message clause can follow it",
+            _SPEEDS,
+            derived=True,
+        )
+        for dtype in ("bf16", "fp16", "int8")
+    ]
+
+
+@BENCH.family(_speed_specs())
+def speeds(view: BenchView) -> Context:
+    """The CPU ratios in the rules' own words, for message clauses (``[[...=pays_off: ...]]``)."""
+    known = ratios(view)
+    return {
+        f"bench.cpu.{dtype}_speed": _speed(known.get(f"bench.cpu.{dtype}_over_fp32"))
+        for dtype in ("bf16", "fp16", "int8")
+    }
+
+
 @BENCH.fact(
     "bench.cpu.unreliable_figures",
     FactType.NUMBER,
