@@ -30,6 +30,9 @@ DATA = Path(__file__).parents[1] / "data"
 FACTS = DATA / "facts"
 REPORTS = sorted(str(p) for p in (DATA / "reports").glob("*.json") if not p.name.startswith("bad"))
 WIDTHS = (80, 100, 160)
+#: The project's own documents, which a person cannot look up: a source names the
+#: publication itself.
+INTERNAL = re.compile(r"SPEC\b|§|GUIDANCE|REFERENCE\.md|shared/")
 
 
 def _facts(name: str) -> str:
@@ -55,23 +58,93 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ],
     (
         "recommend 7B on a 4090",
-        ["recommend", "--facts", _facts("rtx4090-workstation"), "-s", "training"]
-        + ["--params", "7B", "--seq-len", "2048", "--precision", "bf16", "--no-bench"],
+        [
+            "recommend",
+            "--facts",
+            _facts("rtx4090-workstation"),
+            "-s",
+            "training",
+            "--params",
+            "7B",
+            "--seq-len",
+            "2048",
+            "--precision",
+            "bf16",
+            "--no-bench",
+        ],
     ),
     (
         "recommend serving with a latency target",
-        ["recommend", "--facts", _facts("arm-edge"), "-s", "inference", "-m", "bert-base"]
-        + ["--qps", "50", "--latency-ms", "20", "--no-bench"],
+        [
+            "recommend",
+            "--facts",
+            _facts("arm-edge"),
+            "-s",
+            "inference",
+            "-m",
+            "bert-base",
+            "--qps",
+            "50",
+            "--latency-ms",
+            "20",
+            "--no-bench",
+        ],
     ),
     (
         "estimate resnet50 on GPUs",
-        ["estimate", "-m", "resnet50", "--no-bench"]
-        + ["--on", "t4", "--on", "a100-80gb", "--on", "h100-sxm", "--on", "rtx-4090"],
+        [
+            "estimate",
+            "-m",
+            "resnet50",
+            "--no-bench",
+            "--on",
+            "t4",
+            "--on",
+            "a100-80gb",
+            "--on",
+            "h100-sxm",
+            "--on",
+            "rtx-4090",
+        ],
+    ),
+    (
+        "estimate for a saved machine",
+        [
+            "estimate",
+            "--facts",
+            _facts("cpu-server-amx"),
+            "-m",
+            "bert-base",
+            "--on",
+            "here",
+            "--on",
+            "l4",
+            "--on",
+            "h100",
+            "--task",
+            "infer",
+            "--batch-size",
+            "8",
+        ],
     ),
     (
         "estimate 7B on 8 GPUs",
-        ["estimate", "--params", "7e9", "--seq-len", "2048", "--precision", "bf16"]
-        + ["--on", "h100-sxm", "--on", "a100-40gb", "--gpus", "8", "--no-bench"],
+        [
+            "estimate",
+            "--params",
+            "7e9",
+            "--seq-len",
+            "2048",
+            "--precision",
+            "bf16",
+            "--on",
+            "h100-sxm",
+            "--on",
+            "a100-40gb",
+            "--gpus",
+            "8",
+            "--no-bench",
+        ],
     ),
     ("catalog devices", ["catalog", "devices"]),
     ("catalog models", ["catalog", "models"]),
@@ -82,8 +155,18 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("rules show", ["rules", "show", "HW131"]),
     (
         "rules explain",
-        ["rules", "explain", "HW111", "--facts", _facts("laptop"), "-m", "resnet50"]
-        + ["--scenario", "training", "--no-bench"],
+        [
+            "rules",
+            "explain",
+            "HW111",
+            "--facts",
+            _facts("laptop"),
+            "-m",
+            "resnet50",
+            "--scenario",
+            "training",
+            "--no-bench",
+        ],
     ),
     ("fleet training", ["fleet", *REPORTS, "-m", "resnet50"]),
     (
@@ -121,6 +204,8 @@ def test_no_command_cuts_a_cell(
     assert result.out.strip(), name
     bad = cut_lines(result.out, width)
     assert not bad, f"{name} at {width} columns:\n" + "\n".join(bad)
+    found = INTERNAL.search(result.out)
+    assert found is None, f"{name} names an internal document: {found.group(0)!r}"
 
 
 def _recorded_hosts() -> list[Path]:
@@ -198,7 +283,14 @@ def test_paragraphs_hang_under_their_first_word(
 ) -> None:
     columns(width)
     out = cli(
-        "recommend", "--facts", _facts("t4-cloud"), "-s", "inference", "-m", "resnet50", "--no-bench"
+        "recommend",
+        "--facts",
+        _facts("t4-cloud"),
+        "-s",
+        "inference",
+        "-m",
+        "resnet50",
+        "--no-bench",
     ).out
     lines = out.splitlines()
     head = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("HW401"))
@@ -216,6 +308,6 @@ def test_more_detail_shows_from_120_columns(cli: Cli, columns: Callable[[int], N
     narrow = cli(*argv).out
     columns(160)
     wide = cli(*argv).out
-    header = [ln for ln in wide.splitlines() if ln.startswith("device")][0]
+    header = next(ln for ln in wide.splitlines() if ln.startswith("device"))
     assert "basis" in header
-    assert "basis" not in [ln for ln in narrow.splitlines() if ln.startswith("device")][0]
+    assert "basis" not in next(ln for ln in narrow.splitlines() if ln.startswith("device"))
