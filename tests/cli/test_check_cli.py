@@ -171,3 +171,78 @@ def test_error_line_is_printable_and_bounded() -> None:
     assert "\x1b" not in line and "\x07" not in line and "\n" not in line
     assert len(line) <= MAX_ERROR_CHARS
     assert line.startswith("bad value red x")
+
+
+# The terminal view: probes counted by outcome, and AMX a hypervisor hides. -------------
+
+
+def _recorded(name: str) -> Any:
+    from hwadvisor.probe import probe_machine
+    from hwadvisor.probe.seams import Seams
+
+    return probe_machine(Seams.recorded(Path(__file__).parents[1] / "data" / "hosts" / name))
+
+
+def _view(facts: Any, width: int = 80) -> str:
+    import io
+
+    from rich.console import Console
+
+    from hwadvisor.render.check import render_facts
+
+    buf = io.StringIO()
+    render_facts(facts, Console(file=buf, width=width, color_system=None))
+    return buf.getvalue()
+
+
+def test_absent_gpus_are_counted_as_absent_not_as_failures() -> None:
+    facts = _recorded("epyc-milan-kvm")
+    statuses = [p.status.value for p in facts.probes]
+    ok, absent = statuses.count("ok"), statuses.count("absent")
+    assert absent == 3 and ok == len(statuses) - 3
+    text = _view(facts)
+    assert f"{ok} probes ok, 3 absent" in text
+    assert "of" not in text.split("probes ok")[0].splitlines()[-1]  # not "8 of 11 probes ok"
+
+
+def test_a_failed_probe_is_counted_by_its_outcome() -> None:
+    from hwadvisor.models.facts import ProbeRecord
+    from hwadvisor.models.plain import ProbeStatus
+
+    facts = _recorded("epyc-milan-kvm")
+    broken = ProbeRecord(name="gpu.amd", status=ProbeStatus.ERROR, source="sysfs", error="EIO")
+    facts = facts.model_copy(update={"probes": [*facts.probes, broken]})
+    assert "3 absent, 1 error" in _view(facts)
+
+
+def _amx_hidden(facts: Any, virtualization: str | None) -> Any:
+    """``facts`` as a guest would see them whose hypervisor hides the AMX tiles."""
+    cpu = facts.cpu
+    features = cpu.features.model_copy(
+        update={"amx_tile": False, "amx_bf16": False, "amx_int8": False, "amx_fp16": False}
+    )
+    flags = [f for f in cpu.flags if not f.startswith("amx")]
+    cpu = cpu.model_copy(update={"features": features, "flags": flags, "amx_note": None})
+    host = facts.host.model_copy(update={"virtualization": virtualization})
+    return facts.model_copy(update={"cpu": cpu, "host": host})
+
+
+def test_check_says_when_the_hypervisor_hides_amx_from_a_cpu_that_has_it() -> None:
+    from hwadvisor.probe.microarch import AMX_MICROARCHS
+
+    facts = _recorded("spr-amx-kvm")
+    assert facts.cpu.microarchitecture in AMX_MICROARCHS and facts.cpu.features.amx_bf16
+    assert "not exposed" not in _view(facts)  # the tiles are there: nothing to say
+    hidden = " ".join(_view(_amx_hidden(facts, "kvm")).split())
+    assert "AMX not exposed by the hypervisor (kvm; the CPU model has it)" in hidden
+    bare = " ".join(_view(_amx_hidden(facts, None)).split())
+    assert "AMX not reported by this kernel" in bare and "hypervisor" not in bare
+
+
+def test_the_amx_note_reads_the_microarchitecture_table_not_a_model_name() -> None:
+    facts = _amx_hidden(_recorded("spr-amx-kvm"), "kvm")
+    # The same Xeon model string on a microarchitecture without AMX says nothing.
+    cpu = facts.cpu.model_copy(update={"microarchitecture": "icelake_server"})
+    assert "AMX not" not in _view(facts.model_copy(update={"cpu": cpu}))
+    # A CPU without AMX in a VM (Zen 3 here) says nothing either.
+    assert "AMX not" not in _view(_recorded("epyc-milan-kvm"))
