@@ -167,7 +167,9 @@ def activations_for(
     wl: Workload, counts: MemoryCounts | None = None, vocab: int | None = None
 ) -> Activations:
     """What the activation memory of ``wl`` rests on (a shipped catalog entry's counted
-    peaks and vocabulary are found by its id when not given)."""
+    peaks and vocabulary are found by its id when not given, a user model's are the
+    workload's own ``memory_counts``)."""
+    counts = counts or wl.memory_counts
     if wl.source and wl.source.startswith("catalog:"):
         found, found_vocab = _catalog(wl.source.split(":", 1)[1])
         counts = counts or found

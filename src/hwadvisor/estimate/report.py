@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 from hwadvisor.catalog import lookup_device
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
 from hwadvisor.estimate.bands import band_class, with_bands
 from hwadvisor.estimate.fixes import memory_fixes
-from hwadvisor.estimate.memory import MemoryPlan, breakdown, fits
+from hwadvisor.estimate.memory import MemoryPlan, breakdown, decide_fit
+from hwadvisor.estimate.plan import Gpu, plan_for
 from hwadvisor.estimate.rates import Rates, catalog_rates, here_rates
 from hwadvisor.estimate.scaling import efficiency
 from hwadvisor.estimate.timing import step_time
 from hwadvisor.models.bench import BenchReport
-from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
+from hwadvisor.models.estimate import DeviceEstimate, EstimateReport, MemoryFix
 from hwadvisor.models.facts import Facts
 from hwadvisor.models.workload import Task, Workload
 
@@ -59,7 +61,13 @@ def estimate_workload(
                 est = _llm_on(workload, entry, n, facts=None, bench=None)
             else:
                 rates = catalog_rates(entry, workload.precision)
-                est = _estimate(workload, rates, gpus=n, gpu=entry.kind is not DeviceKind.CPU)
+                est = _estimate(
+                    workload,
+                    rates,
+                    gpus=n,
+                    gpu=entry.kind is not DeviceKind.CPU,
+                    plannable=entry.kind is DeviceKind.GPU,
+                )
             if found[dev].notes:
                 est = est.model_copy(update={"assumptions": [*found[dev].notes, *est.assumptions]})
             if n != gpus:
@@ -98,12 +106,20 @@ def _here(wl: Workload, facts: Facts | None, bench: BenchReport | None) -> Devic
         extra.append(
             "'here' is priced on this machine's CPU; name the GPU's catalog id with --on for its estimate"
         )
+    update: dict[str, Any] = {}
     if facts is None:
         extra.append("machine facts unknown: memory fit here unknown")
-    return est.model_copy(update={"assumptions": [*est.assumptions, *extra]})
+        if est.memory is not None and est.device_memory_bytes is None and not wl.task.is_llm:
+            update["fit_reason"] = (
+                "this machine's memory is unknown: give --facts FILE (hwadvisor check --json)"
+            )
+    return est.model_copy(update={**update, "assumptions": [*est.assumptions, *extra]})
 
 
-def _estimate(wl: Workload, rates: Rates, *, gpus: int, gpu: bool) -> DeviceEstimate:
+def _estimate(
+    wl: Workload, rates: Rates, *, gpus: int, gpu: bool, plannable: bool = False
+) -> DeviceEstimate:
+    """Time and memory on one device; ``plannable``: a GPU a multi-GPU plan may use."""
     notes = list(wl.assumptions) + list(rates.assumptions)
     st = step_time(wl, rates)
     notes += st.notes
@@ -121,18 +137,6 @@ def _estimate(wl: Workload, rates: Rates, *, gpus: int, gpu: bool) -> DeviceEsti
         total = math.ceil(samples / (wl.batch_size * gpus)) * step
     elif wl.dataset_size is None:
         notes.append("dataset size unknown: total time unknown (give --dataset-size)")
-    plan = MemoryPlan(precision=wl.precision, batch=wl.batch_size)
-    mem = breakdown(wl, plan, gpu=gpu)
-    total_mem = mem.total_bytes if mem else None
-    if mem is None:
-        notes.append("parameter count unknown: memory unknown")
-    elif total_mem is None:
-        notes.append("activation memory unknown for this model: total memory unknown")
-    device_mem = rates.memory_bytes
-    fit = fits(total_mem, device_mem)
-    fixes = memory_fixes(wl, device_mem, gpu=gpu, gpus=gpus) if fit is False and device_mem else []
-    if fit is not None:
-        notes.append("fits with 10% headroom" if fit else "does not fit with 10% headroom")
     est = DeviceEstimate(
         device=rates.device,
         name=rates.name,
@@ -140,17 +144,54 @@ def _estimate(wl: Workload, rates: Rates, *, gpus: int, gpu: bool) -> DeviceEsti
         step_time_s=step,
         total_time_s=total,
         throughput_samples_s=throughput,
-        memory_bytes=total_mem,
-        device_memory_bytes=device_mem,
-        fits=fit,
-        memory=mem,
-        fixes=fixes,
+        **_memory(wl, rates, gpus=gpus, gpu=gpu, plannable=plannable, notes=notes),
         basis=rates.basis,
         assumptions=notes,
         time_breakdown_s=parts,
     )
     # How far estimates of this class were from measurement (catalog/data/error_bands.yaml).
     return with_bands(est, band_class(rates, gpus, parts))
+
+
+def _memory(
+    wl: Workload, rates: Rates, *, gpus: int, gpu: bool, plannable: bool, notes: list[str]
+) -> dict[str, Any]:
+    """The memory fields of a device estimate (notes appended to ``notes``).
+
+    The peak and its bounds (from the workload's counted peaks when it has them), the fit
+    decided from the bounds with its reason, the fixes when the job does not fit, and on a
+    GPU a multi-GPU plan may use, the smallest plan that holds it.
+    """
+    counts = wl.memory_counts
+    mem = breakdown(
+        wl, MemoryPlan(precision=wl.precision, batch=wl.batch_size), gpu=gpu, counts=counts
+    )
+    total_mem = mem.total_bytes if mem else None
+    if mem is None:
+        notes.append("parameter count unknown: memory unknown")
+    elif total_mem is None:
+        notes.append("activation memory unknown for this model: total memory unknown")
+    device_mem = rates.memory_bytes
+    decision = decide_fit(mem, device_mem)
+    fit = decision.fits
+    fixes: list[MemoryFix] = []
+    plan = None
+    if fit is False and device_mem:
+        fixes = memory_fixes(wl, device_mem, gpu=gpu, gpus=gpus, counts=counts)
+        if plannable:
+            gpu_of = Gpu(rates.device, rates.name or rates.device, device_mem)
+            plan = plan_for(wl, gpu_of, counts=counts)
+    if fit is not None:
+        notes.append("fits with 10% headroom" if fit else "does not fit with 10% headroom")
+    return {
+        "memory_bytes": total_mem,
+        "device_memory_bytes": device_mem,
+        "fits": fit,
+        "fit_reason": decision.reason,
+        "memory": mem,
+        "fixes": fixes,
+        "plan": plan,
+    }
 
 
 def estimate_on_entry(workload: Workload, entry: DeviceEntry, *, gpus: int = 1) -> DeviceEstimate:
@@ -169,5 +210,9 @@ def estimate_on_entry(workload: Workload, entry: DeviceEntry, *, gpus: int = 1) 
         return _llm_on(workload, entry, gpus if is_gpu else 1, facts=None, bench=None)
     rates = catalog_rates(entry, workload.precision)
     return _estimate(
-        workload, rates, gpus=gpus if is_gpu else 1, gpu=entry.kind is not DeviceKind.CPU
+        workload,
+        rates,
+        gpus=gpus if is_gpu else 1,
+        gpu=entry.kind is not DeviceKind.CPU,
+        plannable=is_gpu,
     )

@@ -394,6 +394,11 @@ def _from_user_model(
     ]
     if counted.tokens_input:
         notes.append("first layer is an embedding: integer token inputs")
+    from hwadvisor.estimate.usermem import user_memory_counts
+
+    mem, mem_notes = user_memory_counts(
+        spec, input_shape, batch, precision=common["precision"], optimizer=common["optimizer"]
+    )
     wl = _derived(
         model=spec,
         kind=kind,
@@ -405,7 +410,8 @@ def _from_user_model(
         seq_len=seq_len or (input_shape[0] if counted.tokens_input else None),
         activation_bytes_per_sample=counted.activation_bytes_per_sample,
         source="counted",
-        assumptions=notes,
+        assumptions=[*notes, *mem_notes],
         **common,
     )
-    return wl.model_copy(update={"profile": counted_profile(fwd, batch, counted.backward)})
+    update = {"profile": counted_profile(fwd, batch, counted.backward), "memory_counts": mem}
+    return wl.model_copy(update=update)

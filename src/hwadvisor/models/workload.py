@@ -13,6 +13,7 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from hwadvisor.errors import UsageError
 from hwadvisor.models.common import Document
+from hwadvisor.models.memory import MemoryCounts
 
 #: The most elements one sample (``--input-shape``) may have, and so any one dimension.
 MAX_SHAPE_ELEMENTS = 10**12
@@ -283,6 +284,10 @@ class Workload(Document):
         ge=0,
         allow_inf_nan=False,
         description="fp32 activation bytes saved for backward per sample (CNN/MLP, measured)",
+    )
+    memory_counts: MemoryCounts | None = Field(
+        None,
+        description="a model with code (module:callable, file.py:callable): its memory peaks counted on fake tensors (one training step and one inference pass, at two batch sizes, per precision); null when the memory rests on a formula or the catalog",
     )
     profile: OpProfile | None = None
     # Language models (--task serve / finetune): the options, with their defaults, and the
