@@ -25,7 +25,7 @@ from hwadvisor.models.workload import Budget, Scenario, Team, Workload
 __all__ = ["QPS_HEADROOM", "Context", "build_context", "with_verdict"]
 
 #: Workload fields that are not facts a rule reads.
-_WORKLOAD_EXCLUDED = {"profile", "assumptions"}
+_WORKLOAD_EXCLUDED = {"profile", "assumptions", "memory_counts"}
 
 
 def _facts_part(facts: Facts) -> Context:

@@ -65,7 +65,7 @@ VERSION_FIELDS = frozenset(
 #: Facts fields that are not facts about the machine (bookkeeping, or aggregated).
 _SKIPPED = frozenset({"schema_version", "tool", "generated_at", "probes", "bench", "gpus"})
 #: Workload fields that are not facts a rule reads.
-_WORKLOAD_SKIPPED = frozenset({"profile", "assumptions"})
+_WORKLOAD_SKIPPED = frozenset({"profile", "assumptions", "memory_counts"})
 
 
 def _unwrap(annotation: object) -> object:
