@@ -23,6 +23,7 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Generic, Protocol, TypeVar
 
 from hwadvisor.catalog.schema import DeviceEntry, FamilyEntry, ModelEntry
@@ -63,6 +64,8 @@ class Found(Generic[E]):
         return [self.note] if self.note else []
 
 
+# Every lookup keys the whole catalog again (spellings), so the keys are cached per text.
+@lru_cache(maxsize=8192)
 def name_key(text: str) -> str:
     """``text`` as names are compared: lower case, vendor words dropped, letters/digits/dots only."""
     words = re.split(r"[^a-z0-9.]+", text.lower())

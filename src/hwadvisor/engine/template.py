@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from hwadvisor.engine.context import Context
@@ -104,6 +105,14 @@ class Piece:
 def pieces(template: str) -> list[Piece]:
     """``template`` cut into plain text and ``[[...]]`` clauses; ValueError when a clause
     is unclosed, nested or closed without being opened."""
+    return list(_pieces(template))
+
+
+# Every run evaluates each rule's message several times over (which pass it belongs to,
+# its evidence, its text): the parses are cached per template text. Pieces and
+# placeholders are frozen, so the cached tuples are shared safely; errors are not cached.
+@lru_cache(maxsize=4096)
+def _pieces(template: str) -> tuple[Piece, ...]:
     out: list[Piece] = []
     i = 0
     while i < len(template):
@@ -124,7 +133,7 @@ def pieces(template: str) -> list[Piece]:
             out.append(Piece(template[i:start]))
         out.append(_clause(body))
         i = end + 2
-    return out
+    return tuple(out)
 
 
 def _clause(body: str) -> Piece:
@@ -135,7 +144,8 @@ def _clause(body: str) -> Piece:
     return Piece(body[m.end() :], clause=True, guard=guard)
 
 
-def _text_placeholders(text: str) -> list[Placeholder]:
+@lru_cache(maxsize=4096)
+def _text_placeholders(text: str) -> tuple[Placeholder, ...]:
     found: list[Placeholder] = []
     i = 0
     while i < len(text):
@@ -160,18 +170,23 @@ def _text_placeholders(text: str) -> list[Placeholder]:
             i = m.end()
             continue
         i += 1
-    return found
+    return tuple(found)
 
 
 def placeholders(template: str) -> list[Placeholder]:
     """The placeholders of ``template``, and the facts its clauses' guards read;
     ValueError on a malformed placeholder, a stray brace or a malformed clause."""
+    return list(_placeholders(template))
+
+
+@lru_cache(maxsize=4096)
+def _placeholders(template: str) -> tuple[Placeholder, ...]:
     found: list[Placeholder] = []
-    for piece in pieces(template):
+    for piece in _pieces(template):
         if piece.guard is not None:
             found.append(Placeholder(piece.guard.path, None, None))
         found += _text_placeholders(piece.text)
-    return found
+    return tuple(found)
 
 
 def _show(value: Any, ph: Placeholder) -> str:
@@ -234,5 +249,5 @@ def render(template: str, ctx: Context) -> str:
     """Fill ``template`` from ``ctx``: clauses that cannot be said truly are left out,
     and an unknown value outside a clause prints as 'unknown'."""
     placeholders(template)  # refuse a malformed template even if it slipped past loading
-    said = [_fill(p.text, ctx) for p in pieces(template) if _said(p, ctx)]
+    said = [_fill(p.text, ctx) for p in _pieces(template) if _said(p, ctx)]
     return _tidy("".join(said))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 #: (params, layers, d_model, heads, source) of published decoder families.
 FAMILIES: tuple[tuple[float, int, int, int, str], ...] = (
@@ -66,6 +67,8 @@ def _ratio_at(params: float) -> float:
     return pts[-1][1]
 
 
+# A plan search asks for the same shape hundreds of times: the bisection is cached.
+@lru_cache(maxsize=1024)
 def _solve(params: float, ratio: float, vocab: int) -> Shape:
     """Layers and width with d = ratio·L and 12·L·d² + 2·V·d = params (bisection on L)."""
     lo, hi = 1e-3, 1e6
