@@ -295,8 +295,7 @@ def run_bench(
 
     elapsed = clock() - started
     load = Load(load_1m, load_reader())
-    cores = _cores(facts, targets)
-    others = load.others(cores or 1, elapsed)
+    cores, others = _competition(load, facts, targets, elapsed)
     results = mark_busy(results, busy_reason(others, cores))
     return BenchReport(
         torch_version=str(torch.__version__),
@@ -315,6 +314,14 @@ def run_bench(
         skipped=skipped,
         derived=derive(results, facts, load_1m=others),
     )
+
+
+def _competition(
+    load: Load, facts: Facts | None, targets: list[devmod.Target], elapsed_s: float
+) -> tuple[int | None, float | None]:
+    """The cores measured on, and the load other programs made on the machine meanwhile."""
+    cores = _cores(facts, targets)
+    return cores, load.others(cores or 1, elapsed_s)
 
 
 def _cores(facts: Facts | None, targets: list[devmod.Target]) -> int | None:
