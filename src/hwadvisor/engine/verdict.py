@@ -2,14 +2,16 @@
 
 The device class and its sentence come from the data: among the first-pass rules that
 fired with a ``verdict`` implication, the highest ``priority`` wins (ties go to the lower
-id, so the outcome never depends on file order). ``fits_here`` is computed here from
-SPEC §3: this machine has that class of device, enough memory, and, where a time
-estimate exists, finishes within the deadline; ``None`` only when that cannot be told.
+id, so the outcome never depends on file order). ``fits_here``, the fixes it assumes and
+the plan the verdict names come from :mod:`hwadvisor.engine.fit` (SPEC §3: this machine
+has that class of device and holds the job as recommended, and, where a time estimate
+exists, finishes within the deadline; ``None`` only when that cannot be told).
 """
 
 from __future__ import annotations
 
 from hwadvisor.engine.context import Context
+from hwadvisor.engine.fit import fits_here, recommended_plan
 from hwadvisor.engine.template import render
 from hwadvisor.models.advice import Confidence, DeviceClass, Verdict
 from hwadvisor.models.rules import Condition, Op, Rule
@@ -24,124 +26,6 @@ FALLBACK: dict[Scenario, DeviceClass] = {
     Scenario.TRAINING: DeviceClass.GPU,
     Scenario.DISTRIBUTED: DeviceClass.MULTI_GPU,
 }
-#: Scenarios where any machine with a CPU "fits" when the job's memory is unknown:
-#: prototyping and data pipelines run at whatever size the machine allows (S1, S8).
-_ANY_CPU_FITS = frozenset({Scenario.PROTOTYPING, Scenario.PREPROCESSING})
-
-
-def _and3(values: list[bool | None]) -> bool | None:
-    if any(v is False for v in values):
-        return False
-    if any(v is None for v in values):
-        return None
-    return True
-
-
-def _cpu_fits(ctx: Context, scenario: Scenario) -> tuple[bool | None, list[str]]:
-    reasons: list[str] = []
-    mem = ctx.get("estimate.here.fits")
-    if mem is None and scenario in _ANY_CPU_FITS:
-        mem = True
-        reasons.append("any CPU runs prototyping and data pipelines at a size it can hold")
-    elif mem is None:
-        reasons.append("the job's memory here is unknown")
-    else:
-        reasons.append(
-            "the job fits in this machine's memory"
-            if mem
-            else "the job does not fit in this machine's memory"
-        )
-    checks: list[bool | None] = [mem]
-    if scenario in (Scenario.TRAINING, Scenario.DISTRIBUTED):
-        within = ctx.get("estimate.here.within_deadline")
-        checks.append(within)
-        if within is not None:
-            reasons.append(
-                "it finishes here within the deadline"
-                if within
-                else "it does not finish here within the deadline"
-            )
-        else:
-            reasons.append("the training time here is unknown")
-    if ctx.get("workload.qps") is not None:
-        serves = ctx.get("estimate.here.serves_qps")
-        if serves is not None:
-            checks.append(serves)
-            reasons.append(
-                "this machine serves the requested QPS"
-                if serves
-                else "this machine cannot serve the requested QPS"
-            )
-    if ctx.get("workload.latency_ms") is not None:
-        meets = ctx.get("estimate.here.meets_latency")
-        if meets is not None:
-            checks.append(meets)
-            reasons.append(
-                "it meets the latency target" if meets else "it misses the latency target"
-            )
-    return _and3(checks), reasons
-
-
-def _local_fits(
-    ctx: Context, slot: str, scenario: Scenario
-) -> tuple[bool | None, list[str]] | None:
-    """Fit from the estimate on this machine's own GPU(s), when the catalog priced them."""
-    name = ctx.get(f"{slot}.name")
-    if name is None:
-        return None
-    mem = ctx.get(f"{slot}.fits_after_fixes")
-    if mem is None and ctx.get(f"{slot}.needs_sharding"):
-        mem = False
-    reasons = [
-        f"the job {'fits' if mem else 'does not fit' if mem is False else 'may or may not fit'} in the memory of {name}"
-    ]
-    checks: list[bool | None] = [mem]
-    if scenario in (Scenario.TRAINING, Scenario.DISTRIBUTED):
-        within = ctx.get(f"{slot}.within_deadline")
-        if within is not None:
-            checks.append(within)
-            reasons.append(
-                f"it {'finishes' if within else 'does not finish'} within the deadline there"
-            )
-    if ctx.get("workload.qps") is not None and ctx.get(f"{slot}.serves_qps") is not None:
-        checks.append(ctx.get(f"{slot}.serves_qps"))
-        reasons.append(
-            "it serves the requested QPS" if checks[-1] else "it cannot serve the requested QPS"
-        )
-    return _and3(checks), reasons
-
-
-def _gpu_fits(ctx: Context, need: int, scenario: Scenario) -> tuple[bool | None, list[str]]:
-    count = ctx.get("gpu.count") or 0
-    if count < need:
-        have = "no GPU" if count == 0 else f"{count} GPU{'s' if count > 1 else ''}"
-        return False, [f"this machine has {have}; the job needs {'several' if need > 1 else 'one'}"]
-    local = _local_fits(ctx, "estimate.local_gpus" if need > 1 else "estimate.local_gpu", scenario)
-    if local is not None:
-        return local
-    slot = "estimate.best_multi_gpu" if need > 1 else "estimate.best_gpu"
-    # The memory after the first fix that fits (mixed precision, accumulation, ...): the
-    # job as it would be run, not as first written.
-    job = ctx.get(f"{slot}.memory_after_fixes_bytes") or ctx.get(f"{slot}.memory_bytes")
-    biggest = ctx.get("gpu.max_memory_bytes")
-    if job is None or biggest is None:
-        return None, ["the job's GPU memory need or this GPU's memory is unknown"]
-    fits = job <= biggest
-    if not fits and need > 1 and ctx.get(f"{slot}.needs_sharding"):
-        # Sharded (FSDP/ZeRO-3) the job's state spreads over the GPUs this machine has.
-        fits = job / count <= biggest
-    return fits, [f"the job {'fits' if fits else 'does not fit'} in this machine's GPU memory"]
-
-
-def fits_here(
-    device: DeviceClass, ctx: Context, scenario: Scenario
-) -> tuple[bool | None, list[str]]:
-    """Whether this machine runs the job on ``device``, and the reasons, per SPEC §3."""
-    if device is DeviceClass.CPU:
-        return _cpu_fits(ctx, scenario)
-    return _gpu_fits(ctx, 2 if device is DeviceClass.MULTI_GPU else 1, scenario)
-
-
 _LOWER = {
     Confidence.HIGH: Confidence.MEDIUM,
     Confidence.MEDIUM: Confidence.LOW,
@@ -222,15 +106,25 @@ def decide(fired: list[Rule], ctx: Context, scenario: Scenario) -> Verdict:
             why = why if lowered is not confidence else []
             confidence = lowered
     else:
-        device, confidence, rule_id, why = FALLBACK[scenario], Confidence.LOW, None, []
+        device, confidence, rule_id, why = fallback(scenario, ctx), Confidence.LOW, None, []
         summary = f"{device.value.replace('_', '-').upper()} is the usual choice for {scenario.value}; no rule had the facts to decide more."
-    fits, reasons = fits_here(device, ctx, scenario)
+    here = fits_here(device, ctx, scenario)
     return Verdict(
         device=device,
-        fits_here=fits,
+        fits_here=here.fits,
         confidence=confidence,
         summary=summary,
         rule=rule_id,
-        fits_reasons=reasons,
+        fits_reasons=here.reasons,
+        fixes=here.fixes if here.fits else [],
+        plan=recommended_plan(device, ctx, here),
         confidence_reasons=why,
     )
+
+
+def fallback(scenario: Scenario, ctx: Context) -> DeviceClass:
+    """The scenario's usual class, or several GPUs where one cannot do the job."""
+    device = FALLBACK[scenario]
+    if device is DeviceClass.GPU and ctx.get("estimate.multi_gpu_needed"):
+        return DeviceClass.MULTI_GPU
+    return device

@@ -23,18 +23,9 @@ def _applies(fix: str, gpu: bool) -> bool:
     return gpu or fix not in _GPU_ONLY
 
 
-def memory_fixes(
-    wl: Workload,
-    device_bytes: int,
-    *,
-    gpu: bool,
-    gpus: int = 1,
-    counts: MemoryCounts | None = None,
-) -> list[MemoryFix]:
-    """Cumulative fixes, stopping at the first that fits; empty when params are unknown.
-
-    ``gpus`` > 1 (GPUs only) adds full sharding across them as the last step.
-    """
+def fix_steps(wl: Workload, *, gpu: bool, gpus: int = 1) -> list[tuple[str, MemoryPlan]]:
+    """The fixes that can apply on this device, in order, each with the plan it leads to
+    (cumulative: each plan holds the fixes before it)."""
     steps: list[tuple[str, MemoryPlan]] = []
     for fixes, plan in fix_levels(wl)[1:]:
         if not _applies(fixes[-1], gpu):
@@ -47,8 +38,23 @@ def memory_fixes(
         )
     if not gpu:
         steps = [(text, replace(p, offload=False, optimizer_8bit=False)) for text, p in steps]
+    return steps
+
+
+def memory_fixes(
+    wl: Workload,
+    device_bytes: int,
+    *,
+    gpu: bool,
+    gpus: int = 1,
+    counts: MemoryCounts | None = None,
+) -> list[MemoryFix]:
+    """Cumulative fixes, stopping at the first that fits; empty when params are unknown.
+
+    ``gpus`` > 1 (GPUs only) adds full sharding across them as the last step.
+    """
     out: list[MemoryFix] = []
-    for text, plan in steps:
+    for text, plan in fix_steps(wl, gpu=gpu, gpus=gpus):
         mb = breakdown(wl, plan, gpu=gpu, counts=counts)
         if mb is None or mb.total_bytes is None:
             break

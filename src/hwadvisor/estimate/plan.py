@@ -33,7 +33,9 @@ from hwadvisor.models.memory import MemoryCounts
 from hwadvisor.models.workload import Optimizer, Precision, Workload
 
 #: GPU counts tried: one node of 8 and multiples of it, up to ``max_gpus``.
-COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+#: The most GPUs a plan may use by default (a frontier training cluster's order).
+MAX_GPUS = COUNTS[-1]
 _STAGES = ((1, "ZeRO-1"), (2, "ZeRO-2"), (3, "FSDP (ZeRO-3)"))
 
 
@@ -113,9 +115,18 @@ def _smallest(
 
 
 def plan_for(
-    wl: Workload, gpu: Gpu, *, counts: MemoryCounts | None = None, max_gpus: int = 64
+    wl: Workload,
+    gpu: Gpu,
+    *,
+    counts: MemoryCounts | None = None,
+    max_gpus: int = MAX_GPUS,
+    fewest: str = "gpus",
 ) -> MultiGpuPlan | None:
-    """The smallest plan on ``gpu`` that holds ``wl``, or None when none does."""
+    """The smallest plan on ``gpu`` that holds ``wl``, or None when none does.
+
+    ``fewest="fixes"`` prefers fewer fixes to fewer GPUs (GPUs a machine already has:
+    sharding over them costs less than slowing the job), offload still last.
+    """
     if wl.params is None:
         return None
     levels = fix_levels(wl)
@@ -132,7 +143,10 @@ def plan_for(
         found = [c] if c is not None else []
     if not found:
         return None
-    best = min(found, key=lambda c: (c.gpus, c.level, c.stage))
+    if fewest == "fixes":
+        best = min(found, key=lambda c: (c.level, c.gpus, c.stage))
+    else:
+        best = min(found, key=lambda c: (c.gpus, c.level, c.stage))
     return _to_plan(wl, gpu, best, counts)
 
 
@@ -171,7 +185,7 @@ def plans(
     gpus: Iterable[Gpu],
     *,
     counts: MemoryCounts | None = None,
-    max_gpus: int = 64,
+    max_gpus: int = MAX_GPUS,
 ) -> list[MultiGpuPlan]:
     """The plan for each GPU that has one, fewest GPUs first."""
     out = [p for g in gpus if (p := plan_for(wl, g, counts=counts, max_gpus=max_gpus))]

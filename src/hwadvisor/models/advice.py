@@ -32,6 +32,23 @@ class Confidence(str, Enum):
     HIGH = "high"
 
 
+class PlanSummary(Document):
+    """How a job runs on GPUs, in brief: how many of which, the strategy, the fixes, named."""
+
+    device: str | None = Field(
+        None, description="the GPU's catalog id (local:<id>: this machine's)"
+    )
+    name: str | None = None
+    gpus: int = Field(1, ge=1)
+    strategy: str = Field(
+        "single", description="single, DDP, ZeRO-1, ZeRO-2, FSDP (ZeRO-3) or tensor parallel"
+    )
+    fixes: list[str] = Field(default_factory=list, description="fixes applied, in order")
+    text: str = Field(
+        description='e.g. "4 × NVIDIA A100 SXM 80GB with FSDP (ZeRO-3) and activation checkpointing"'
+    )
+
+
 class Verdict(Document):
     """The recommendation in one place: the device class, whether this machine fits, why."""
 
@@ -45,6 +62,14 @@ class Verdict(Document):
         None, description="the rule that decided the device class, or null for the fallback"
     )
     fits_reasons: list[str] = Field(default_factory=list, description="why fits_here has its value")
+    fixes: list[str] = Field(
+        default_factory=list,
+        description="the fixes fits_here assumes on this machine (mixed precision, activation checkpointing, an 8-bit optimizer, sharding across its GPUs, ...): the job as recommended; empty when it fits as written",
+    )
+    plan: PlanSummary | None = Field(
+        None,
+        description="how the recommended device class runs the job: N x GPU with its strategy and fixes (this machine's own GPUs when they hold it); null for a CPU, or when no plan is known",
+    )
     confidence_reasons: list[str] = Field(
         default_factory=list,
         description="why the confidence is lower than the deciding rule's: the measurements it rests on were taken on a busy machine, unreliable, or missing",
@@ -91,6 +116,14 @@ class Alternative(Document):
     )
     time_band_s: TimeBand | None = Field(
         None, description="time_s's error band for its class, with the command that checks it"
+    )
+    plan: PlanSummary | None = Field(
+        None,
+        description="a GPU that does not hold the job as written: the smallest plan on it that does (how many, the strategy, the fixes)",
+    )
+    fits_planned: bool | None = Field(
+        None,
+        description="the job as recommended fits these GPUs: as written, or with its fixes or a plan within their count; null when the bounds straddle the memory",
     )
 
 

@@ -86,6 +86,14 @@ class DeviceEstimate(Document):
     plan: MultiGpuPlan | None = Field(
         None, description="for a GPU the job does not fit alone: the smallest plan that holds it"
     )
+    fits_planned: bool | None = Field(
+        None,
+        description="recommend: the job as recommended fits this device (or this row's GPUs): as written, or with the fixes or the plan that make it fit; null only when the bounds straddle the memory (or it is unknown)",
+    )
+    planned_reason: str | None = Field(
+        None,
+        description="why fits_planned is what it is: the fixes or plan it assumes, or the options that would settle it",
+    )
     basis: str | None = Field(
         None, description="measured here, or catalog peak x achieved fraction"
     )

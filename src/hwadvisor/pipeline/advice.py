@@ -35,10 +35,11 @@ from hwadvisor.models.advice import (
     Alternative,
     Budget,
     MachineSummary,
+    PlanSummary,
     Team,
 )
 from hwadvisor.models.bench import BenchReport
-from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
+from hwadvisor.models.estimate import DeviceEstimate, EstimateReport, MultiGpuPlan
 from hwadvisor.models.facts import Facts
 from hwadvisor.models.rules import Rule
 from hwadvisor.models.workload import Scenario, Workload
@@ -91,6 +92,20 @@ def _machine(facts: Facts, from_file: str | None) -> MachineSummary:
     )
 
 
+def plan_summary(plan: MultiGpuPlan | None) -> PlanSummary | None:
+    """An estimate's plan in brief (the advice's form)."""
+    if plan is None:
+        return None
+    return PlanSummary(
+        device=plan.device,
+        name=plan.name,
+        gpus=plan.gpus,
+        strategy=plan.strategy,
+        fixes=list(plan.fixes),
+        text=plan.plan,
+    )
+
+
 def _estimates(report: EstimateReport | None) -> AdviceEstimates:
     if report is None:
         return AdviceEstimates()
@@ -107,6 +122,8 @@ def _estimates(report: EstimateReport | None) -> AdviceEstimates:
             serving=e.serving,
             cost=e.cost,
             time_band_s=e.total_time_band_s,
+            plan=plan_summary(e.plan),
+            fits_planned=e.fits_planned,
         )
         for e in report.estimates
         if e.device != "here"
@@ -224,7 +241,36 @@ def estimate_for_advice(
         *many.estimates,
         *_local_estimates(workload, facts, bench, extra_catalogs),
     ]
+    found = [_as_recommended(workload, e, facts, extra_catalogs) for e in found]
     return one.model_copy(update={"estimates": found})
+
+
+def _as_recommended(
+    workload: Workload, est: DeviceEstimate, facts: Facts, extra_catalogs: list[Path] | None
+) -> DeviceEstimate:
+    """``est`` with the fit of the job as recommended there (estimate.recommended).
+
+    This machine's CPU with the fixes a CPU can take; a catalog GPU with its plan (any
+    size, for the comparison) and the fit within the row's GPUs; this machine's own GPUs
+    within as many as it has, on the memory its probe reported.
+    """
+    from hwadvisor.catalog import DeviceKind, load_devices
+    from hwadvisor.estimate.plan import MAX_GPUS
+    from hwadvisor.estimate.recommended import Target, as_recommended
+
+    if est.device == "here":
+        return as_recommended(workload, est, Target(gpu=False))
+    local = est.device.startswith(LOCAL_PREFIX)
+    entry = load_devices(extra_catalogs).get(est.device.removeprefix(LOCAL_PREFIX))
+    if entry is None:
+        return est
+    if entry.kind is DeviceKind.CPU:
+        return as_recommended(workload, est, Target(gpu=False))
+    several = entry.kind is DeviceKind.GPU
+    probed = facts.gpus[0].memory_total_bytes if local and facts.gpus else None
+    most = est.gpus if local or not several else MAX_GPUS
+    target = Target(gpu=True, gpus=est.gpus, plan_gpus=most, device_bytes=probed, own=local)
+    return as_recommended(workload, est, target)
 
 
 def _local_estimates(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hwadvisor.engine.derive import Context, FactType, Registry, flatten
+from hwadvisor.engine.derive import Context, FactSpec, FactType, Registry, flatten
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
 from hwadvisor.models.workload import Workload
 
@@ -38,6 +38,41 @@ def fix_that_fits(est: DeviceEstimate) -> str | None:
     return next((f.fix for f in est.fixes if f.fits and not is_sharding(f.fix)), None)
 
 
+def planned(est: DeviceEstimate) -> bool | None:
+    """The job as recommended fits ``est``'s device(s): ``fits_planned`` where ``recommend``
+    decided it (as written, or with the fixes or plan that make it fit), else (a language
+    model's own fit) fits, or a fix other than sharding that fits."""
+    if est.planned_reason is not None:
+        return est.fits_planned
+    return bool(est.fits or fix_that_fits(est)) if est.fits is not None else None
+
+
+def planned_fixes(est: DeviceEstimate) -> list[str]:
+    """The fixes the job as recommended applies there (empty: as written, or no fit).
+
+    A plan's fixes, with its sharding when it spreads over several GPUs; else the
+    cumulative fixes up to the first that fits (sharding apart on one device).
+    """
+    if est.fits or planned(est) is not True:
+        return []
+    p = est.plan
+    if p is not None and p.gpus <= est.gpus:
+        return [*p.fixes, *([f"{p.strategy} across {p.gpus} GPUs"] if p.gpus > 1 else [])]
+    out: list[str] = []
+    for f in est.fixes:
+        if est.gpus == 1 and is_sharding(f.fix):
+            break
+        out.append(f.fix)
+        if f.fits:
+            return out
+    return []
+
+
+def _decided(est: DeviceEstimate) -> bool:
+    """Whether the fit there was decided, open included (the job's memory is known)."""
+    return planned(est) is not None or (est.planned_reason is not None and est.memory is not None)
+
+
 def pick(
     estimates: list[DeviceEstimate], *, multi: bool, gpu_ids: frozenset[str] | None
 ) -> DeviceEstimate | None:
@@ -52,7 +87,8 @@ def pick(
     ]
 
     def rank(e: DeviceEstimate) -> tuple[int, float, int, str]:
-        fit = 0 if e.fits else 1 if fix_that_fits(e) else 2 if e.fits is None else 3
+        after = planned(e)
+        fit = 0 if e.fits else 1 if after else 2 if after is None else 3
         time = e.total_time_s if e.total_time_s is not None else float("inf")
         return fit, time, -(e.device_memory_bytes or 0), e.device
 
@@ -110,45 +146,64 @@ def meets_latency(s: Slot) -> bool | None:
 
 
 @SLOT.fact(
-    "fits_after_fixes", FactType.BOOL, "fits, or a memory fix other than sharding makes it fit"
+    "fits_after_fixes",
+    FactType.BOOL,
+    "the job as recommended fits this device (this row's GPUs): as written, or with the "
+    "fixes or plan that make it fit (fits_planned); null only when its bounds straddle the memory",
 )
 def fits_after_fixes(s: Slot) -> bool | None:
-    """The job fits one device, as written or after a fix that needs no more devices."""
-    return bool(s.est.fits or fix_that_fits(s.est)) if s.est.fits is not None else None
+    """The job fits there, as written or as recommended (its fixes, its plan)."""
+    return planned(s.est)
 
 
 @SLOT.fact(
     "first_fitting_fix",
     FactType.STRING,
-    "the first memory fix (in order, sharding apart) that makes it fit",
+    "the fixes the job as recommended applies there, in order (null: as written, or no fit)",
 )
 def first_fitting_fix(s: Slot) -> str | None:
-    """The first fix, sharding apart, that makes it fit."""
-    return fix_that_fits(s.est)
+    """The fixes that make it fit, in words."""
+    fixes = planned_fixes(s.est)
+    return (
+        ", ".join(fixes[:-1]) + " and " + fixes[-1] if len(fixes) > 1 else next(iter(fixes), None)
+    )
+
+
+@SLOT.fact("planned_fixes", FactType.LIST, "the fixes of the job as recommended there, in order")
+def planned_fixes_fact(s: Slot) -> list[str]:
+    """The fixes the job as recommended applies there (empty: as written, or no fit)."""
+    return planned_fixes(s.est)
 
 
 @SLOT.fact(
     "memory_after_fixes_bytes",
     FactType.NUMBER,
-    "memory_bytes, or that of the first fix that fits",
+    "memory_bytes, or that of the job as recommended (its plan or its fixes) per device",
 )
 def memory_after_fixes(s: Slot) -> float | None:
-    """The memory the job needs as it would run: as written when it fits, else after the fix."""
+    """The memory the job needs as it would run: as written when it fits, else after the fixes."""
     if s.est.fits:
         return s.est.memory_bytes
-    fix = fix_that_fits(s.est)
-    return next((f.memory_bytes for f in s.est.fixes if f.fix == fix), None) if fix else None
+    if planned(s.est) is not True:
+        return None
+    p = s.est.plan
+    if p is not None and p.gpus <= s.est.gpus:
+        return p.memory.total_bytes
+    fixes = planned_fixes(s.est)
+    return next((f.memory_bytes for f in s.est.fixes if fixes and f.fix == fixes[-1]), None)
 
 
 @SLOT.fact(
     "needs_sharding",
     FactType.BOOL,
-    "does not fit on one device; only sharding over several GPUs makes it fit",
+    "does not fit this row's device(s) even with fixes; a plan over more GPUs holds it",
 )
 def needs_sharding(s: Slot) -> bool | None:
-    """Only sharding makes it fit (unknown unless the estimate says it does not fit)."""
-    if s.est.fits is not False:
+    """Only more GPUs make it fit (unknown unless the job as recommended does not fit)."""
+    if planned(s.est) is not False:
         return None
+    if s.est.planned_reason is not None:
+        return s.est.plan is not None and s.est.plan.gpus > s.est.gpus
     shard = next((f.fix for f in s.est.fixes if f.fits and is_sharding(f.fix)), None)
     return fix_that_fits(s.est) is None and shard is not None
 
@@ -163,10 +218,12 @@ def slot_context(est: DeviceEstimate, slot: str, workload: Workload) -> Context:
 
 @dataclass(frozen=True)
 class Estimates:
-    """The estimate report (or none) and the estimate picked for each slot."""
+    """The estimate report (or none), the estimate picked for each slot, and the catalog
+    GPUs compared (``catalog``: every catalog GPU row, single and multi-GPU)."""
 
     report: EstimateReport | None
     slots: dict[str, DeviceEstimate]
+    catalog: tuple[DeviceEstimate, ...] = ()
 
     @classmethod
     def of(cls, report: EstimateReport | None, gpu_ids: frozenset[str] | None) -> Estimates:
@@ -174,6 +231,13 @@ class Estimates:
         if report is None:
             return cls(None, {})
         rows = report.estimates
+        catalog = tuple(
+            e
+            for e in rows
+            if e.device != "here"
+            and not e.device.startswith(LOCAL_PREFIX)
+            and (gpu_ids is None or e.device in gpu_ids)
+        )
         local = [e for e in rows if e.device.startswith(LOCAL_PREFIX)]
         slots = {
             "here": next((e for e in rows if e.device == "here"), None),
@@ -182,7 +246,12 @@ class Estimates:
             "local_gpu": next((e for e in local if e.gpus == 1), None),
             "local_gpus": next((e for e in local if e.gpus > 1), None),
         }
-        return cls(report, {k: v for k, v in slots.items() if v is not None})
+        return cls(report, {k: v for k, v in slots.items() if v is not None}, catalog)
+
+    @property
+    def singles(self) -> list[DeviceEstimate]:
+        """The single catalog GPUs compared."""
+        return [e for e in self.catalog if e.gpus == 1]
 
 
 ESTIMATES: Registry[Estimates] = Registry("the estimate report")
@@ -219,3 +288,91 @@ def speedup_best_gpu(e: Estimates) -> float | None:
 def speedup_best_multi_gpu(e: Estimates) -> float | None:
     """How many times faster the best multi-GPU configuration is than this machine."""
     return _speedup(e, "best_multi_gpu")
+
+
+@ESTIMATES.fact(
+    "estimate.any_single_gpu_fits",
+    FactType.BOOL,
+    "some single catalog GPU compared holds the job alone, as written or with fixes "
+    "(false when none surely does, open ones included; null when the memory is unknown)",
+)
+def any_single_gpu_fits(e: Estimates) -> bool | None:
+    """One of the single GPUs compared holds the job as recommended."""
+    if any(planned(x) for x in e.singles):
+        return True
+    return False if any(_decided(x) for x in e.singles) else None
+
+
+@ESTIMATES.fact(
+    "estimate.single_gpu_ruled_out",
+    FactType.BOOL,
+    "no single catalog GPU compared surely holds the job, even with fixes (false when one "
+    "does or nothing is known: never null)",
+)
+def single_gpu_ruled_out(e: Estimates) -> bool:
+    """The memory alone rules out one GPU."""
+    return any_single_gpu_fits(e) is False
+
+
+@ESTIMATES.fact(
+    "estimate.single_gpu_too_slow",
+    FactType.BOOL,
+    "estimate.best_gpu misses the deadline and estimate.best_multi_gpu makes it (never null)",
+)
+def single_gpu_too_slow(e: Estimates) -> bool:
+    """One GPU is too slow for the deadline where several are not."""
+    one, many = e.slots.get("best_gpu"), e.slots.get("best_multi_gpu")
+    if e.report is None or one is None or many is None:
+        return False
+    wl = e.report.workload
+    return within_deadline(Slot(one, wl)) is False and within_deadline(Slot(many, wl)) is True
+
+
+@ESTIMATES.fact(
+    "estimate.multi_gpu_needed",
+    FactType.BOOL,
+    "single_gpu_ruled_out or single_gpu_too_slow: one GPU does not do the job (never null)",
+)
+def multi_gpu_needed(e: Estimates) -> bool:
+    """Several GPUs are needed, for memory or for time."""
+    return single_gpu_ruled_out(e) or single_gpu_too_slow(e)
+
+
+_PLAN_DOCS = {
+    "plan": 'the plan in words: "4 × NVIDIA A100 SXM 80GB with FSDP (ZeRO-3) and activation checkpointing"',
+    "gpus": "how many GPUs it uses",
+    "device": "the catalog id of its GPU",
+    "name": "the name of its GPU",
+    "strategy": "single, ZeRO-1, ZeRO-2, FSDP (ZeRO-3) or tensor parallel",
+    "fixes": "the fixes it applies, in order",
+}
+_PLAN_TYPES = {"plan": FactType.STRING, "gpus": FactType.NUMBER, "fixes": FactType.LIST}
+
+
+@ESTIMATES.family(
+    FactSpec(
+        f"estimate.multi_gpu_plan.{k}",
+        _PLAN_TYPES.get(k, FactType.STRING),
+        f"when no single GPU compared holds the job: the plan with the fewest GPUs (then "
+        f"the fewest fixes, then the fastest GPU) over the catalog GPUs compared; {doc}",
+        derived=True,
+    )
+    for k, doc in _PLAN_DOCS.items()
+)
+def multi_gpu_plan(e: Estimates) -> Context:
+    """The fewest-GPU plan over the compared catalog GPUs, when none holds the job alone."""
+    paths = [f"estimate.multi_gpu_plan.{k}" for k in _PLAN_DOCS]
+    if any_single_gpu_fits(e) is not False:
+        return dict.fromkeys(paths)
+    rows = [x for x in e.catalog if x.plan is not None and x.plan.gpus > 1]
+    if not rows:
+        return dict.fromkeys(paths)
+
+    def rank(x: DeviceEstimate) -> tuple[int, int, float, str]:
+        assert x.plan is not None
+        step = x.step_time_s if x.step_time_s is not None else float("inf")
+        return x.plan.gpus, len(x.plan.fixes), step, x.plan.device
+
+    best = min(rows, key=rank).plan
+    assert best is not None
+    return {f"estimate.multi_gpu_plan.{k}": getattr(best, k) for k in _PLAN_DOCS}
