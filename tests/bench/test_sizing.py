@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hwadvisor.bench.sizing import (
     MIN_RUNS,
     REPEAT_CAP_S,
+    REPEAT_FLOOR_S,
     OutOfMemory,
     Shape,
     TimeBudget,
@@ -250,12 +251,25 @@ def test_a_busy_machine_never_measures_below_the_floor() -> None:
 
 def test_without_time_left_the_chosen_size_is_repeated_not_shrunk() -> None:
     clock = FakeClock()
-    dev = BusyDevice(clock, rate_small=1e12, stall_s=0.1)  # 0.1 s per call
-    out = adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=0.15, floor=3)
+    dev = BusyDevice(clock, rate_small=1e12, stall_s=0.02)  # 20 ms per call
+    out = adapt(LADDER, work=work, measure=dev, clock=clock, allot_s=0.05, floor=3)
     assert out.shape == (512,)
     assert out.timing.runs >= MIN_RUNS and assess(out.timing).reliable
     assert any("repeated past its share" in n for n in out.notes)
-    assert clock.now <= 0.15 + 2 * predicted_cost(0.1, 0.02) + REPEAT_CAP_S
+    assert clock.now <= 0.05 + 2 * predicted_cost(0.02, 0.02) + REPEAT_FLOOR_S * 1.5
+    # On a machine already busy the repeats are skipped: they cannot make it reliable.
+    clock2 = FakeClock()
+    dev2 = BusyDevice(clock2, rate_small=1e12, stall_s=0.02)
+    again = adapt(
+        LADDER,
+        work=work,
+        measure=dev2,
+        clock=clock2,
+        allot_s=0.05,
+        floor=3,
+        repeat_past_share=False,
+    )
+    assert again.timing.runs < MIN_RUNS and clock2.now < clock.now
 
 
 def test_a_call_too_slow_to_repeat_is_kept_and_marked_unreliable() -> None:
@@ -266,7 +280,7 @@ def test_a_call_too_slow_to_repeat_is_kept_and_marked_unreliable() -> None:
     rel = out.reliability
     assert not rel.reliable and rel.spread is None and "too few" in (rel.reason or "")
     assert any("too slow to repeat" in n for n in out.notes)
-    assert repeats_cost(0.6) > REPEAT_CAP_S
+    assert repeats_cost(Timing(median_s=0.6, iqr_s=0.0, runs=1)) > REPEAT_CAP_S
 
 
 def test_out_of_memory_at_the_floor_steps_below_it_and_says_so() -> None:

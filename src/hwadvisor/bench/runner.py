@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import math
 import time
@@ -190,9 +191,18 @@ CaseMeasure = Callable[[Any, KernelCase, float, Callable[[], float]], SizingOutc
 
 
 def measure_case(
-    torch: Any, case: KernelCase, allot_s: float, clock: Callable[[], float]
+    torch: Any,
+    case: KernelCase,
+    allot_s: float,
+    clock: Callable[[], float],
+    *,
+    repeats: bool = True,
 ) -> SizingOutcome:
-    """Find a good size for ``case`` on its ladder and time it, within ``allot_s``."""
+    """Find a good size for ``case`` on its ladder and time it, within ``allot_s``.
+
+    ``repeats`` False: no repeats past the allotment (on a machine already busy they
+    cannot make a figure reliable, only the run longer).
+    """
     measure = make_measure(
         torch,
         case.build,
@@ -212,6 +222,7 @@ def measure_case(
         # Never below real work, however slow or busy the machine (bench.sizing.FLOOR_WORK).
         floor=floor_index(case.ladder, case.work, case.kernel, case.target.kind),
         min_run_s=min_run,
+        repeat_past_share=repeats,
     )
 
 
@@ -245,6 +256,7 @@ def run_bench(
     accelerators = sum(1 for t in targets if t.accelerator)
     total = budget_s if budget_s is not None else default_budget(accelerators, quick)
     budget = TimeBudget(total, clock, started)
+    calm = busy_reason(load_1m, _cores(facts, targets)) is None
 
     results: list[BenchResult] = []
     skipped: list[BenchSkip] = unreachable_gpus(torch, device, targets, facts)
@@ -271,7 +283,7 @@ def run_bench(
             try:
                 least = MIN_ALLOT_S if case.min_allot_s is None else case.min_allot_s
                 allot = max(least, budget.share(case.weight, weights_left))
-                outcome = measure(torch, case, allot, clock)
+                outcome = _measurer(measure, calm, budget)(torch, case, allot, clock)
                 results.append(to_result(case, outcome, facts))
             except (Unsupported, OutOfMemory) as exc:
                 reason = exc.reason if isinstance(exc, Unsupported) else str(exc)
@@ -314,6 +326,18 @@ def run_bench(
         skipped=skipped,
         derived=derive(results, facts, load_1m=others),
     )
+
+
+def _measurer(measure: CaseMeasure, calm: bool, budget: TimeBudget) -> CaseMeasure:
+    """``measure``, without repeats past a kernel's share once they cannot pay off.
+
+    They are skipped on a machine already busy (they cannot make a figure reliable) and
+    once the run has spent its budget, so repeats overrun it by at most one kernel's
+    (:data:`~hwadvisor.bench.sizing.REPEAT_CAP_S`). A test's own seam is used as given.
+    """
+    if measure is measure_case and not (calm and budget.remaining() > 0):
+        return functools.partial(measure_case, repeats=False)
+    return measure
 
 
 def _competition(

@@ -33,6 +33,9 @@ class Timing:
     median_s: float
     iqr_s: float
     runs: int
+    #: Seconds one timed block took (the Timer repeats a fast statement inside a block);
+    #: None when not known, then taken as max(median, BLOCK_S).
+    block_s: float | None = None
 
 
 #: ``measure(shape, min_run_s, max_run_s)``: time one shape. ``max_run_s`` None asks for a
@@ -108,8 +111,11 @@ RELIABLE_SPREAD = 0.10
 #: IQR only from more than 3 blocks, and ``Measurement`` prints no IQR below 4.
 MIN_RUNS = 4
 #: The most a kernel may run past its allotment to repeat its chosen size up to
-#: :data:`MIN_RUNS` blocks: the budget is spent on repeats, never on shrinking the size.
+#: :data:`MIN_RUNS` blocks (and never more than its allotment again): the budget is spent
+#: on repeats, never on shrinking the size.
 REPEAT_CAP_S = 1.0
+#: ... but a kernel with a smaller allotment may still spend this much on its repeats.
+REPEAT_FLOOR_S = 0.2
 #: The shortest block the Timer makes for a fast statement (its overhead under 0.01 %).
 BLOCK_S = 0.01
 
@@ -193,9 +199,11 @@ def predicted_cost(per_call_s: float, min_run_s: float) -> float:
     return 1.2 * (max(per_call_s, 0.01) + max(min_run_s, per_call_s))
 
 
-def repeats_cost(per_call_s: float, runs: int = MIN_RUNS) -> float:
-    """Seconds a repeat-until-stable measurement needs for ``runs`` blocks (and its set-up)."""
-    return 1.2 * (runs + 1) * max(per_call_s, BLOCK_S) + 0.01
+def repeats_cost(timing: Timing, runs: int = MIN_RUNS) -> float:
+    """Seconds a repeat-until-stable measurement needs for ``runs`` blocks, and its set-up
+    (one untimed call, then the Timer's block-size search: about one more block)."""
+    block = timing.block_s if timing.block_s else max(timing.median_s, BLOCK_S)
+    return 1.2 * (runs + 1) * block + timing.median_s
 
 
 def _first_measurement(
@@ -220,30 +228,35 @@ def _confirm(
     measure: Measure,
     best_i: int,
     timing: Timing,
-    left: float,
+    budget: tuple[float, float],
     min_run_s: float,
     notes: list[str],
+    past_share: bool = True,
 ) -> Timing:
     """Measure the chosen size again, longer, until the spread is small or time is up.
 
-    With time left it uses most of it; with none, it still repeats the size up to
-    :data:`MIN_RUNS` blocks when that costs at most :data:`REPEAT_CAP_S`, since a figure
-    whose spread is unknown cannot carry a conclusion.
+    ``budget`` is (seconds left of the allotment, the allotment). With time left it uses
+    most of it; with none, it still repeats the size up to :data:`MIN_RUNS` blocks when
+    that costs at most the allotment again (:data:`REPEAT_FLOOR_S` at least) and
+    :data:`REPEAT_CAP_S`, since a figure whose spread is unknown cannot carry a
+    conclusion; ``past_share`` False (a machine already busy) skips that.
     """
+    left, allot_s = budget
     per_call = timing.median_s
     steady = assess(timing).reliable
-    need = repeats_cost(per_call)
+    need = repeats_cost(timing)
+    cap = min(REPEAT_CAP_S, max(allot_s, REPEAT_FLOOR_S)) if past_share else 0.0
     if left >= predicted_cost(per_call, min_run_s):
-        max_run = max(left * 0.8, min(need, REPEAT_CAP_S))
+        max_run = max(left * 0.8, min(need, cap))
         min_run = min(left * 0.5, max(min_run_s, left * 0.25))
-    elif not steady and need <= REPEAT_CAP_S:
+    elif not steady and need <= cap:
         max_run, min_run = need, min_run_s
         notes.append("repeated past its share of the budget to know the spread")
     else:
         if not steady and timing.runs < MIN_RUNS:
             notes.append(
-                f"one call takes {per_call:.2f} s: too slow to repeat {MIN_RUNS} times "
-                f"within {REPEAT_CAP_S:g} s"
+                f"one call takes {per_call:.3g} s: too slow to repeat {MIN_RUNS} times "
+                f"within {cap:.2g} s"
             )
         return timing
     try:
@@ -265,6 +278,7 @@ def adapt(
     explore_fraction: float = 0.6,
     min_run_s: float = 0.02,
     keep_growing: float = 0.85,
+    repeat_past_share: bool = True,
 ) -> SizingOutcome:
     """Find a good size on ``ladder`` within ``allot_s`` seconds, then measure it longer.
 
@@ -275,7 +289,8 @@ def adapt(
     the exploring share of the allotment, the throughput is still at least
     ``keep_growing`` of the best seen, and memory lasts. Finally the best size is
     measured again with the rest of the allotment, repeating until the spread is small
-    (:func:`_confirm`): a slow or busy machine gets fewer sizes, never smaller ones.
+    (:func:`_confirm`; ``repeat_past_share`` lets it run past the allotment to know the
+    spread): a slow or busy machine gets fewer sizes, never smaller ones.
     :class:`Unsupported` from ``measure`` propagates unchanged.
     """
     t0 = clock()
@@ -319,6 +334,8 @@ def adapt(
             break
         if now + predicted_cost(flat, min_run_s) > until:
             break
+        if now + predicted_cost(hopeful, min_run_s) + repeats_cost(Timing(flat, 0.0, 1)) > until:
+            break  # no time left to repeat it until its spread is known: keep this size
         try:
             timings[i + 1] = measure(ladder[i + 1], min_run_s, None)
         except OutOfMemory:
@@ -333,5 +350,14 @@ def adapt(
     best_i = max(k for k in timings if rate(k) >= NEAR_BEST * top)
     timing = timings[best_i]
     if not (single and assess(timing).reliable):
-        timing = _confirm(ladder, measure, best_i, timing, until - clock(), min_run_s, notes)
+        timing = _confirm(
+            ladder,
+            measure,
+            best_i,
+            timing,
+            (until - clock(), allot_s),
+            min_run_s,
+            notes,
+            repeat_past_share,
+        )
     return SizingOutcome(shape=ladder[best_i], timing=timing, tried=tried, notes=notes)

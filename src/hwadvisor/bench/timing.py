@@ -43,7 +43,13 @@ def time_statement(
         m = timer.adaptive_autorange(
             threshold=STABLE_IQR, min_run_time=min_run_s, max_run_time=max_run_s
         )
-    return Timing(median_s=float(m.median), iqr_s=float(m.iqr), runs=len(m.times))
+    median = float(m.median)
+    return Timing(
+        median_s=median,
+        iqr_s=float(m.iqr),
+        runs=len(m.times),
+        block_s=median * int(getattr(m, "number_per_run", 1) or 1),
+    )
 
 
 def release_memory(torch: Any, device_kind: str, *, collect: bool = False) -> None:

@@ -231,10 +231,15 @@ def speeds(view: BenchView) -> Context:
 @BENCH.fact(
     "bench.cpu.unreliable_figures",
     FactType.NUMBER,
-    "CPU figures the bench marked unreliable (too unsteady, too few runs, or a busy machine)",
+    "CPU matmul, conv2d, copy and triad figures the bench marked unreliable (too unsteady, too few runs, or a busy machine): the ones this machine's time estimates rest on",
 )
 def unreliable_figures(view: BenchView) -> int | None:
-    """How many CPU figures are marked ``reliable: false`` (None without a report)."""
+    """How many core CPU figures are marked ``reliable: false`` (None without a report)."""
     if view.report is None:
         return None
-    return sum(1 for r in view.report.results if r.device == "cpu" and r.reliable is False)
+    core = ("matmul", "conv2d", "copy", "triad")
+    return sum(
+        1
+        for r in view.report.results
+        if r.device == "cpu" and r.kernel in core and r.reliable is False
+    )
