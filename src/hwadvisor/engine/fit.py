@@ -172,10 +172,8 @@ def _gpu(ctx: Context, need: int, scenario: Scenario) -> HereFit:
         return _unpriced(ctx, need, scenario)
     alone = _local(ctx, one, scenario)
     if need > 1 and ctx.get(f"{one}.fits_after_fixes") is False:
-        have = f"{count} GPU{'s' if count > 1 else ''}"
-        return HereFit(
-            False, [*alone.reasons, f"this machine has {have}, one of them of that type"]
-        )
+        other = "no other GPU" if count == 1 else "its other GPUs are of other types"
+        return HereFit(False, [*alone.reasons, f"one does not hold the job, and it has {other}"])
     return alone
 
 
@@ -191,9 +189,10 @@ def recommended_plan(device: DeviceClass, ctx: Context, here: HereFit) -> PlanSu
     comparison's (the best single GPU's, the fewest-GPU plan, or the multi-GPU row's)."""
     if device is DeviceClass.CPU:
         return None
-    if here.fits and here.plan is not None:
+    several = device is DeviceClass.MULTI_GPU
+    if here.fits and here.plan is not None and (here.plan.gpus > 1) == several:
         return here.plan
-    if device is DeviceClass.GPU:
+    if not several:
         plan = slot_plan(ctx, "estimate.best_gpu")
         return plan if plan is not None and plan.gpus == 1 else None
     return plan_at(ctx, "estimate.multi_gpu_plan") or slot_plan(ctx, "estimate.best_multi_gpu")

@@ -14,7 +14,8 @@ model states (2 + 2 + K)·Ψ for mixed-precision Adam, K = 12):
 The fixes a user would accept are tried in this order, each added to the ones before:
 mixed precision, a smaller batch per GPU with gradient accumulation (the effective batch
 kept), activation checkpointing, an 8-bit optimizer, and offloading the optimizer to the
-host (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840). The plan is the smallest count
+host (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840); for inference 16-bit weights,
+int8 weights, then one sample per pass. The plan is the smallest count
 over the fixes up to the 8-bit optimizer (fewer fixes on a tie, then the simplest
 strategy); offload only when nothing else fits within the count limit. Each candidate
 fits only when its bounds or its estimate say so (:func:`estimate.memory.decide_fit`).
@@ -26,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from hwadvisor.estimate.memory import MemoryPlan, breakdown, decide_fit, is_inference
 from hwadvisor.models.estimate import MultiGpuPlan
@@ -69,6 +71,11 @@ def fix_levels(wl: Workload) -> list[tuple[tuple[str, ...], MemoryPlan]]:
             out.append((fixes, plan))
         if plan.precision is not Precision.INT8:
             plan, fixes = replace(plan, precision=Precision.INT8), (*fixes, "int8 weights")
+            out.append((fixes, plan))
+        if plan.batch > 1:
+            # Fewer samples per pass: less activation and KV-cache memory, less throughput.
+            fixes = (*fixes, f"batch 1 per pass instead of {plan.batch}")
+            plan = replace(plan, batch=1)
             out.append((fixes, plan))
         return out
     if plan.precision is Precision.FP32:
@@ -120,7 +127,7 @@ def plan_for(
     *,
     counts: MemoryCounts | None = None,
     max_gpus: int = MAX_GPUS,
-    fewest: str = "gpus",
+    fewest: Literal["gpus", "fixes"] = "gpus",
 ) -> MultiGpuPlan | None:
     """The smallest plan on ``gpu`` that holds ``wl``, or None when none does.
 

@@ -49,22 +49,6 @@ class Target:
     own: bool = False
 
 
-def planned_fixes(est: DeviceEstimate) -> list[str]:
-    """The fixes the job as recommended applies on ``est``'s device(s) (empty: as written).
-
-    A plan's fixes, with its sharding when it spreads over several GPUs; on a CPU the
-    cumulative fixes up to the first that fits.
-    """
-    if est.fits_planned is not True or est.fits:
-        return []
-    p = est.plan
-    if p is not None and p.gpus <= est.gpus:
-        return [*p.fixes, *([f"{p.strategy} across {p.gpus} GPUs"] if p.gpus > 1 else [])]
-    if est.fixes and est.fixes[-1].fits:
-        return [f.fix for f in est.fixes]
-    return []
-
-
 def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -147,8 +131,8 @@ def _decide(wl: Workload, est: DeviceEstimate, t: Target) -> dict[str, object]:
     plan: MultiGpuPlan | None = est.plan
     if t.gpu and est.fits is not True and (plan is None or t.own):
         gpu = Gpu(est.device, est.name or est.device, device_bytes)
-        fewest = "fixes" if t.own else "gpus"
-        plan = plan_for(wl, gpu, max_gpus=max(t.gpus, t.plan_gpus), fewest=fewest)
+        most = max(t.gpus, t.plan_gpus)
+        plan = plan_for(wl, gpu, max_gpus=most, fewest="fixes" if t.own else "gpus")
     out: dict[str, object] = {"plan": plan}
     if est.fits is True:
         why = est.fit_reason or decide_fit(est.memory, device_bytes).reason

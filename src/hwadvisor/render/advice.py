@@ -24,8 +24,10 @@ def _verdict(doc: Advice, con: Console) -> None:
     from rich.panel import Panel
 
     v = doc.verdict
+    # The plan the verdict names (how many of which GPU, the strategy, the fixes).
+    plan = f": [bold]{v.plan.text}[/]" if v.plan is not None else ""
     head = (
-        f"[bold]{_DEVICE_TEXT[v.device.value]}[/] for {doc.scenario.value}"
+        f"[bold]{_DEVICE_TEXT[v.device.value]}[/] for {doc.scenario.value}{plan}"
         f"  ·  fits this machine: {yes_no(v.fits_here)}  ·  confidence: {v.confidence.value}"
     )
     body = f"{head}\n\n{v.summary}"
@@ -84,7 +86,15 @@ def _evidence(doc: Advice, con: Console) -> None:
 def _estimates(doc: Advice, con: Console) -> None:
     here = doc.estimates.here
     rows = (
-        [("this machine (CPU)", here.total_time_s, here.memory_bytes, here.fits, here.basis)]
+        [
+            (
+                "this machine (CPU)",
+                here.total_time_s,
+                here.memory_bytes,
+                _fit(here.fits, here.fits_planned),
+                here.basis,
+            )
+        ]
         if here
         else []
     )
@@ -93,7 +103,7 @@ def _estimates(doc: Advice, con: Console) -> None:
         a.time_band_s for a in doc.estimates.alternatives
     ]
     rows += [
-        (_alt_name(a), a.time_s, a.memory_bytes, a.memory_fit, a.basis)
+        (_alt_name(a), a.time_s, a.memory_bytes, _fit(a.memory_fit, a.fits_planned), a.basis)
         for a in doc.estimates.alternatives
     ]
     if not rows:
@@ -118,13 +128,20 @@ def _estimates(doc: Advice, con: Console) -> None:
             name,
             with_band(t, bands[i]),
             human_bytes(mem),
-            yes_no(fits),
+            fits,
             f"[dim]{(basis or '').split(' (')[0]}[/]",
         ]
         for i, (name, t, mem, fits, basis) in enumerate(rows)
     ]
     con.print(FitTable(columns, table, title="Estimates"))
     render_advice_serving(doc, con)  # a language model served: tokens/s
+
+
+def _fit(as_written: bool | None, planned: bool | None) -> str:
+    """``yes`` as written, ``with fixes`` when only the job as recommended fits, else no."""
+    if not as_written and planned:
+        return "with fixes"
+    return yes_no(as_written)
 
 
 def _alt_name(a: Alternative) -> str:

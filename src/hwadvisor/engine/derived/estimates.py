@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hwadvisor.engine.derive import Context, FactSpec, FactType, Registry, flatten
+from hwadvisor.estimate.plan import MAX_GPUS
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
 from hwadvisor.models.workload import Workload
 
@@ -329,6 +330,21 @@ def single_gpu_too_slow(e: Estimates) -> bool:
 
 
 @ESTIMATES.fact(
+    "estimate.cpu_finishes_in_time",
+    FactType.BOOL,
+    "estimate.here holds the job as recommended (or its memory is unknown) and finishes "
+    "within the deadline (never null)",
+)
+def cpu_finishes_in_time(e: Estimates) -> bool:
+    """This machine's CPU does the job in time."""
+    here = e.slots.get("here")
+    if e.report is None or here is None:
+        return False
+    in_time = within_deadline(Slot(here, e.report.workload)) is True
+    return in_time and planned(here) is not False
+
+
+@ESTIMATES.fact(
     "estimate.multi_gpu_needed",
     FactType.BOOL,
     "single_gpu_ruled_out or single_gpu_too_slow: one GPU does not do the job (never null)",
@@ -376,3 +392,24 @@ def multi_gpu_plan(e: Estimates) -> Context:
     best = min(rows, key=rank).plan
     assert best is not None
     return {f"estimate.multi_gpu_plan.{k}": getattr(best, k) for k in _PLAN_DOCS}
+
+
+@ESTIMATES.fact(
+    "estimate.no_plan_reason",
+    FactType.STRING,
+    "when no single GPU compared holds the job and no plan over several of them surely "
+    "does: why, and the options that would settle it",
+)
+def no_plan_reason(e: Estimates) -> str | None:
+    """Why no plan is named for a job that no single GPU holds."""
+    if any_single_gpu_fits(e) is not False:
+        return None
+    if any(x.plan is not None and x.plan.gpus > 1 for x in e.catalog):
+        return None
+    settle = next((x.memory.settle for x in e.catalog if x.memory and x.memory.settle), [])
+    text = (
+        f"no plan of up to {MAX_GPUS:,} of the GPUs compared surely holds it: what each GPU "
+        "holds of the activations does not shrink with their number (tensor and sequence "
+        "parallelism are not modelled)"
+    )
+    return text + (f"; give {' and '.join(settle)} to settle it" if settle else "")
