@@ -172,8 +172,12 @@ def _gpu(ctx: Context, need: int, scenario: Scenario) -> HereFit:
         return _unpriced(ctx, need, scenario)
     alone = _local(ctx, one, scenario)
     if need > 1 and ctx.get(f"{one}.fits_after_fixes") is False:
-        other = "no other GPU" if count == 1 else "its other GPUs are of other types"
-        return HereFit(False, [*alone.reasons, f"one does not hold the job, and it has {other}"])
+        more = (
+            "this machine has one GPU; the job needs several"
+            if count == 1
+            else "this machine's other GPUs are of other types"
+        )
+        return HereFit(False, [*alone.reasons, more])
     return alone
 
 
