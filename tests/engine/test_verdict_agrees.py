@@ -357,3 +357,10 @@ def test_the_verdict_line_shows_the_plan(cli: Cli) -> None:
     assert res.code in (0, 1), res.err
     head = res.out.split("\n\n")[0]
     assert "several GPUs" in head and " × " in head and "with" in head
+
+
+def test_the_engine_names_the_planner_s_limit() -> None:
+    from hwadvisor.engine.derived.estimates import MAX_PLAN_GPUS
+    from hwadvisor.estimate.plan import MAX_GPUS
+
+    assert MAX_PLAN_GPUS == MAX_GPUS

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hwadvisor.engine.derive import Context, FactSpec, FactType, Registry, flatten
-from hwadvisor.estimate.plan import MAX_GPUS
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
 from hwadvisor.models.workload import Workload
 
@@ -25,6 +24,9 @@ ESTIMATE_SLOTS = {
 LOCAL_PREFIX = "local:"
 #: Throughput headroom over the requested QPS before a device "serves" it (bursts, jitter).
 QPS_HEADROOM = 1.3
+#: The most GPUs a plan may use (estimate.plan.MAX_GPUS; not imported: the engine reads
+#: documents, and importing the estimator would cost every rules command ~0.2 s).
+MAX_PLAN_GPUS = 4096
 #: Estimate fields that are not facts a rule reads (lists and breakdowns).
 SLOT_EXCLUDED = frozenset({"memory", "fixes", "assumptions", "time_breakdown_s"})
 
@@ -408,7 +410,7 @@ def no_plan_reason(e: Estimates) -> str | None:
         return None
     settle = next((x.memory.settle for x in e.catalog if x.memory and x.memory.settle), [])
     text = (
-        f"no plan of up to {MAX_GPUS:,} of the GPUs compared surely holds it: what each GPU "
+        f"no plan of up to {MAX_PLAN_GPUS:,} of the GPUs compared surely holds it: what each GPU "
         "holds of the activations does not shrink with their number (tensor and sequence "
         "parallelism are not modelled)"
     )
