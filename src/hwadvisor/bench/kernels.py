@@ -9,10 +9,10 @@ counted, so the figures are what a program gets, not what the wires carry.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from hwadvisor.bench.case import KernelCase
 from hwadvisor.bench.devices import Target
 from hwadvisor.bench.sizing import Shape
 from hwadvisor.bench.sweep import sweep_cases
@@ -30,27 +30,6 @@ CONV_HW = 56
 #: GPU last-level caches are at most ~100 MiB today; 1 GiB buffers stream from HBM.
 GPU_STREAM_BYTES = 1024 * MIB
 HOST_COPY_BYTES = 256 * MIB
-
-
-@dataclass(frozen=True)
-class KernelCase:
-    """One kernel at one dtype on one device, ready for :func:`~hwadvisor.bench.sizing.adapt`."""
-
-    target: Target
-    kernel: str
-    dtype: str
-    unit: str
-    ladder: tuple[Shape, ...]
-    work: Callable[[Shape], float]
-    build: Callable[[Shape], Callable[[], object]]
-    start: int = 0
-    weight: float = 1.0
-    flags: Callable[[], AbstractContextManager[object]] | None = None
-    after: Callable[[], None] | None = None
-    #: The memory level a sweep figure's working set is sized for (``bench.sweep``).
-    level: str | None = None
-    #: Least budget this case starts with (None: the runner's default minimum).
-    min_allot_s: float | None = None
 
 
 def torch_dtype(torch: Any, name: str) -> Any:

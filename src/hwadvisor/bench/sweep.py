@@ -27,11 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hwadvisor.bench.case import KernelCase
 from hwadvisor.bench.sizing import Shape
 
 if TYPE_CHECKING:
     from hwadvisor.bench.devices import Target
-    from hwadvisor.bench.kernels import KernelCase
     from hwadvisor.models.facts import Facts
 
 MIB = 1024 * 1024
@@ -167,8 +167,6 @@ def dispatch_statement(torch: Any) -> Callable[[], object]:
 
 def sweep_cases(torch: Any, target: Target, facts: Facts | None) -> list[KernelCase]:
     """The dispatch figure and every (family, level) figure, for a CPU target."""
-    from hwadvisor.bench.kernels import KernelCase
-
     cases = [
         KernelCase(
             target,

@@ -20,7 +20,7 @@ from hwadvisor.models.memory import CountedPeak, MemoryCounts
 from hwadvisor.models.workload import ModelKind, Precision, Workload
 
 if TYPE_CHECKING:
-    from hwadvisor.estimate.memory import MemoryPlan
+    from hwadvisor.estimate.memplan import MemoryPlan
 
 #: Sequence length assumed when a transformer's is not given: the training context of
 #: GPT-3 and LLaMA (2048) for decoders, BERT's longest (512) for encoders.

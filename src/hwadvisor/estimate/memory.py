@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hwadvisor.estimate.activations import Activations, activations_for
+from hwadvisor.estimate.memplan import MemoryPlan
 from hwadvisor.models.estimate import MemoryBreakdown
 from hwadvisor.models.memory import MemoryCounts
 from hwadvisor.models.workload import Optimizer, Precision, Task, Workload
@@ -55,19 +56,6 @@ _INFER_WEIGHT = {
     Precision.FP16: 2,
     Precision.INT8: 1,
 }
-
-
-@dataclass(frozen=True)
-class MemoryPlan:
-    """Knobs the fixes turn: precision, batch, recomputation, 8-bit state, sharding, offload."""
-
-    precision: Precision
-    batch: int
-    checkpointing: bool = False
-    optimizer_8bit: bool = False
-    zero_stage: int = 0
-    shards: int = 1
-    offload: bool = False
 
 
 @dataclass(frozen=True)

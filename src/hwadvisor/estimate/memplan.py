@@ -1,0 +1,24 @@
+"""The knobs a memory fix turns, in their own module.
+
+Both the activation model (``estimate.activations``) and the sum of the parts
+(``estimate.memory``, which re-exports it) read a plan, so it lives below both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hwadvisor.models.workload import Precision
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Knobs the fixes turn: precision, batch, recomputation, 8-bit state, sharding, offload."""
+
+    precision: Precision
+    batch: int
+    checkpointing: bool = False
+    optimizer_8bit: bool = False
+    zero_stage: int = 0
+    shards: int = 1
+    offload: bool = False
