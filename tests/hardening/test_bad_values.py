@@ -100,7 +100,7 @@ BAD_VALUES: list[tuple[list[str], str]] = [
     ([*TRAIN, "--model", "os:system", "--input-shape", "3"], "building it raised"),
     ([*TRAIN, "--model", ":", "--input-shape", "3"], "module:callable"),
     ([*TRAIN, "--model", f"{MODELS / 'mlp.py'}:build"], "needs --input-shape"),
-    ([*EST, "--model", "resnet50", "--on", "nowhere"], "unknown device 'nowhere'"),
+    ([*EST, "--model", "resnet50", "--on", "nowhere"], "unknown device or instance type 'nowhere'"),
     # input shapes
     ([*TRAIN, "--model", "resnet50", "--input-shape", "abc"], "--input-shape"),
     ([*TRAIN, "--model", "resnet50", "--input-shape", ",,"], "--input-shape"),

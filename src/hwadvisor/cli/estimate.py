@@ -75,7 +75,6 @@ def estimate(
         team=options["team"],
         pricing=pricing_options(options),
     )
-    warn_stale(e.cost for e in report.estimates)
 
     def render(doc: EstimateReport) -> None:
         from hwadvisor.render.estimate import render_estimate
@@ -84,3 +83,5 @@ def estimate(
 
     emit(report, as_json=json_out, output=output, render=render)
     write_report(html, report)
+    # After the output is written: a failed write stays one line, a closed pipe quiet.
+    warn_stale(e.cost for e in report.estimates)

@@ -73,7 +73,6 @@ def recommend(
         sys.stderr.write(f"hwadvisor: note: {note}\n")
     advice = result.advice
     here = advice.estimates.here
-    warn_stale([here.cost if here else None, *(a.cost for a in advice.estimates.alternatives)])
 
     def render(doc: Advice) -> None:
         from hwadvisor.render.advice import render_advice
@@ -82,6 +81,8 @@ def recommend(
 
     emit(advice, as_json=json_out, output=output, render=render)
     write_report(html, advice)
+    # After the output is written: a failed write stays one line, a closed pipe quiet.
+    warn_stale([here.cost if here else None, *(a.cost for a in advice.estimates.alternatives)])
     if result.interrupted:
         # Ctrl-C during the benchmark: the advice used the figures measured so far.
         raise typer.Exit(int(ExitCode.INTERRUPTED))
