@@ -45,7 +45,11 @@ def _parse(args: list[str]) -> tuple[bool, str | None, float] | None:
 
 
 def try_fast_check(args: list[str]) -> int | None:
-    """Run the simple form of ``check`` without typer; None when the args need the full CLI."""
+    """Run the simple form of ``check`` without typer; None when the args need the full CLI.
+
+    Returns 0; an error (an unwritable ``--output``) is raised to :func:`hwadvisor.cli.main`,
+    whose boundary reports it as for every other command.
+    """
     parsed = _parse(args)
     if parsed is None:
         return None

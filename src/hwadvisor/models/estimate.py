@@ -100,12 +100,6 @@ class DeviceEstimate(Document):
     measured: bool = Field(
         False, description="true when step_time_s was measured by running the model"
     )
-    basis: str | None = Field(
-        None, description="measured here, or catalog peak x achieved fraction"
-    )
-    measured: bool = Field(
-        False, description="true when step_time_s was measured by running the model"
-    )
     serving: ServingFigures | None = Field(
         None,
         description="--task serve: tokens/s, time to first token, KV cache and concurrency (step_time_s is one batch of --concurrency requests, throughput_samples_s requests/s)",

@@ -220,7 +220,8 @@ class LlmShape(Document):
     expert_intermediate: int | None = Field(None, gt=0)
     sliding_window: int | None = Field(None, gt=0)
     sliding_layers: list[bool] = Field(
-        default_factory=list, description="one flag per layer: true where it attends over the window"
+        default_factory=list,
+        description="one flag per layer: true where it attends over the window",
     )
     max_context: int | None = Field(None, gt=0, description="the advertised maximum context")
     dtype: str = "bfloat16"
@@ -312,7 +313,8 @@ class Workload(Document):
     output_tokens: int = Field(128, ge=0, le=10**7, description="generated tokens per request")
     concurrency: int = Field(1, gt=0, le=10**6, description="sequences decoded together")
     engine: ServingEngine | None = Field(
-        None, description="serving engine class (null: llama.cpp for GGUF formats and CPUs, else vllm)"
+        None,
+        description="serving engine class (null: llama.cpp for GGUF formats and CPUs, else vllm)",
     )
     llm: LlmShape | None = Field(
         None, description="the language model's shape, when the model is one"
