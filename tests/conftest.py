@@ -17,11 +17,27 @@ from typing import Any, NamedTuple
 
 import psutil
 import pytest
+from hypothesis import HealthCheck, settings
 
 TESTS = Path(__file__).parent
 DATA = TESTS / "data"
 HOSTS = DATA / "hosts"
 STANDIN_SOURCE = DATA / "nvml" / "standin" / "libnvidia-ml.c"
+
+
+# Hypothesis budgets. -------------------------------------------------------------------
+# A property test that names no max_examples of its own runs 50 examples in the default
+# run; CI's second step (HWADVISOR_HYPOTHESIS=thorough, .ci/run) runs every property test
+# again with 500. Neither profile times anything: no per-example deadline, and no
+# too-slow health check, which a busy or shared machine trips. A test's own @settings
+# (max_examples=300, the hardening profiles) keeps its numbers under both.
+for _name, _examples in (("default-run", 50), ("thorough", 500)):
+    settings.register_profile(
+        _name, max_examples=_examples, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+settings.load_profile(
+    "thorough" if os.environ.get("HWADVISOR_HYPOTHESIS") == "thorough" else "default-run"
+)
 
 
 # The CLI, run in this process through its one entry point. -----------------------------

@@ -27,6 +27,9 @@ def real_report() -> BenchReport:
     return run_bench(facts=facts, device="cpu", budget_s=1.5)
 
 
+# The real run measures every kernel for real (about 10 s here, whatever the budget: sizes
+# never fall below real work), so these two are slow: CI runs them in its second step.
+@pytest.mark.slow
 def test_real_cpu_run_has_fp32_matmul_with_runs_and_threads(real_report: BenchReport) -> None:
     r = real_report.best("cpu", "matmul", "fp32")
     assert r is not None
@@ -45,6 +48,7 @@ def test_real_cpu_run_has_fp32_matmul_with_runs_and_threads(real_report: BenchRe
     assert 0 <= real_report.torch_import_s <= real_report.elapsed_s
 
 
+@pytest.mark.slow
 def test_real_report_validates_and_round_trips(real_report: BenchReport) -> None:
     text = real_report.model_dump_json()
     doc = json.loads(text)
