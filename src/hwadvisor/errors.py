@@ -1,4 +1,4 @@
-"""The error hierarchy of hwadvisor and the exit codes of SPEC §4.
+"""The error hierarchy of hwadvisor and the exit codes every command shares.
 
 Domain code raises these and never calls ``sys.exit``; the CLI's one boundary
 (``hwadvisor.cli.main``, mapping in ``cli/_boundary.py``) turns each into one line on
@@ -11,7 +11,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Process exit codes shared by every command (SPEC §4)."""
+    """Process exit codes shared by every command (listed in docs/cli.md)."""
 
     OK = 0
     GATE_FAILED = 1

@@ -1,4 +1,6 @@
-"""Reading and writing hwadvisor's documents: atomic writes, version-checked reads."""
+"""Reading and writing hwadvisor's documents: atomic writes, and JSON read with one-line
+errors (size limit, missing file, bad JSON); the version check is
+:func:`hwadvisor.models.common.check_schema_version`'s."""
 
 from __future__ import annotations
 

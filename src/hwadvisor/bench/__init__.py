@@ -1,7 +1,9 @@
-"""The microbenchmark (SPEC §5): measured evidence on every detected device.
+"""The microbenchmark: measured evidence on every detected device.
 
-Kernels run through torch (the ``bench`` extra) and are timed only with
-``torch.utils.benchmark.Timer``; sizes adapt to the device and to the time budget.
+The kernels (:mod:`.kernels`) and the memory sweep of memory-bound operator families at
+cache and DRAM working sets (:mod:`.sweep`) run through torch (the ``bench`` extra) and
+are timed only with ``torch.utils.benchmark.Timer``; sizes adapt to the device and to
+the time budget.
 torch is imported inside :func:`run_bench`, so importing this package is cheap.
 """
 

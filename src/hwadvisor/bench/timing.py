@@ -1,10 +1,12 @@
 """Timing through ``torch.utils.benchmark.Timer``, the only clock kernels are read with.
 
 The Timer warms up, picks a block size so its own overhead is negligible, and reports
-median and IQR. It runs with ONE thread unless ``num_threads`` is given (REFERENCE.md:
-fp32 2048³ matmul measured 165 GFLOP/s at 1 thread, 308 at 2), so every call passes the
-usable cores. Accelerators are synchronised inside the timed statement, because the
-Timer's own synchronisation only covers the current device, not ``cuda:1``.
+median and IQR. It runs with ONE thread unless ``num_threads`` is given (the
+``torch.utils.benchmark.Timer`` documentation: the default is one thread; on the
+project's 2-core machine an fp32 2048³ matmul measured 165 GFLOP/s at 1 thread, 308 at
+2), so every call passes the usable cores. Accelerators are synchronised inside the timed
+statement, because the Timer's own synchronisation only covers the current device, not
+``cuda:1``.
 """
 
 from __future__ import annotations

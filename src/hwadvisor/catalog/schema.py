@@ -1,4 +1,5 @@
-"""The schema of catalog entries: devices (peaks, memory, interconnect) and models (cost)."""
+"""The schema of catalog entries: devices (peaks, memory, interconnect, achieved
+fractions), models (cost) and families."""
 
 from __future__ import annotations
 

@@ -67,7 +67,8 @@ def __getattr__(name: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its SPEC §4 exit code; the one place a run ends.
+    """Run the CLI and return its exit code (:class:`~hwadvisor.errors.ExitCode`); the one
+    place a run ends.
 
     Everything a command raises is mapped by :func:`~hwadvisor.cli._boundary.exit_code_for`
     to one stderr line (and a JSON error document under ``--json``), never a traceback.

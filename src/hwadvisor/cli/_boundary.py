@@ -1,4 +1,4 @@
-"""The CLI's one error boundary: every way a run can end, mapped to SPEC §4 in one place.
+"""The CLI's one error boundary: every way a run can end, mapped to its exit code in one place.
 
 :func:`exit_code_for` turns whatever stopped a command (hwadvisor's own errors, typer's
 usage errors, Ctrl-C, a reader that closed the pipe, a stray ``SystemExit``, a bug of

@@ -1,4 +1,5 @@
-"""Helpers shared by the command modules: the workload options, emitting documents, and
+"""Helpers shared by the command modules: the workload and pricing options as the
+pipeline takes them, emitting documents (JSON or rich), the stale-price warning, and
 printing an error.
 
 Printing only: which code a run exits with is decided in one place, ``_boundary.py``.

@@ -1,7 +1,7 @@
-"""`hwadvisor bench`: microbenchmarks on each detected device (SPEC §5).
+"""`hwadvisor bench`: microbenchmarks on each detected device.
 
-The time budget is ``--seconds``; ``--budget`` is the same option under the name SPEC
-gives it, kept working (``recommend --budget`` is something else: low, normal or high).
+The time budget is ``--seconds``; ``--budget`` is the same option under its first name,
+kept working (``recommend --budget`` is something else: low, normal or high).
 """
 
 from __future__ import annotations

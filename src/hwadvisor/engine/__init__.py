@@ -2,7 +2,7 @@
 
 - :func:`load_rules` reads the shipped rules, ``HWADVISOR_RULES_PATH`` and ``--rules``
   folders, validating each rule (schema, fact paths with "did you mean", operator
-  types, GUIDANCE ids, message templates);
+  types, guidance ids, message templates);
 - :func:`build_context` flattens facts, bench figures, the workload, the estimates and
   the options into dotted paths;
 - :func:`apply_rules` evaluates the rules with three-valued logic and decides the verdict.

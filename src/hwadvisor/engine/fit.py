@@ -1,6 +1,6 @@
 """Whether this machine runs the job as recommended, and the plan the verdict names.
 
-``fits_here`` answers for the job the advice would run (SPEC §3): this machine has the
+``fits_here`` answers for the job the advice would run (docs/json.md): this machine has the
 class of device recommended, the job fits its memory as written or with the fixes and
 plan the estimate found (``estimate.<slot>.fits_after_fixes``: mixed precision, a smaller
 batch with accumulation, activation checkpointing, an 8-bit optimizer, offload,
@@ -182,7 +182,7 @@ def _gpu(ctx: Context, need: int, scenario: Scenario) -> HereFit:
 
 
 def fits_here(device: DeviceClass, ctx: Context, scenario: Scenario) -> HereFit:
-    """Whether this machine runs the job as recommended on ``device``, per SPEC §3."""
+    """Whether this machine runs the job as recommended on ``device`` (``fits_here``)."""
     if device is DeviceClass.CPU:
         return _cpu(ctx, scenario)
     return _gpu(ctx, 2 if device is DeviceClass.MULTI_GPU else 1, scenario)

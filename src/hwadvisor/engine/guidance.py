@@ -1,4 +1,5 @@
-"""The ids of ``GUIDANCE.md`` that a rule may cite in ``source``, with a short title each.
+"""The guidance ids a rule may cite in ``source`` (the claims the rule set encodes), with a
+short title each.
 
 A rule citing an id not listed here is refused when rules load; a test checks that the
 shipped rules cite every id, so no piece of the guidance is left unencoded.

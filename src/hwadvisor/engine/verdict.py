@@ -3,7 +3,7 @@
 The device class and its sentence come from the data: among the first-pass rules that
 fired with a ``verdict`` implication, the highest ``priority`` wins (ties go to the lower
 id, so the outcome never depends on file order). ``fits_here``, the fixes it assumes and
-the plan the verdict names come from :mod:`hwadvisor.engine.fit` (SPEC §3: this machine
+the plan the verdict names come from :mod:`hwadvisor.engine.fit` (this machine
 has that class of device and holds the job as recommended, and, where a time estimate
 exists, finishes within the deadline; ``None`` only when that cannot be told).
 """

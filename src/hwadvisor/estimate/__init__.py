@@ -1,4 +1,4 @@
-"""The estimator: a workload's memory and time, here and on catalog devices (SPEC §6).
+"""The estimator: a workload's memory and time, here and on catalog devices (docs/estimates.md).
 
 Pure functions of their inputs (a workload, saved facts, saved bench figures, the
 catalogs), so every estimate can be replayed anywhere:

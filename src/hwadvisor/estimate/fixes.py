@@ -1,4 +1,4 @@
-"""When a job does not fit one device: the fixes in order, each with its effect (SPEC §6).
+"""When a job does not fit one device: the fixes in order, each with its effect.
 
 The same cumulative fixes as a multi-GPU plan (:func:`estimate.plan.fix_levels`), for
 one device, stopping at the first that fits. Only fixes that can apply are offered: on

@@ -1,4 +1,9 @@
-"""Estimating a workload on several devices: the :class:`EstimateReport` (SPEC §6)."""
+"""Estimating a workload on several devices: the :class:`EstimateReport`.
+
+Per device: memory with its bounds and fit (:mod:`.memory`), the fixes or multi-GPU plan
+when it does not fit (:mod:`.fixes`, :mod:`.plan`), time per step (:mod:`.timing`) and
+its error band (:mod:`.bands`), data-parallel scaling (:mod:`.scaling`); a language
+model's serving or fine-tuning through :mod:`.llm_bridge`."""
 
 from __future__ import annotations
 

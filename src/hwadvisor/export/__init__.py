@@ -1,4 +1,6 @@
-"""Provisioning integration (SPEC §7): hwadvisor's facts in the engines platform teams run.
+"""Provisioning integration: hwadvisor's facts in the engines platform teams run.
+
+See docs/provisioning.md.
 
 - :mod:`~hwadvisor.export.ansible`: an Ansible local fact that prints a cached report;
 - :mod:`~hwadvisor.export.nfd`: a Node Feature Discovery ``features.d`` file of node labels;

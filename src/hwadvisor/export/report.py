@@ -19,7 +19,7 @@ from hwadvisor.models.facts import Facts, validate_facts
 #: Keys under which a facts document may carry recommendations.
 ADVICE_KEYS = ("advice", "recommendation", "recommendations")
 
-#: Device classes a verdict may name (SPEC §3 ``verdict.device``).
+#: Device classes a verdict may name (the advice document's ``verdict.device``).
 VERDICT_DEVICES = ("cpu", "gpu", "multi_gpu")
 
 

@@ -31,7 +31,8 @@ TRAINING_GPU_MIN_BYTES = 15 * GIB
 INFERENCE_CPU_MIN_CORES = 4
 PREPROCESSING_CPU_MIN_CORES = 8
 #: fp32 matmul rate that serves a low-QPS model in tens of ms (e.g. BERT-base, 22.4 GFLOP
-#: per sample at seq 128 in REFERENCE.md, takes ~0.2 s at 100 GFLOP/s).
+#: per sample at seq 128: 2 FLOPs per weight of its ~85 M encoder weights per token, plus
+#: attention; Devlin et al., arXiv:1810.04805; ~0.2 s at 100 GFLOP/s).
 INFERENCE_CPU_MIN_GFLOPS = 100.0
 
 ROLE_ORDER = (

@@ -1,7 +1,8 @@
-"""Typed boundaries between the pipeline's stages (pydantic v2 models).
+"""Typed boundaries between the pipeline's stages: the documents hwadvisor prints.
 
-Each document hwadvisor prints is one of these models; ``hwadvisor schema NAME``
-publishes the JSON Schema generated from them.
+The facts are frozen dataclasses validated lazily through pydantic (:mod:`.facts`,
+:mod:`.plain`); the other documents are pydantic v2 models (:mod:`.common`);
+``hwadvisor schema NAME`` publishes the JSON Schema generated from them.
 """
 
 from __future__ import annotations

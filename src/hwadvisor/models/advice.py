@@ -1,4 +1,4 @@
-"""The advice document (``hwadvisor recommend --json``): verdict, findings, checklist (SPEC §3)."""
+"""The advice document (``hwadvisor recommend --json``): verdict, findings, checklist."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The bench document (``hwadvisor bench --json``): measured evidence (SPEC §5)."""
+"""The bench document (``hwadvisor bench --json``): measured evidence."""
 
 from __future__ import annotations
 

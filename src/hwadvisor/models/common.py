@@ -31,7 +31,7 @@ __all__ = [
 class Document(BaseModel):
     """Base of the documents hwadvisor writes and reads back.
 
-    Unknown fields are ignored rather than refused (SPEC §3: a document from a newer
+    Unknown fields are ignored rather than refused (docs/json.md: a document from a newer
     minor release must still load); models are frozen once built.
     """
 

@@ -1,4 +1,4 @@
-"""The facts document (``hwadvisor check --json``): what the machine has (SPEC §3).
+"""The facts document (``hwadvisor check --json``): what the machine has.
 
 The one definition of the document: frozen dataclasses, with each field's bounds and
 description as :class:`~hwadvisor.models.plain.Bound` and

@@ -238,7 +238,7 @@ class LlmShape(Document):
 class Workload(Document):
     """A workload as understood, with defaults filled in; unknown stays null."""
 
-    # The bounds are the options' limits (SPEC §4: bad input is exit 2): every size above
+    # The bounds are the options' limits (bad input is exit 2): every size above
     # zero and finite, none past a cap far beyond any real job (a trillion-parameter model
     # is 1e12, a year-long deadline 8760 h) yet small enough that products of them (FLOPs
     # x samples x epochs, bytes x batch) stay finite floats. checked_workload names the

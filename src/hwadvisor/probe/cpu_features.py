@@ -1,4 +1,4 @@
-"""Normalise raw kernel CPU flags into the feature set of SPEC §3.
+"""Normalise raw kernel CPU flags into the feature set of the facts document (docs/json.md).
 
 Features come from the flags the kernel prints (``grep flags /proc/cpuinfo`` on x86,
 ``grep Features /proc/cpuinfo`` on Arm), never from the model or microarchitecture name:

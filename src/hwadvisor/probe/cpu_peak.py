@@ -1,12 +1,15 @@
 """Theoretical peak GFLOP/s of the usable cores: cores × clock × FLOPs per cycle.
 
-FLOPs per cycle per core (one FMA = 2 FLOPs) follow REFERENCE.md "CPU peaks":
+FLOPs per cycle per core (one FMA = 2 FLOPs) follow the vendors' optimization manuals
+(Intel 64 and IA-32 Architectures Optimization Reference Manual: FMA ports per core and
+AMX tile throughput; AMD's Software Optimization Guide for Zen 4: AVX-512 on 256-bit
+units):
 AVX2 with two FMA units (Haswell and later, Zen 2/3) 32 fp32; AVX-512 with one FMA unit
 (Xeon Silver/Bronze, client Ice/Tiger Lake, Zen 4) 32; AVX-512 with two FMA units (Xeon
 Gold 6xxx/Platinum, Ice Lake-SP, Sapphire Rapids) 64; AMX 1024 bf16 and 2048 int8 per
 cycle. The rest are rules of this module, written in ``basis`` so a person can check:
 
-- fp32 without a REFERENCE entry: AVX without FMA (Sandy/Ivy Bridge: one 256-bit add and
+- fp32 on cores outside those cases: AVX without FMA (Sandy/Ivy Bridge: one 256-bit add and
   one 256-bit multiply port) 16; Zen 1 (two 128-bit FMA pipes) 16; SSE only 8. Zen 5 is
   counted at 32 like Zen 4, a conservative floor until a sourced figure is in the table.
 - Arm: NEON with two 128-bit FMA pipes 16 (Neoverse N1/N2, Cortex-A7x, Apple cores

@@ -1,8 +1,10 @@
 """The memory probe: ``free -b`` from ``/proc/meminfo``, clamped by the container's limit.
 
 A process in a container with a memory limit can use no more than the limit, minus what
-the cgroup already holds that the kernel cannot drop (usage less the inactive file cache,
-as REFERENCE.md's pitfalls say). Two probe records: ``memory`` and ``memory.cgroup``.
+the cgroup already holds that the kernel cannot drop (usage less the inactive file cache:
+``memory.stat``'s ``inactive_file`` in the kernel's cgroup v2 documentation,
+Documentation/admin-guide/cgroup-v2.rst, which ``docker stats`` also subtracts). Two probe
+records: ``memory`` and ``memory.cgroup``.
 """
 
 from __future__ import annotations

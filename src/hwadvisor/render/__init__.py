@@ -1,4 +1,6 @@
-"""Human output with rich: one module per document (check, bench, advice, estimate).
+"""Human output: one rich view per document (check, bench, advice, estimate, fleet, rules),
+with ``layout`` (tables that fit the terminal), ``llm`` and ``cost``; and the HTML
+report (``html``, ``charts``, ``report_data``, ``report_sections``).
 
 Tables and charts go to stdout; progress bars and warnings go to stderr, so that
 ``--json`` output stays clean and ``hwadvisor ... | less`` shows the report.
@@ -20,7 +22,7 @@ def stdout_console() -> Console:
 
     class _ReportConsole(Console):
         def on_broken_pipe(self) -> None:
-            # rich exits 1 here, the code SPEC §4 keeps for a failed gate. A reader that
+            # rich exits 1 here, the code kept for a failed gate. A reader that
             # stopped early (`hwadvisor check | head`) is no error: stop printing and
             # raise, so the CLI's one boundary handles it as for JSON (exit 0).
             self.quiet = True
