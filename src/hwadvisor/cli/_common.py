@@ -114,7 +114,7 @@ def emit(
 
 
 def stamped(body: dict[str, object]) -> dict[str, object]:
-    """``body`` as a document: ``schema_version`` and ``tool`` first (SPEC §3), for the
+    """``body`` as a document: ``schema_version`` and ``tool`` first (docs/json.md), for the
     JSON outputs that have no pydantic model of their own."""
     from hwadvisor import __version__
     from hwadvisor.models.plain import SCHEMA_VERSION
