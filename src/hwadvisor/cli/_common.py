@@ -78,6 +78,29 @@ def workload_options(params: Mapping[str, Any]) -> dict[str, Any]:
     return {arg: params[name] for name, arg in WORKLOAD_ARGS.items() if name in params}
 
 
+def run_options(
+    params: Mapping[str, Any], rules_dirs: list[str] | None, *, progress: bool = True
+) -> dict[str, Any]:
+    """``recommend``'s and ``rules explain``'s shared options (pass their ``options``) as
+    :func:`hwadvisor.pipeline.recommend` takes them, so the same options give the same run;
+    a progress bar on stderr when it is a terminal and ``progress``."""
+    from functools import partial
+
+    from hwadvisor.render.progress import progress_callback
+
+    return {
+        "workload": workload_options(params),
+        "budget": params["budget"],
+        "team": params["team"],
+        "facts_file": params["facts_file"],
+        "bench_file": params["bench_file"],
+        "no_bench": params["no_bench"],
+        "rules_dirs": rules_dirs,
+        "pricing": pricing_options(params),
+        "progress": partial(progress_callback, enabled=sys.stderr.isatty() and progress),
+    }
+
+
 def document_json(doc: BaseModel | Facts | dict[str, object]) -> str:
     """A document as indented JSON with a final newline (nulls kept: null is a fact).
 

@@ -49,26 +49,12 @@ def recommend(
     **options: Any,
 ) -> None:
     """Recommend CPU, GPU or multi-GPU for a workload, with the evidence and the reasons."""
-    from functools import partial
-
-    from hwadvisor.cli._common import emit, pricing_options, warn_stale, workload_options
+    from hwadvisor.cli._common import emit, run_options, warn_stale
     from hwadvisor.pipeline import recommend as recommend_advice
     from hwadvisor.render.html import require_for, write_report
-    from hwadvisor.render.progress import progress_callback
 
     require_for(html)
-    result = recommend_advice(
-        scenario=scenario,
-        workload=workload_options(options),
-        budget=options["budget"],
-        team=options["team"],
-        facts_file=options["facts_file"],
-        bench_file=options["bench_file"],
-        no_bench=options["no_bench"],
-        rules_dirs=rules_dirs,
-        pricing=pricing_options(options),
-        progress=partial(progress_callback, enabled=sys.stderr.isatty()),
-    )
+    result = recommend_advice(scenario=scenario, **run_options(options, rules_dirs))
     for note in result.notes:
         sys.stderr.write(f"hwadvisor: note: {note}\n")
     advice = result.advice

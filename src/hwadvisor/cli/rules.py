@@ -109,25 +109,11 @@ def explain_rule(
 
     Takes recommend's options: the same options explain the same run.
     """
-    import sys
-    from functools import partial
-
-    from hwadvisor.cli._common import pricing_options, workload_options
+    from hwadvisor.cli._common import run_options
     from hwadvisor.pipeline import explain_rule as explain_for
-    from hwadvisor.render.progress import progress_callback
 
     exp = explain_for(
-        rule_id,
-        scenario=scenario,
-        workload=workload_options(options),
-        budget=options["budget"],
-        team=options["team"],
-        facts_file=options["facts_file"],
-        bench_file=options["bench_file"],
-        no_bench=options["no_bench"],
-        rules_dirs=rules_dirs,
-        pricing=pricing_options(options),
-        progress=partial(progress_callback, enabled=sys.stderr.isatty() and not json_out),
+        rule_id, scenario=scenario, **run_options(options, rules_dirs, progress=not json_out)
     )
     rule, scen = exp.rule, exp.scenario
     if json_out:

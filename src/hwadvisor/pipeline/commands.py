@@ -149,24 +149,19 @@ def recommend(
     _refuse_both(bench_file, no_bench)
     priced = pricing_from(pricing, None)
     rules = load_rules(rules_dirs)
-    facts = load_facts(facts_file) if facts_file else probe_here()
-    wl = workload_for(scenario, **workload)
-    measured = _bench_for(facts, facts_file, bench_file, no_bench, progress)
-    bench, notes, interrupted = measured.report, measured.notes, measured.interrupted
-    estimates = estimate_for_advice(wl, facts=facts, bench=bench)
-    estimates = price_for_advice(estimates, wl, pricing=priced, budget=budget, facts=facts)
+    run = _gather(scenario, workload, budget, facts_file, bench_file, no_bench, progress, priced)
     advice = advise(
-        facts=facts,
+        facts=run.facts,
         scenario=scenario,
-        workload=wl,
-        estimates=estimates,
-        bench=bench,
+        workload=run.workload,
+        estimates=run.estimates,
+        bench=run.measured.report,
         rules=rules,
         budget=budget,
         team=team,
         facts_file=facts_file,
     )
-    return Recommended(advice, interrupted, notes)
+    return Recommended(advice, run.measured.interrupted, run.measured.notes)
 
 
 @dataclass(frozen=True)
@@ -177,6 +172,37 @@ class _Measured:
     report: BenchReport | None
     notes: list[str]
     interrupted: bool
+
+
+@dataclass(frozen=True)
+class _Gathered:
+    """What ``recommend`` and ``rules explain`` gather the same way: the facts, the
+    workload, the bench figures and the priced estimates."""
+
+    facts: Facts
+    workload: Workload
+    measured: _Measured
+    estimates: EstimateReport | None
+
+
+def _gather(
+    scenario: Scenario,
+    workload: Mapping[str, Any],
+    budget: Budget,
+    facts_file: str | None,
+    bench_file: str | None,
+    no_bench: bool,
+    progress: ProgressScope,
+    priced: Pricing,
+) -> _Gathered:
+    """The facts (read from ``facts_file``, else probed here), the workload, the bench
+    figures (:func:`_bench_for`) and the estimates priced for ``budget``."""
+    facts = load_facts(facts_file) if facts_file else probe_here()
+    wl = workload_for(scenario, **workload)
+    measured = _bench_for(facts, facts_file, bench_file, no_bench, progress)
+    estimates = estimate_for_advice(wl, facts=facts, bench=measured.report)
+    estimates = price_for_advice(estimates, wl, pricing=priced, budget=budget, facts=facts)
+    return _Gathered(facts, wl, measured, estimates)
 
 
 def _bench_for(
@@ -354,17 +380,13 @@ def explain_rule(
     ruleset = load_rules(rules_dirs)
     rule = ruleset.get(rule_id.upper())
     scen = scenario or (rule.scenarios[0] if rule.scenarios else Scenario.TRAINING)
-    facts = load_facts(facts_file) if facts_file else probe_here()
-    wl = workload_for(scen, **(workload or {}))
-    bench = _bench_for(facts, facts_file, bench_file, no_bench, progress).report
-    estimates = estimate_for_advice(wl, facts=facts, bench=bench)
-    estimates = price_for_advice(estimates, wl, pricing=priced, budget=budget, facts=facts)
+    run = _gather(scen, workload or {}, budget, facts_file, bench_file, no_bench, progress, priced)
     ctx = rule_context(
-        facts=facts,
+        facts=run.facts,
         scenario=scen,
-        workload=wl,
-        estimates=estimates,
-        bench=bench,
+        workload=run.workload,
+        estimates=run.estimates,
+        bench=run.measured.report,
         budget=budget,
         team=team,
     )
