@@ -15,6 +15,8 @@ from typing import Any
 from hwadvisor.errors import UsageError
 from hwadvisor.estimate.llm_shape import arch_of
 from hwadvisor.models.workload import (
+    LLM_OPTIONS,
+    OPTIONS,
     FinetuneMethod,
     LlmShape,
     ModelKind,
@@ -30,22 +32,11 @@ FINETUNE_SEQ_LEN = 2048
 #: The options that matter to each language-model task (the others are noted as ignored).
 _SERVE_OPTIONS = {"quant", "context", "prompt_tokens", "output_tokens", "concurrency", "engine"}
 _FINETUNE_OPTIONS = {"method", "lora_rank", "lora_targets"}
-_OPTION_NAMES = {
-    "method": "--method",
-    "lora_rank": "--lora-rank",
-    "lora_targets": "--lora-targets",
-    "quant": "--quant",
-    "context": "--context",
-    "prompt_tokens": "--prompt-tokens",
-    "output_tokens": "--output-tokens",
-    "concurrency": "--concurrency",
-    "engine": "--engine",
-}
 
 
 def ignored_note(said: set[str], task: Task) -> str:
     """The assumption naming options given that the task does not use."""
-    names = ", ".join(_OPTION_NAMES[k] for k in sorted(said))
+    names = ", ".join(OPTIONS[k] for k in sorted(said))
     return f"{names} ignored: they apply to --task serve or finetune, not {task.value}"
 
 
@@ -124,7 +115,7 @@ def _finetune_fields(
         notes.append("micro-batch of 1 sequence assumed (give --batch-size)")
     serve_only = sorted(said & _SERVE_OPTIONS)
     if serve_only:
-        names = ", ".join(_OPTION_NAMES[k] for k in serve_only)
+        names = ", ".join(OPTIONS[k] for k in serve_only)
         notes.append(f"{names} ignored: serving options (QLoRA's base is NF4 by definition)")
     precision = given.precision if "precision" in given.model_fields_set else Precision.BF16
     return {
@@ -154,7 +145,7 @@ def llm_workload(
         fields = _serve_fields(shape, given, notes, batch_given)
         finetune_only = sorted(said & _FINETUNE_OPTIONS)
         if finetune_only:
-            names = ", ".join(_OPTION_NAMES[k] for k in finetune_only)
+            names = ", ".join(OPTIONS[k] for k in finetune_only)
             notes.append(f"{names} ignored: fine-tuning options")
     else:
         fields = _finetune_fields(shape, given, notes, batch_given, said)
@@ -182,15 +173,7 @@ _KEPT = (
     "qps",
     "latency_ms",
     "deadline_hours",
-    "lora_rank",
-    "lora_targets",
-    "quant",
-    "context",
-    "prompt_tokens",
-    "output_tokens",
-    "concurrency",
-    "engine",
-    "method",
+    *LLM_OPTIONS,
 )
 
 

@@ -18,6 +18,7 @@ from hwadvisor.estimate.llm_shape import language_model
 from hwadvisor.estimate.loading import load_callable, looks_like_user_model
 from hwadvisor.estimate.profile import analytic_profile, attention_flops, counted_profile
 from hwadvisor.models.workload import (
+    LLM_OPTIONS,
     LlmShape,
     ModelKind,
     Optimizer,
@@ -31,18 +32,6 @@ from hwadvisor.models.workload import (
 #: fine-tuning a language model runs micro-batches of one sequence (gradient
 #: accumulation makes the effective batch), serving batches --concurrency sequences.
 DEFAULT_BATCH = {Task.TRAIN: 32, Task.INFER: 1, Task.SERVE: 1, Task.FINETUNE: 1}
-#: The options of language-model workloads, as build_workload takes them.
-LLM_OPTIONS = (
-    "method",
-    "lora_rank",
-    "lora_targets",
-    "quant",
-    "context",
-    "prompt_tokens",
-    "output_tokens",
-    "concurrency",
-    "engine",
-)
 
 
 def build_workload(

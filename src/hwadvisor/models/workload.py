@@ -322,6 +322,20 @@ class Workload(Document):
     assumptions: list[str] = Field(default_factory=list)
 
 
+#: The options of language-model workloads (fine-tuning's, then serving's), as
+#: :func:`~hwadvisor.estimate.build_workload` takes them.
+LLM_OPTIONS = (
+    "method",
+    "lora_rank",
+    "lora_targets",
+    "quant",
+    "context",
+    "prompt_tokens",
+    "output_tokens",
+    "concurrency",
+    "engine",
+)
+
 #: The command-line option of each workload field a user gives (the others are derived).
 OPTIONS = {
     "model": "--model",
