@@ -25,7 +25,7 @@ HEADER = """# Rules
 Every piece of advice `hwadvisor recommend` gives comes from one of these rules. Each has a
 permanent id, the scenarios it applies to, a condition over facts, measurements, the
 workload and its estimates (see [writing-rules.md](writing-rules.md) for the namespace and
-the three-valued logic), and the ids of `GUIDANCE.md` it encodes. Rules with a *verdict*
+the three-valued logic), and the guidance ids (claims of the two source documents) it encodes. Rules with a *verdict*
 propose a device class; the fired one with the highest priority decides. Rules whose
 condition reads `verdict.*` run after the verdict is decided; `migration` rules fill the
 CPU-to-GPU checklist.
@@ -127,7 +127,7 @@ def render_doc() -> str:
         for r in rules:
             for s in r.source:
                 cited[s].append(r.id)
-    lines = [HEADER, "## GUIDANCE coverage", "", "| id | guidance | rules |", "|---|---|---|"]
+    lines = [HEADER, "## Guidance coverage", "", "| id | guidance | rules |", "|---|---|---|"]
     lines += [
         f"| {g} | {GUIDANCE[g]} | {', '.join(sorted(cited[g])) or '**none**'} |" for g in GUIDANCE
     ]

@@ -95,7 +95,13 @@ def judge(result: Any, args: list[str]) -> None:
             assert doc["error"]["exit_code"] == result.code, (args, doc)
         return
     if result.code in (1, 3) and "--require-fit" in args:
-        assert result.err.startswith("hwadvisor: --require-fit:"), result.err
+        # Warnings (stale prices, notes) may come first; the gate's own line must be there.
+        said = [
+            ln
+            for ln in result.err.splitlines()
+            if not ln.startswith(("hwadvisor: warning:", "hwadvisor: note:"))
+        ]
+        assert said and said[0].startswith("hwadvisor: --require-fit:"), result.err
     else:
         assert result.code == 0, (result.code, args, result.err)
     if wants_json and result.out.strip():

@@ -279,7 +279,7 @@ def estimate(
     pricing: Mapping[str, Any] | None = None,
     facts_file: str | None = None,
 ) -> EstimateReport:
-    """Estimate a workload here and on catalog devices, with the guidance (SPEC §1, §6).
+    """Estimate a workload here and on catalog devices, with the guidance.
 
     This machine is probed, and quickly benchmarked without ``bench_file``, only when
     "here" is among the devices; with ``facts_file`` "here" is the machine it describes
