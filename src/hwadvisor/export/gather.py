@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
@@ -44,9 +44,8 @@ from hwadvisor.models.workload import Scenario, Workload
 if TYPE_CHECKING:
     from hwadvisor.catalog.instances import InstanceCatalog
     from hwadvisor.catalog.schema import DeviceEntry
-    from hwadvisor.cost.model import Cost, OwnHardware
+    from hwadvisor.cost.model import OwnHardware
     from hwadvisor.engine import RuleSet
-    from hwadvisor.models.estimate import DeviceEstimate
 
 #: Scenarios whose work belongs on a CPU (GUIDANCE S1, S7, S8): ranked on CPU estimates.
 CPU_SCENARIOS = frozenset({"prototyping", "edge", "preprocessing"})
@@ -188,18 +187,6 @@ def read_reports(paths: Sequence[str | Path], *, stdin: IO[str] | None = None) -
 
 
 @dataclass(frozen=True)
-class _Priced:
-    """What every machine of one hardware key shares."""
-
-    estimate: DeviceEstimate | None
-    error: str | None = None
-    recommended_device: str | None = None
-    rules_fit: bool | None = None
-    advice: str | None = None
-    cost: Cost | None = None
-
-
-@dataclass(frozen=True)
 class _Context:
     workload: Workload
     scenario: str | None
@@ -245,7 +232,9 @@ def _partial_reason(report: Report) -> str:
     return f"partial report: no {what} to estimate the workload with"
 
 
-def _price(report: Report, ctx: _Context) -> _Priced:
+def _price(report: Report, key: str, ctx: _Context) -> Candidate:
+    """``report``'s candidate, priced; every machine of hardware ``key`` shares all of it
+    but the report."""
     from hwadvisor.cost.fleet import machine_cost
     from hwadvisor.estimate import estimate_workload
 
@@ -256,7 +245,7 @@ def _price(report: Report, ctx: _Context) -> _Priced:
         known = [i for i in ids if i is not None]
         if not known:
             names = ", ".join(sorted({g.name or g.vendor for g in facts.gpus}))
-            return _Priced(estimate=None, error=f"GPU not in the catalog: {names}")
+            return Candidate(report, None, key=key, error=f"GPU not in the catalog: {names}")
         # The most common GPU of the machine; all of them for distributed training.
         on = max(set(known), key=known.count)
         gpus = known.count(on) if ctx.scenario == "distributed" else 1
@@ -265,14 +254,14 @@ def _price(report: Report, ctx: _Context) -> _Priced:
             workload, facts=facts, bench=report.bench, on=[on], gpus=gpus
         ).estimates[0]
     except HwadvisorError as exc:
-        return _Priced(estimate=None, error=exc.line())
+        return Candidate(report, None, key=key, error=exc.line())
     if (
         est.step_time_s is None
         and est.fits is None
         and (workload.params or workload.flops_per_sample)
     ):
         # The workload has a cost but this machine's report gives nothing to price it with.
-        return _Priced(estimate=None, error=_partial_reason(report))
+        return Candidate(report, None, key=key, error=_partial_reason(report))
     device, fits, summary = _advice(report, ctx)
     try:
         cost = machine_cost(
@@ -280,7 +269,7 @@ def _price(report: Report, ctx: _Context) -> _Priced:
         )
     except HwadvisorError:
         cost = None
-    return _Priced(est, None, device, fits, summary, cost)
+    return Candidate(report, est, None, device, fits, summary, cost, key)
 
 
 def fleet_pricing(
@@ -338,22 +327,11 @@ def gather_fleet(
         devices=load_devices(),
         own=own,
     )
-    shared: dict[str, _Priced] = {}
+    shared: dict[str, Candidate] = {}
     candidates = []
     for report, key in zip(reports, keys, strict=True):
-        priced = shared.get(key)
-        if priced is None:
-            priced = shared[key] = _price(report, ctx)
-        candidates.append(
-            Candidate(
-                report=report,
-                estimate=priced.estimate,
-                error=priced.error,
-                recommended_device=priced.recommended_device,
-                rules_fit=priced.rules_fit,
-                advice=priced.advice,
-                cost=priced.cost,
-                key=key,
-            )
-        )
+        if key in shared:
+            candidates.append(replace(shared[key], report=report))
+        else:
+            candidates.append(shared.setdefault(key, _price(report, key, ctx)))
     return rank_fleet(candidates, workload, scenario=scenario, skipped=skipped, by=RankBy(by))
