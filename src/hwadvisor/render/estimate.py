@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
 from hwadvisor.render import stdout_console
 from hwadvisor.render.cost import picks_of, render_costs
 from hwadvisor.render.layout import Col, FitTable, Hanging
@@ -61,7 +63,19 @@ def _table(report: EstimateReport) -> FitTable:
         ]
         for est in report.estimates
     ]
-    return FitTable(columns, rows, title=title)
+    notes = [_fit_note(est) for est in report.estimates]
+    return FitTable(columns, rows, title=title, notes=notes)
+
+
+def _fit_note(est: DeviceEstimate) -> Text | None:
+    """Why a row does not (or may not) fit, and the multi-GPU plan that holds it; None
+    when it fits."""
+    if est.fits:
+        return None
+    parts = [est.fit_reason] if est.fit_reason else []
+    if est.plan is not None:
+        parts.append(f"plan: {est.plan.plan}")
+    return Text("; ".join(parts)) if parts else None
 
 
 def with_band(seconds: float | None, band: TimeBand | None) -> str:

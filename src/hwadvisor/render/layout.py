@@ -10,7 +10,9 @@ at 80 columns turns "✗ does not fit" into "✗ does…" and "28.6 GiB" into "2
   below their row when the row would not fit; ``wide`` columns show only at
   :data:`WIDE` columns and more;
 - when even that does not fit (a very narrow terminal), each row becomes a block: the
-  name, then one ``header: value`` line per column.
+  name, then one ``header: value`` line per column;
+- a row may carry a ``note`` (a sentence, not a column): a dimmed line below it, wrapped
+  like a folded detail.
 
 :class:`Hanging` prints a paragraph whose wrapped lines start under its first word,
 after a prefix such as a rule id or a bullet.
@@ -86,12 +88,16 @@ class FitTable:
         *,
         title: str | None = None,
         hint: bool = False,
+        notes: Sequence[str | Text | None] | None = None,
     ) -> None:
         self.columns = list(columns)
         #: Say below the table which ``wide`` columns a narrower terminal left out.
         self.hint = hint
         self.rows = [[_text(c) for c in row] for row in rows]
         self.title = title
+        #: One dimmed sentence per row (None for none), printed below the row.
+        self.notes = [None if n is None else _text(n) for n in notes or []]
+        self.notes += [None] * (len(self.rows) - len(self.notes))
         for row in self.rows:
             if len(row) != len(self.columns):
                 raise ValueError(f"a row has {len(row)} cells for {len(self.columns)} columns")
@@ -190,11 +196,12 @@ class FitTable:
             return out + self._stacked(console, width)
         out.append(self._header(plan))
         out.append(Text("─" * _table_width(plan), style="dim"))
-        for row in self.rows:
+        for row, note in zip(self.rows, self.notes, strict=True):
             cells = {i: self._cell_lines(console, i, row[i], plan.widths[i]) for i in plan.inline}
             height = max(len(v) for v in cells.values())
             out += [self._line(plan, cells, k) for k in range(height)]
             out += self._folded(console, plan, row, width)
+            out += _note(console, note, " " * FOLD_INDENT, width)
         return out + self._hint(console, width)
 
     def _hint(self, console: Console, width: int) -> list[Text]:
@@ -207,7 +214,7 @@ class FitTable:
     def _stacked(self, console: Console, width: int) -> list[Text]:
         """Each row as a block: its first cell, then ``header: value`` lines."""
         out: list[Text] = []
-        for row in self.rows:
+        for row, note in zip(self.rows, self.notes, strict=True):
             out += Hanging("", row[0].copy()).lines(console, width)
             for col, cell in zip(self.columns[1:], row[1:], strict=True):
                 if not cell.plain.strip() or (col.wide and width < WIDE):
@@ -215,10 +222,20 @@ class FitTable:
                 body = Text(f"{col.header}: ", style="dim")
                 body.append_text(_one_line(cell))
                 out += Hanging("  ", body).lines(console, width)
+            out += _note(console, note, "  ", width)
         return out
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield from self.lines(console, options.max_width)
+
+
+def _note(console: Console, note: Text | None, prefix: str, width: int) -> list[Text]:
+    """A row's note as dimmed lines after ``prefix`` (none without a note)."""
+    if note is None or not note.plain.strip():
+        return []
+    body = note.copy()
+    body.stylize("dim")
+    return Hanging(prefix, body).lines(console, width)
 
 
 def _table_width(plan: _Plan) -> int:
