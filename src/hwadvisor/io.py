@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hwadvisor.errors import FactsError, OutputError
+from hwadvisor.errors import FactsError, HwadvisorError, OutputError
 
 #: Reading a document refuses files larger than this: a facts or bench report is a few
 #: hundred KiB at most, and a huge file is a mistake or an attack.
@@ -82,22 +82,42 @@ def _write_stream(target: Path, text: str) -> None:
         raise OutputError(exc.strerror or str(exc), where=str(target)) from exc
 
 
+def read_limited_text(
+    p: Path,
+    limit: int,
+    error: type[HwadvisorError],
+    *,
+    what: str,
+    missing: str,
+    folder: str | None = None,
+) -> str:
+    """The UTF-8 text of ``p``, refused (one ``error`` line naming ``what``) when over
+    ``limit`` bytes, unreadable or not UTF-8; ``missing`` is the line for a file that is
+    not there and ``folder`` (when given) the line for a folder."""
+    try:
+        size = p.stat().st_size
+        if size > limit:
+            raise error(f"{what} is {size} bytes, over the {limit}-byte limit", where=str(p))
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise error(missing, where=str(p)) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        if folder is not None and isinstance(exc, IsADirectoryError):
+            raise error(folder, where=str(p)) from exc
+        raise error(f"cannot read {what}: {exc}", where=str(p)) from exc
+
+
 def read_json_document(path: str | Path, *, what: str = "document") -> dict[str, Any]:
     """Load a JSON object from ``path``; any problem is one :class:`FactsError` line."""
     p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > MAX_DOCUMENT_BYTES:
-            raise FactsError(
-                f"{what} is {size} bytes, over the {MAX_DOCUMENT_BYTES}-byte limit", where=str(p)
-            )
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise FactsError(f"{what} file not found", where=str(p)) from exc
-    except IsADirectoryError as exc:
-        raise FactsError(f"{what} path is a folder, not a file", where=str(p)) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FactsError(f"cannot read {what}: {exc}", where=str(p)) from exc
+    text = read_limited_text(
+        p,
+        MAX_DOCUMENT_BYTES,
+        FactsError,
+        what=what,
+        missing=f"{what} file not found",
+        folder=f"{what} path is a folder, not a file",
+    )
     return parse_json_document(text, where=str(p), what=what)
 
 

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 import hwadvisor
 from hwadvisor.engine.validate import check_rule
 from hwadvisor.errors import RulesError
+from hwadvisor.io import read_limited_text
 from hwadvisor.models.rules import Rule, RuleFile
 
 MAX_FILE_BYTES = 256 * 1024
@@ -201,17 +202,9 @@ def _parse_cached(text: str, where: str) -> tuple[Rule, ...]:
 def load_file(path: str | Path) -> list[Rule]:
     """Read and validate one rules file."""
     p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise RulesError(
-                f"rules file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit", where=str(p)
-            )
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise RulesError("rules file not found", where=str(p)) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RulesError(f"cannot read rules file: {exc}", where=str(p)) from exc
+    text = read_limited_text(
+        p, MAX_FILE_BYTES, RulesError, what="rules file", missing="rules file not found"
+    )
     return parse_rules_text(text, where=str(p))
 
 
