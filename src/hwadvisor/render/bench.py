@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from hwadvisor.models.bench import BenchReport, BenchResult
 
 BAR_WIDTH = 40
+#: After a bar whose figure the bench judged too unsteady to use.
+UNRELIABLE = " (unreliable)"
 
 
 def _number(r: BenchResult) -> str:
@@ -28,6 +30,16 @@ def _value(r: BenchResult) -> str:
 
 def _spread(r: BenchResult) -> str:
     return f"±{r.iqr_s / r.median_s:.0%}" if r.median_s > 0 and r.runs > 1 else "-"
+
+
+def _unreliable(r: BenchResult) -> str | None:
+    """The note under a figure the bench judged too unsteady to use; None for one it
+    trusts (or one from before the judgement: taken as reliable)."""
+    if r.reliable is not False:
+        return None
+    spread = f"±{r.spread:.0%} " if r.spread is not None else ""
+    runs = "" if r.spread is not None else f" ({r.runs} timed runs, too few to judge)"
+    return f"{spread}unreliable{runs}: the advice uses the theoretical peak instead"
 
 
 def _efficiency(r: BenchResult) -> str:
@@ -66,7 +78,7 @@ def results_table(report: BenchReport) -> FitTable:
             r.kernel,
             r.dtype,
             _shape(r),
-            _value(r),
+            _value(r) if r.reliable is not False else f"[yellow]{_value(r)}[/]",
             _efficiency(r),
             _spread(r),
             str(r.runs),
@@ -74,7 +86,8 @@ def results_table(report: BenchReport) -> FitTable:
         ]
         for r in report.results
     ]
-    return FitTable(columns, rows, title="Measured throughput")
+    notes = [_unreliable(r) for r in report.results]
+    return FitTable(columns, rows, title="Measured throughput", notes=notes)
 
 
 def bar_lines(report: BenchReport, *, width: int = BAR_WIDTH) -> list[str]:
@@ -93,7 +106,8 @@ def bar_lines(report: BenchReport, *, width: int = BAR_WIDTH) -> list[str]:
         cells = r.value / top * width if top > 0 else 0.0
         bar = "█" * int(cells) or "▏"
         label = f"{r.device} {r.kernel} {r.dtype}".ljust(label_w)
-        lines.append(f"{label} {bar} {_value(r)}")
+        mark = UNRELIABLE if r.reliable is False else ""
+        lines.append(f"{label} {bar} {_value(r)}{mark}")
     return lines
 
 
@@ -103,7 +117,7 @@ def _bar_room(report: BenchReport, width: int) -> int:
     if not rows:
         return BAR_WIDTH
     label = max(len(f"{r.device} {r.kernel} {r.dtype}") for r in rows)
-    figure = max(len(_value(r)) for r in rows)
+    figure = max(len(_value(r)) + (len(UNRELIABLE) if r.reliable is False else 0) for r in rows)
     return max(8, min(BAR_WIDTH, width - label - figure - 2))
 
 
