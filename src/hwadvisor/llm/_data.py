@@ -6,11 +6,16 @@ import importlib
 from functools import lru_cache
 from importlib import resources
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
 from hwadvisor.errors import CatalogError, MissingDependencyError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+_M = TypeVar("_M", bound="BaseModel")
 
 
 @lru_cache(maxsize=4)
@@ -23,6 +28,24 @@ def shipped_list(name: str, section: str) -> tuple[dict[str, Any], ...]:
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise CatalogError(f"expected a list of entries under '{section}:'", where=where)
     return tuple(entries)
+
+
+def shipped_models(name: str, section: str, model: type[_M], noun: str) -> tuple[_M, ...]:
+    """The entries under ``section`` of the shipped data file ``name``, each validated as
+    ``model``; the first bad one is a CatalogError naming the ``noun``, its id and field."""
+    from pydantic import ValidationError
+
+    out = []
+    for raw in shipped_list(name, section):
+        try:
+            out.append(model.model_validate(raw))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise CatalogError(
+                f"{noun} {raw.get('id')}: {'.'.join(map(str, first['loc']))}: {first['msg']}",
+                where=f"hwadvisor/catalog/data/{name}",
+            ) from exc
+    return tuple(out)
 
 
 def optional_module(name: str, extra: str = "hf") -> ModuleType:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from hwadvisor.errors import CatalogError, UsageError
-from hwadvisor.llm._data import shipped_list
+from hwadvisor.errors import UsageError
+from hwadvisor.llm._data import shipped_models
 
 
 class Engine(BaseModel):
@@ -42,18 +42,7 @@ class Engine(BaseModel):
 @lru_cache(maxsize=1)
 def load_engines() -> dict[str, Engine]:
     """Every shipped engine class by id."""
-    out: dict[str, Engine] = {}
-    for raw in shipped_list("engines.yaml", "engines"):
-        try:
-            eng = Engine.model_validate(raw)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise CatalogError(
-                f"engine {raw.get('id')}: {'.'.join(map(str, first['loc']))}: {first['msg']}",
-                where="hwadvisor/catalog/data/engines.yaml",
-            ) from exc
-        out[eng.id] = eng
-    return out
+    return {eng.id: eng for eng in shipped_models("engines.yaml", "engines", Engine, "engine")}
 
 
 def find_engine(ident: str) -> Engine:

@@ -12,11 +12,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from hwadvisor.catalog.loader import did_you_mean
-from hwadvisor.errors import CatalogError, UsageError
-from hwadvisor.llm._data import shipped_list
+from hwadvisor.errors import UsageError
+from hwadvisor.llm._data import shipped_models
 from hwadvisor.llm.arch import LlmArch
 
 Compute = Literal["fp32", "fp16", "bf16", "fp8", "int8"]
@@ -75,18 +75,7 @@ class QuantFormat(BaseModel):
 @lru_cache(maxsize=1)
 def load_formats() -> dict[str, QuantFormat]:
     """Every shipped weight format by id."""
-    out: dict[str, QuantFormat] = {}
-    for raw in shipped_list("quant.yaml", "formats"):
-        try:
-            fmt = QuantFormat.model_validate(raw)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise CatalogError(
-                f"format {raw.get('id')}: {'.'.join(map(str, first['loc']))}: {first['msg']}",
-                where="hwadvisor/catalog/data/quant.yaml",
-            ) from exc
-        out[fmt.id] = fmt
-    return out
+    return {fmt.id: fmt for fmt in shipped_models("quant.yaml", "formats", QuantFormat, "format")}
 
 
 def find_format(ident: str) -> QuantFormat:
