@@ -168,15 +168,45 @@ def test_assumptions_state_threads_smt_and_clock() -> None:
     assert "2450 MHz" in note
 
 
-def test_reliable_figures_win_and_unreliable_ones_are_said() -> None:
+def test_reliable_figures_win_and_unreliable_ones_are_not_used() -> None:
     bench = _bench()
     slow = _figure("eltwise", 1.0, level="l2", ws=1 * MIB).model_copy(update={"reliable": True})
     fast = _figure("eltwise", 4000.0, level="l2", ws=1 * MIB).model_copy(update={"reliable": False})
     levels = memory_levels(bench.model_copy(update={"results": [*bench.results, slow, fast]}))
-    assert levels is not None and levels.unreliable == 0
+    assert levels is not None and levels.unreliable == 1
     spb = levels.seconds_per_byte("eltwise", 1 * MIB)
     assert spb is not None and spb > 1 / 2000e9  # the fast unreliable figure was not taken
-    marked = [r.model_copy(update={"reliable": False}) if r.level else r for r in bench.results]
+
+
+def test_a_size_measured_only_unreliably_is_priced_from_the_nearest_reliable_one() -> None:
+    bench = _bench()
+    odd = [
+        r.model_copy(update={"reliable": False, "value": 4000.0})
+        if r.kernel == "eltwise" and r.level == "l2"
+        else r
+        for r in bench.results
+    ]
+    levels = memory_levels(bench.model_copy(update={"results": odd}))
+    full = memory_levels(bench)
+    assert levels is not None and full is not None and levels.unreliable == 1
+    # L2 is held at the L3 figure, as if the sweep had not measured L2.
+    assert levels.seconds_per_byte("eltwise", 1 * MIB) == full.seconds_per_byte("eltwise", 16 * MIB)
+
+
+def test_an_all_unreliable_sweep_is_priced_as_no_sweep_and_said() -> None:
+    bench = _bench()
+    marked = [
+        r.model_copy(update={"reliable": False}) if r.level or r.kernel == "dispatch" else r
+        for r in bench.results
+    ]
     rates = here_rates(None, bench.model_copy(update={"results": marked}), Precision.FP32)
-    assert rates.levels is not None and rates.levels.unreliable == 6
-    assert any("unreliable" in a for a in rates.assumptions)
+    bare = here_rates(None, _bench(sweep=False), Precision.FP32)
+    assert rates.levels is None and rates.op_overhead_s == CPU_OP_OVERHEAD_S
+    wl = _cnn(8)
+    assert step_time(wl, rates).parts["memory"] == pytest.approx(
+        step_time(wl, bare).parts["memory"]
+    )
+    note = next(a for a in rates.assumptions if "unreliable" in a)
+    assert "7 memory-sweep figure(s)" in note and "not used" in note
+    assert "as without a sweep" in note
+    assert not any("priced by family and working set" in a for a in rates.assumptions)

@@ -11,6 +11,11 @@ Between the measured working sets the seconds per byte are interpolated in log s
 (the ERT way of reading a bandwidth-vs-size curve); outside them they are held at the
 nearest figure. The per-call cost measured by ``dispatch`` is taken out of each figure
 and charged once per operator launch instead, so small operators are not charged twice.
+
+Figures the bench marked ``reliable: false`` (too unsteady, or a busy machine) are left
+out: a size or family they alone measured is priced as if the sweep had not measured it
+(the nearest reliable figure, the element-wise curve, or without any reliable figure no
+sweep at all), and :func:`unreliable_sweep` counts them for the assumptions.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hwadvisor.models.bench import BenchReport
+    from hwadvisor.models.bench import BenchReport, BenchResult
     from hwadvisor.models.facts import Facts
 
 #: A figure whose time is mostly the per-call cost keeps at least this share of it as data.
@@ -35,7 +40,7 @@ class MemoryLevels:
     curves: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     dispatch_s: float | None = None
     threads: int | None = None
-    #: Figures used although the bench marked them unreliable (no reliable one at that size).
+    #: Sweep figures left out because the bench marked them unreliable.
     unreliable: int = 0
 
     def seconds_per_byte(self, family: str, working_set: float) -> float | None:
@@ -63,42 +68,58 @@ class MemoryLevels:
         return family in self.curves
 
 
+def _sweep(r: BenchResult) -> bool:
+    """Whether ``r`` is one of the memory sweep's figures (a working set, or the per-call
+    ``dispatch`` figure)."""
+    if r.device != "cpu":
+        return False
+    return r.kernel == "dispatch" or (r.level is not None and bool(r.working_set_bytes))
+
+
+def unreliable_sweep(bench: BenchReport | None) -> int:
+    """How many memory-sweep figures the bench marked unreliable (and this module leaves out)."""
+    if bench is None:
+        return 0
+    return sum(1 for r in bench.results if _sweep(r) and r.reliable is False)
+
+
 def _dispatch(bench: BenchReport) -> float | None:
-    """Seconds per operator call from the ``dispatch`` figure (fastest if several)."""
-    hits = [r for r in bench.results if r.device == "cpu" and r.kernel == "dispatch" and r.value]
+    """Seconds per operator call from the reliable ``dispatch`` figures (fastest if several)."""
+    hits = [
+        r
+        for r in bench.results
+        if r.device == "cpu" and r.kernel == "dispatch" and r.value and r.reliable is not False
+    ]
     if not hits:
         return None
     return 1.0 / (max(r.value for r in hits) * 1e6)
 
 
 def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
-    """The sweep's curves from a bench report; None when it has no sweep figures."""
+    """The sweep's curves from a bench report's reliable figures; None when it has none."""
     if bench is None:
         return None
     dispatch = _dispatch(bench)
-    # (family, working set) -> (reliable?, seconds per byte): reliable figures first.
-    points: dict[tuple[str, float], tuple[bool, float]] = {}
+    # (family, working set) -> seconds per byte, the fastest of repeated figures.
+    points: dict[tuple[str, float], float] = {}
     threads = None
     for r in bench.results:
-        if r.device != "cpu" or r.level is None or not r.working_set_bytes or r.value <= 0:
+        if not _sweep(r) or r.kernel == "dispatch" or r.value <= 0 or r.reliable is False:
             continue
-        ws = float(r.working_set_bytes)
+        ws = float(r.working_set_bytes or 0)
         call = ws / (r.value * 1e9)  # seconds of one call, from the figure
         data = max(call - (dispatch or 0.0), MIN_DATA_SHARE * call)
-        ok, spb = r.reliable is not False, data / ws
         key = (r.kernel, ws)
-        # The fastest of repeated figures, a reliable one before any unreliable one.
-        best = points.get(key)
-        if best is None or (ok, -spb) > (best[0], -best[1]):
-            points[key] = (ok, spb)
+        points[key] = min(points.get(key, math.inf), data / ws)
         threads = threads or r.threads
     if not points:
         return None
     curves: dict[str, list[tuple[float, float]]] = {}
-    for (family, ws), (_, spb) in sorted(points.items()):
+    for (family, ws), spb in sorted(points.items()):
         curves.setdefault(family, []).append((ws, spb))
-    unreliable = sum(1 for ok, _ in points.values() if not ok)
-    return MemoryLevels(curves=curves, dispatch_s=dispatch, threads=threads, unreliable=unreliable)
+    return MemoryLevels(
+        curves=curves, dispatch_s=dispatch, threads=threads, unreliable=unreliable_sweep(bench)
+    )
 
 
 def machine_note(facts: Facts | None, bench: BenchReport | None) -> str:

@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
 from hwadvisor.estimate.gpu_time import Roofline, gpu_constants, roofline, tf32_text
-from hwadvisor.estimate.levels import MemoryLevels, machine_note, memory_levels
+from hwadvisor.estimate.levels import (
+    MemoryLevels,
+    machine_note,
+    memory_levels,
+    unreliable_sweep,
+)
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.facts import Facts
 from hwadvisor.models.workload import Precision
@@ -188,20 +193,26 @@ def _usable(bench: BenchReport | None, facts: Facts | None, notes: list[str]) ->
     return bench
 
 
-def _level_notes(levels: MemoryLevels | None, notes: list[str]) -> float:
-    """Say how the memory sweep is used; the per-operator cost (measured, else assumed)."""
+def _level_notes(levels: MemoryLevels | None, notes: list[str], left_out: int = 0) -> float:
+    """Say how the memory sweep is used (and which of its figures are left out as
+    unreliable); the per-operator cost (measured, else assumed)."""
+    if left_out:
+        notes.append(
+            f"here: {left_out} memory-sweep figure(s) marked unreliable (unsteady or a busy "
+            "machine) are not used: "
+            + (
+                "what they measured is priced from the nearest reliable figure"
+                if levels is not None
+                else "memory-bound operators are priced as without a sweep"
+            )
+            + "; repeat hwadvisor bench when idle"
+        )
     if levels is None:
         return CPU_OP_OVERHEAD_S
     notes.append(
         "here: memory-bound operators priced by family and working set from the "
         f"bench's memory sweep ({', '.join(sorted(levels.curves))} at L2, L3 and DRAM sizes)"
     )
-    if levels.unreliable:
-        notes.append(
-            f"here: {levels.unreliable} memory-sweep figure(s) were marked unreliable "
-            "(unsteady or a busy machine) and used for want of a reliable one: the "
-            "memory-bound part is less certain; repeat hwadvisor bench when idle"
-        )
     if levels.dispatch_s is None:
         return CPU_OP_OVERHEAD_S
     notes.append(
@@ -242,7 +253,7 @@ def _measured(
             "no conv2d figure measured: convolutions assumed at 0.58 x the largest matmul rate"
         )
     levels = memory_levels(bench)
-    overhead = _level_notes(levels, notes)
+    overhead = _level_notes(levels, notes, unreliable_sweep(bench))
     notes.append(machine_note(facts, bench))
     return Rates(
         "here",
