@@ -75,6 +75,10 @@ QPS = typer.Option(None, "--qps", help="Inference: requests per second to sustai
 LATENCY_MS = typer.Option(None, "--latency-ms", help="Inference: latency target in ms.")
 DEADLINE = typer.Option(None, "--deadline", help="Training: hours the job may take (default 24).")
 CATALOG = typer.Option(None, "--catalog", help="Extra catalog YAML file (merged by id).")
+#: ``bench``, ``estimate`` and ``recommend``: the HTML report beside the output.
+HTML = typer.Option(
+    None, "--html", help="Also write a self-contained HTML report with charts to FILE."
+)
 
 # Language models (--task serve / finetune; docs/llm.md). Closed choices are the model's
 # enums; the bounds (a context above 0, ...) are the Workload model's.

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 from hwadvisor.errors import ExitCode, UsageError
 
@@ -45,9 +46,7 @@ def bench(
     output: str | None = typer.Option(
         None, "--output", "-o", help="Also write the JSON document to FILE (atomically)."
     ),
-    html: str | None = typer.Option(
-        None, "--html", help="Also write a self-contained HTML report with charts to FILE."
-    ),
+    html: str | None = wl.HTML,
 ) -> None:
     """Measure matmul, conv2d and memory bandwidth (and host<->GPU copies) with torch."""
     from functools import partial

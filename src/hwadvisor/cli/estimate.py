@@ -45,9 +45,7 @@ def estimate(
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="Repeat every assumption for every device."
     ),
-    html: str | None = typer.Option(
-        None, "--html", help="Also write a self-contained HTML report with charts to FILE."
-    ),
+    html: str | None = wl.HTML,
     **options: Any,
 ) -> None:
     """Estimate time per step, total time and memory fit here and on catalog devices."""

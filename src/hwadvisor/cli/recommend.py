@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from hwadvisor.cli import _workload as wl
 from hwadvisor.cli._app import app
 from hwadvisor.cli._options import GUIDANCE, MACHINE, PRICING, WORKLOAD, shared
 from hwadvisor.errors import ExitCode
@@ -43,9 +44,7 @@ def recommend(
     output: str | None = typer.Option(
         None, "--output", "-o", help="Also write the JSON advice to FILE (atomically)."
     ),
-    html: str | None = typer.Option(
-        None, "--html", help="Also write a self-contained HTML report with charts to FILE."
-    ),
+    html: str | None = wl.HTML,
     **options: Any,
 ) -> None:
     """Recommend CPU, GPU or multi-GPU for a workload, with the evidence and the reasons."""
