@@ -271,3 +271,18 @@ def test_fleet_ranks_machines_by_serving(cli: Cli, data_dir: Path) -> None:
     assert rtx["status"] == "fits" and "tokens/s" in rtx["reason"]
     assert rtx["recommended_device"] == "gpu"  # HW156: the GPU it has serves the load
     assert t4["status"] == "too_slow" and "requests/s < 0.5 QPS" in t4["reason"]
+
+
+def test_a_served_model_carries_the_llm_decode_band(cli: Cli) -> None:
+    from hwadvisor.estimate.bands import load_bands
+
+    est = _one(_estimate(cli, "--model", "llama-3-8b", "--task", "serve", "--on", "rtx-4090"))
+    band = est["time_band_s"]
+    spec = load_bands()["llm_decode"]
+    assert band is not None and band["band_class"] == "llm_decode"
+    assert band["basis"] == spec.basis and band["validated"] is True
+    step = est["step_time_s"]
+    assert band["low"] == pytest.approx(step * min(spec.low_ratio, 1.0))
+    assert band["high"] == pytest.approx(step * spec.high_ratio)
+    rps = est["throughput_samples_s"]
+    assert est["throughput_band"]["high"] == pytest.approx(rps / min(spec.low_ratio, 1.0))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from hwadvisor.errors import UsageError
+from hwadvisor.estimate.bands import with_bands
 from hwadvisor.estimate.llm_shape import arch_of
 from hwadvisor.estimate.llm_target import Target
 from hwadvisor.llm import (
@@ -244,7 +245,7 @@ def _device_estimate(
         runtime_bytes=int(fit.runtime_bytes + fit.comm_bytes),
         total_bytes=int(fit.total_bytes),
     )
-    return DeviceEstimate(
+    est = DeviceEstimate(
         device=target.device,
         name=target.name,
         gpus=target.gpus,
@@ -264,3 +265,5 @@ def _device_estimate(
         time_breakdown_s=parts,
         serving=figures,
     )
+    # The decode band was validated on GPUs (llama.cpp); a CPU's serving has no band yet.
+    return with_bands(est, "llm_decode") if target.gpu else est
