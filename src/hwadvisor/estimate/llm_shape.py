@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from hwadvisor.catalog.schema import ModelEntry
 from hwadvisor.llm import LlmArch, QuantConfig
@@ -26,30 +27,43 @@ def looks_like_llm_path(spec: str) -> bool:
     return path.exists() or path.suffix.lower() in (".json", ".gguf") or is_hub_id(spec)
 
 
+#: The fields a workload's :class:`LlmShape` and an :class:`LlmArch` share as they are
+#: (the sliding layers, the quantization and the rest are converted or one side's own).
+_SAME_FIELDS = (
+    "name",
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "intermediate",
+    "vocab",
+    "tied_embeddings",
+    "gated_mlp",
+    "attention_bias",
+    "norms_per_layer",
+    "experts",
+    "experts_per_token",
+    "expert_intermediate",
+    "sliding_window",
+    "max_context",
+    "dtype",
+    "source",
+)
+
+
+def _copied(src: LlmArch | LlmShape) -> dict[str, Any]:
+    """The :data:`_SAME_FIELDS` of ``src``, by name."""
+    return {name: getattr(src, name) for name in _SAME_FIELDS}
+
+
 def shape_of(resolved: ResolvedModel) -> LlmShape:
     """The workload's copy of a resolved model's shape (and its weight-file bytes)."""
     arch = resolved.arch
     q = arch.quantization
     return LlmShape(
-        name=arch.name,
-        layers=arch.layers,
-        hidden=arch.hidden,
-        heads=arch.heads,
-        kv_heads=arch.kv_heads,
-        head_dim=arch.head_dim,
-        intermediate=arch.intermediate,
-        vocab=arch.vocab,
-        tied_embeddings=arch.tied_embeddings,
-        gated_mlp=arch.gated_mlp,
-        attention_bias=arch.attention_bias,
-        norms_per_layer=arch.norms_per_layer,
-        experts=arch.experts,
-        experts_per_token=arch.experts_per_token,
-        expert_intermediate=arch.expert_intermediate,
-        sliding_window=arch.sliding_window,
+        **_copied(arch),
         sliding_layers=list(arch.sliding_layers),
-        max_context=arch.max_context,
-        dtype=arch.dtype,
         quantization=(
             LlmQuantization(
                 method=q.method, bits=q.bits, group_size=q.group_size, format_id=q.format_id
@@ -61,7 +75,6 @@ def shape_of(resolved: ResolvedModel) -> LlmShape:
         params_active=arch.params_active,
         weight_file_bytes=resolved.weights.total_bytes if resolved.weights else None,
         origin=resolved.origin,
-        source=arch.source,
     )
 
 
@@ -69,25 +82,8 @@ def arch_of(shape: LlmShape) -> LlmArch:
     """The :class:`LlmArch` a workload's shape describes."""
     q = shape.quantization
     return LlmArch(
-        name=shape.name,
-        layers=shape.layers,
-        hidden=shape.hidden,
-        heads=shape.heads,
-        kv_heads=shape.kv_heads,
-        head_dim=shape.head_dim,
-        intermediate=shape.intermediate,
-        vocab=shape.vocab,
-        tied_embeddings=shape.tied_embeddings,
-        gated_mlp=shape.gated_mlp,
-        attention_bias=shape.attention_bias,
-        norms_per_layer=shape.norms_per_layer,
-        experts=shape.experts,
-        experts_per_token=shape.experts_per_token,
-        expert_intermediate=shape.expert_intermediate,
-        sliding_window=shape.sliding_window,
+        **_copied(shape),
         sliding_layers=tuple(shape.sliding_layers),
-        max_context=shape.max_context,
-        dtype=shape.dtype,
         quantization=(
             QuantConfig(
                 method=q.method, bits=q.bits, group_size=q.group_size, format_id=q.format_id
@@ -95,7 +91,6 @@ def arch_of(shape: LlmShape) -> LlmArch:
             if q is not None
             else None
         ),
-        source=shape.source,
     )
 
 
