@@ -7,7 +7,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hwadvisor.models.memory import MemoryCounts
+from hwadvisor.models.memory import CatalogMemoryCounts
 from hwadvisor.models.workload import ModelKind
 
 
@@ -132,7 +132,7 @@ class ModelEntry(_Entry):
         None,
         description="fp32 bytes saved for backward per sample (CNNs; measured on meta tensors)",
     )
-    memory_counts: MemoryCounts | None = Field(
+    memory_counts: CatalogMemoryCounts | None = Field(
         None,
         description="peaks of one training step and one inference pass per precision, counted on fake tensors (scripts/count_activations.py)",
     )

@@ -7,20 +7,21 @@ holds its weights and optimizer state plus ``fixed + per_sample x batch`` bytes
 optimizer step holds weights, gradients and state plus ``step_temporaries``; an inference
 pass holds its weights plus ``infer_fixed + infer_per_sample x batch``. Catalog entries
 carry them (``memory_counts``) as user models do once counted.
+
+In a document (an estimate's or advice's workload) they ignore unknown fields like every
+other part of a document (docs/json.md: a newer minor release's document still loads);
+the catalog reads them through :class:`CatalogMemoryCounts`, which refuses them, so a
+typo in a catalog file is still an error.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from hwadvisor.models.common import Document
 
 
-class _Strict(BaseModel):
-    """Refuses unknown fields (catalog files are checked for typos); frozen."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class CountedPeak(_Strict):
+class CountedPeak(Document):
     """Bytes at the peaks of one precision, as linear functions of the batch."""
 
     per_sample: float = Field(ge=0, description="bytes per sample at the forward/backward peak")
@@ -37,7 +38,7 @@ class CountedPeak(_Strict):
     infer_fixed: float = Field(0.0, description="batch-independent bytes beyond the weights")
 
 
-class MemoryCounts(_Strict):
+class MemoryCounts(Document):
     """Counted peaks per precision, with what counted them and when."""
 
     fp32: CountedPeak
@@ -63,3 +64,19 @@ class MemoryCounts(_Strict):
     tracker: str = Field(description="torch MemTracker, or hwadvisor storage tracker")
     source: str = Field(min_length=3)
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
+
+
+class _StrictPeak(CountedPeak):
+    """:class:`CountedPeak` refusing unknown fields (catalog files)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class CatalogMemoryCounts(MemoryCounts):
+    """:class:`MemoryCounts` as a catalog file holds them: unknown fields are an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fp32: _StrictPeak
+    amp: _StrictPeak | None = Field(None, description="CPU autocast to bfloat16")
+    bf16: _StrictPeak | None = Field(None, description="16-bit weights, fp32 master copies")
