@@ -98,6 +98,15 @@ def energy_here_over_best_gpu(e: Estimates) -> float | None:
     return here / gpu if here and gpu else None
 
 
+def _ratio(e: Estimates, top: str, bottom: str) -> float | None:
+    """The ``top`` pick's dollars over the ``bottom`` pick's, both priced for the same
+    thing (``per``); None when either is missing or unpriced, or the bottom is free."""
+    a, b = pick(e, top), pick(e, bottom)
+    if a is None or b is None or a.usd is None or not b.usd or a.per != b.per:
+        return None
+    return a.usd / b.usd
+
+
 @ESTIMATES.fact(
     "cost.gpu_over_cpu",
     FactType.NUMBER,
@@ -105,10 +114,7 @@ def energy_here_over_best_gpu(e: Estimates) -> float | None:
 )
 def gpu_over_cpu(e: Estimates) -> float | None:
     """How many times the cheapest GPU option costs the cheapest CPU option."""
-    gpu, cpu = pick(e, "cheapest_gpu"), pick(e, "cheapest_cpu")
-    if gpu is None or cpu is None or gpu.usd is None or not cpu.usd or gpu.per != cpu.per:
-        return None
-    return gpu.usd / cpu.usd
+    return _ratio(e, "cheapest_gpu", "cheapest_cpu")
 
 
 @ESTIMATES.fact(
@@ -118,10 +124,8 @@ def gpu_over_cpu(e: Estimates) -> float | None:
 )
 def budget_low_saving(e: Estimates) -> float | None:
     """The fraction of the cheapest on-demand bill the budget pick saves."""
-    low, plain = pick(e, "budget_low"), pick(e, "cheapest")
-    if low is None or plain is None or low.usd is None or not plain.usd or low.per != plain.per:
-        return None
-    return 1.0 - low.usd / plain.usd
+    share = _ratio(e, "budget_low", "cheapest")
+    return None if share is None else 1.0 - share
 
 
 @ESTIMATES.fact(
