@@ -139,22 +139,16 @@ def trace(cond: Condition, ctx: Context) -> Trace:
     kids = [trace(c, ctx) for c in cond.children()]
     truths = {k.truth for k in kids}
     if cond.all is not None:
-        value = (
-            Truth.FALSE
-            if Truth.FALSE in truths
-            else Truth.UNKNOWN
-            if Truth.UNKNOWN in truths
-            else Truth.TRUE
-        )
-        return Trace("all", value, children=kids)
-    value = (
-        Truth.TRUE
-        if Truth.TRUE in truths
-        else Truth.UNKNOWN
-        if Truth.UNKNOWN in truths
-        else Truth.FALSE
-    )
-    return Trace("any", value, children=kids)
+        return Trace("all", _kleene(truths, Truth.FALSE, Truth.TRUE), children=kids)
+    return Trace("any", _kleene(truths, Truth.TRUE, Truth.FALSE), children=kids)
+
+
+def _kleene(truths: set[Truth], decisive: Truth, otherwise: Truth) -> Truth:
+    """Three-valued ``all`` (decisive FALSE) or ``any`` (decisive TRUE): the decisive
+    truth when one child has it, else unknown when one child is unknown, else the other."""
+    if decisive in truths:
+        return decisive
+    return Truth.UNKNOWN if Truth.UNKNOWN in truths else otherwise
 
 
 def evaluate(cond: Condition | None, ctx: Context) -> Truth:
