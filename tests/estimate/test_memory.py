@@ -129,6 +129,26 @@ def test_inference_kv_cache_for_decoders() -> None:
     assert mb.lower_bytes == mb.weights_bytes + mb.kv_cache_bytes + mb.runtime_bytes
 
 
+@pytest.mark.parametrize(("shards", "heads_per_gpu"), [(1, 8), (2, 4), (8, 1), (16, 1)])
+def test_tensor_parallel_splits_the_kv_cache_by_kv_heads(shards: int, heads_per_gpu: int) -> None:
+    layers, h, heads, s, b = 32, 4096, 32, 2048, 2
+    wl = _wl(
+        kind=ModelKind.DECODER,
+        task=Task.INFER,
+        seq_len=s,
+        hidden=h,
+        layers=layers,
+        heads=heads,
+        kv_heads=8,
+    )
+    plan = MemoryPlan(precision=Precision.FP16, batch=b, zero_stage=3, shards=shards)
+    mb = breakdown(wl, plan, gpu=True)
+    assert mb is not None
+    # 8 KV heads over the GPUs; past 8 GPUs each keeps one (a KV head is not split).
+    assert mb.kv_cache_bytes == 2 * layers * heads_per_gpu * (h // heads) * s * b * 2
+    assert mb.weights_bytes == 2 * N // shards
+
+
 def test_zero_stages_divide_state_gradients_weights() -> None:
     wl = _wl()
 

@@ -23,7 +23,9 @@ The lower bound is weights + gradients + optimizer + runtime: no job is smaller.
 upper bound adds activations at the stated batch and sequence without recomputation
 (with the narrowest published shape when the shape was inferred), the optimizer
 temporaries, and allocator fragmentation. Inference: weights at the dtype's size, the
-KV cache 2·L·kv_heads·head_dim·s·b·bytes for decoders, and one pass's working set.
+KV cache 2·L·kv_heads·head_dim·s·b·bytes for decoders, and one pass's working set;
+split by tensor parallelism over n GPUs, the weights are divided by n and the KV cache
+keeps ceil(kv_heads / n) heads per GPU.
 """
 
 from __future__ import annotations
@@ -153,7 +155,7 @@ def _infer(
     weights = n * _INFER_WEIGHT[plan.precision]
     shards = max(1, plan.shards) if plan.zero_stage >= 3 else 1
     weights //= shards
-    kv = act.kv_cache_bytes(plan)
+    kv = _kv_per_shard(act, act.kv_cache_bytes(plan), shards)
     a = act.infer_bytes(plan, upper=upper)
     total = weights + kv + a
     if upper:
@@ -165,6 +167,17 @@ def _infer(
         runtime_bytes=runtime,
         total_bytes=total + runtime,
     )
+
+
+def _kv_per_shard(act: Activations, kv: int, shards: int) -> int:
+    """One GPU's share of the KV cache under tensor parallelism over ``shards`` GPUs: the
+    attention heads split across them, each GPU keeping ``ceil(kv_heads / shards)`` KV
+    heads (a KV head is not split: with fewer KV heads than GPUs they are replicated, as
+    Megatron-LM's and vLLM's grouped-query attention do)."""
+    heads = act.kv_heads or (act.shape.heads if act.shape is not None else 0)
+    if shards <= 1 or not kv or not heads:
+        return kv
+    return kv * -(-heads // shards) // heads
 
 
 def _lower(wl: Workload, plan: MemoryPlan, act: Activations, *, gpu: bool) -> int:
