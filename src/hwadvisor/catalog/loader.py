@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -17,6 +17,7 @@ from hwadvisor.catalog.schema import DeviceEntry, FamilyEntry, ModelEntry
 from hwadvisor.errors import CatalogError
 
 E = TypeVar("E", bound=BaseModel)
+_Entry = TypeVar("_Entry", DeviceEntry, ModelEntry)
 
 #: A user catalog larger than this is refused: the shipped files are a few tens of KiB.
 MAX_CATALOG_BYTES = 4 * 1024 * 1024
@@ -131,21 +132,21 @@ def lookup_device(ident: str, extra: Iterable[Path] | None = None) -> Found[Devi
     """The device ``ident`` names, as people type it, with the note to state when it was a
     family name or a prefix (:func:`hwadvisor.catalog.names.resolve`); unknown ->
     CatalogError with suggestions from the same family."""
-    devices = load_devices(extra)
-    fams = load_families("devices")
-    found = resolve(ident, devices, fams)
-    if found is None:
-        raise unknown("device", ident, devices, fams)
-    return found
+    return _found("device", ident, load_devices(extra))
 
 
 def lookup_model(ident: str, extra: Iterable[Path] | None = None) -> Found[ModelEntry]:
     """The model ``ident`` names, as :func:`lookup_device` does for devices."""
-    models = load_models(extra)
-    fams = load_families("models")
-    found = resolve(ident, models, fams)
+    return _found("model", ident, load_models(extra))
+
+
+def _found(what: str, ident: str, entries: Mapping[str, _Entry]) -> Found[_Entry]:
+    """The entry of ``entries`` that ``ident`` names, with the families of ``what``
+    ("device", "model"); nothing matched -> CatalogError with suggestions."""
+    fams = load_families(f"{what}s")
+    found = resolve(ident, entries, fams)
     if found is None:
-        raise unknown("model", ident, models, fams)
+        raise unknown(what, ident, entries, fams)
     return found
 
 
