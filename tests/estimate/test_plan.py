@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from hwadvisor.estimate.fixes import memory_fixes
 from hwadvisor.estimate.memory import MemoryPlan, breakdown, decide_fit
 from hwadvisor.estimate.plan import Gpu, catalog_gpus, fix_levels, plan_for, plans
@@ -89,3 +92,49 @@ def test_fixes_stop_at_the_first_that_fits() -> None:
     fixes = memory_fixes(wl, 16 * GB, gpu=True)
     assert fixes and fixes[-1].fits and not any(f.fits for f in fixes[:-1])
     assert [f.memory_bytes for f in fixes] == sorted((f.memory_bytes for f in fixes), reverse=True)
+
+
+_CUDA_ONLY = ("an 8-bit optimizer", "optimizer offload to the host")
+
+
+def _big_train() -> Workload:
+    return Workload(
+        params=13_000_000_000, kind=ModelKind.DECODER, task=Task.TRAIN, batch_size=2,
+        seq_len=2048, precision=Precision.BF16, layers=40, hidden=5120, heads=40,
+    )  # fmt: skip
+
+
+def test_a_gpu_without_cuda_gets_no_8_bit_optimizer_or_offload() -> None:
+    wl = _big_train()
+    assert {f for fixes, _ in fix_levels(wl) for f in fixes} >= set(_CUDA_ONLY)
+    assert not {f for fixes, _ in fix_levels(wl, cuda=False) for f in fixes} & set(_CUDA_ONLY)
+    mps = memory_fixes(wl, 192 * 10**9, gpu=True, cuda=False)
+    cuda = memory_fixes(wl, 192 * 10**9, gpu=True)
+    assert mps and not {f.fix for f in mps} & set(_CUDA_ONLY)
+    assert {f.fix for f in cuda} & set(_CUDA_ONLY)
+    plan = plan_for(wl, Gpu("apple-m2-ultra", "Apple M2 Ultra", 192 * 10**9, cuda=False))
+    assert plan is None or not set(plan.fixes) & set(_CUDA_ONLY)
+
+
+def test_an_apple_soc_row_offers_no_cuda_only_fix(cli: Any) -> None:
+    args = ["estimate", "--params", "13B", "--task", "train", "--seq-len", "2048"]
+    args += ["--precision", "bf16", "--on", "apple-m2-ultra", "--on", "a100-80gb"]
+    code, out, err = cli(*args, "--no-bench", "--json")
+    assert code == 0, err
+    rows = {e["device"]: e for e in json.loads(out)["estimates"]}
+    apple, a100 = rows["apple-m2-ultra"], rows["a100-80gb"]
+    assert apple["fits"] is False and apple["fixes"]
+    assert not {f["fix"] for f in apple["fixes"]} & set(_CUDA_ONLY)
+    assert {f["fix"] for f in a100["fixes"]} & set(_CUDA_ONLY)
+
+
+def test_recommend_on_an_apple_soc_plans_no_cuda_only_fix() -> None:
+    from hwadvisor.estimate.recommended import Target, as_recommended
+    from hwadvisor.estimate.report import estimate_workload
+
+    wl = _big_train().model_copy(update={"params": 70_000_000_000})
+    report = estimate_workload(wl, facts=None, bench=None, on=["apple-m2-ultra"])
+    (est,) = report.estimates
+    out = as_recommended(wl, est, Target(gpu=True, plan_gpus=1, cuda=False))
+    assert out.fits_planned is False
+    assert not any(f in (out.planned_reason or "") for f in _CUDA_ONLY)

@@ -48,6 +48,9 @@ class Gpu:
     id: str
     name: str
     memory_bytes: int
+    #: Runs CUDA (or ROCm) kernels: the 8-bit optimizer (bitsandbytes) and the offload
+    #: (DeepSpeed's ZeRO-Offload) need them; an Apple GPU (MPS) does not.
+    cuda: bool = True
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,9 @@ class _Candidate:
     plan: MemoryPlan
 
 
-def fix_levels(wl: Workload) -> list[tuple[tuple[str, ...], MemoryPlan]]:
-    """The cumulative fixes for ``wl``, in order, with the memory plan each leads to."""
+def fix_levels(wl: Workload, *, cuda: bool = True) -> list[tuple[tuple[str, ...], MemoryPlan]]:
+    """The cumulative fixes for ``wl``, in order, with the memory plan each leads to;
+    without ``cuda`` neither the 8-bit optimizer nor the offload (CUDA-only libraries)."""
     plan = MemoryPlan(precision=wl.precision, batch=wl.batch_size)
     out: list[tuple[tuple[str, ...], MemoryPlan]] = [((), plan)]
     fixes: tuple[str, ...] = ()
@@ -88,6 +92,8 @@ def fix_levels(wl: Workload) -> list[tuple[tuple[str, ...], MemoryPlan]]:
         out.append((fixes, plan))
     plan, fixes = replace(plan, checkpointing=True), (*fixes, "activation checkpointing")
     out.append((fixes, plan))
+    if not cuda:
+        return out
     if wl.optimizer is Optimizer.ADAMW:
         plan, fixes = replace(plan, optimizer_8bit=True), (*fixes, "an 8-bit optimizer")
         out.append((fixes, plan))
@@ -136,7 +142,7 @@ def plan_for(
     """
     if wl.params is None:
         return None
-    levels = fix_levels(wl)
+    levels = fix_levels(wl, cuda=gpu.cuda)
     offload = [lv for lv in levels if "optimizer offload to the host" in lv[0]]
     plain = [lv for lv in levels if lv not in offload]
     found = [

@@ -39,7 +39,8 @@ class Target:
     ``device_bytes`` the memory of one device, when it differs from the estimate's (this
     machine's own GPU, whose probed memory is the truth), else None; ``own``: GPUs this
     machine has, where the plan takes the fewest fixes (sharding over all of them
-    first), not the fewest GPUs.
+    first), not the fewest GPUs; ``cuda``: a GPU that runs CUDA (or ROCm) kernels, which
+    the 8-bit optimizer and the offload need (false for an Apple GPU).
     """
 
     gpu: bool
@@ -47,6 +48,7 @@ class Target:
     plan_gpus: int = 0
     device_bytes: int | None = None
     own: bool = False
+    cuda: bool = True
 
 
 def _and(items: list[str]) -> str:
@@ -64,7 +66,7 @@ def _refit(wl: Workload, est: DeviceEstimate, t: Target) -> DeviceEstimate:
         return est
     decision = decide_fit(est.memory, t.device_bytes)
     fixes = (
-        memory_fixes(wl, t.device_bytes, gpu=t.gpu, gpus=t.gpus)
+        memory_fixes(wl, t.device_bytes, gpu=t.gpu, gpus=t.gpus, cuda=t.cuda)
         if decision.fits is not True
         else []
     )
@@ -82,13 +84,13 @@ def _refit(wl: Workload, est: DeviceEstimate, t: Target) -> DeviceEstimate:
 
 
 def _gpu_candidates(
-    wl: Workload, n: int, *, offload: bool
+    wl: Workload, n: int, *, offload: bool, cuda: bool = True
 ) -> Iterator[tuple[tuple[str, ...], int, MemoryPlan]]:
     """Every (fixes, count, plan) within ``n`` GPUs, fewest fixes and GPUs first;
     offload only when ``offload`` (no plan without it exists at any count)."""
     # Sharded as estimate.plan shards: ZeRO stages for training, tensor parallel for inference.
     stages = (3,) if is_inference(wl.task) else (1, 2, 3)
-    for fixes, mp in fix_levels(wl):
+    for fixes, mp in fix_levels(wl, cuda=cuda):
         if mp.offload and not offload:
             continue
         yield fixes, 1, mp
@@ -109,7 +111,9 @@ def _scan(
     wl: Workload, t: Target, device_bytes: int, *, offload: bool = True
 ) -> tuple[bool | None, str]:
     """The first step that surely fits, else the first open one, else the most relieved."""
-    cands = _gpu_candidates(wl, t.gpus, offload=offload) if t.gpu else _cpu_candidates(wl)
+    cands = (
+        _gpu_candidates(wl, t.gpus, offload=offload, cuda=t.cuda) if t.gpu else _cpu_candidates(wl)
+    )
     found: tuple[bool | None, str] | None = None
     last = (False, "")
     for fixes, count, mp in cands:
@@ -130,7 +134,7 @@ def _decide(wl: Workload, est: DeviceEstimate, t: Target) -> dict[str, object]:
         return {"fits_planned": None, "planned_reason": est.fit_reason}
     plan: MultiGpuPlan | None = est.plan
     if t.gpu and est.fits is not True and (plan is None or t.own):
-        gpu = Gpu(est.device, est.name or est.device, device_bytes)
+        gpu = Gpu(est.device, est.name or est.device, device_bytes, cuda=t.cuda)
         most = max(t.gpus, t.plan_gpus)
         plan = plan_for(wl, gpu, max_gpus=most, fewest="fixes" if t.own else "gpus")
     out: dict[str, object] = {"plan": plan}

@@ -182,7 +182,8 @@ def _memory(
     fixes: list[MemoryFix] = []
     plan = None
     if fit is False and device_mem:
-        fixes = memory_fixes(wl, device_mem, gpu=gpu, gpus=gpus, counts=counts)
+        # A GPU a plan may use is a CUDA/ROCm GPU; an Apple SoC's (MPS) is not.
+        fixes = memory_fixes(wl, device_mem, gpu=gpu, gpus=gpus, counts=counts, cuda=plannable)
         if plannable:
             gpu_of = Gpu(rates.device, rates.name or rates.device, device_mem)
             plan = plan_for(wl, gpu_of, counts=counts)

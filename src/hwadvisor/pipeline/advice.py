@@ -269,7 +269,9 @@ def _as_recommended(
     several = entry.kind is DeviceKind.GPU
     probed = facts.gpus[0].memory_total_bytes if local and facts.gpus else None
     most = est.gpus if local or not several else MAX_GPUS
-    target = Target(gpu=True, gpus=est.gpus, plan_gpus=most, device_bytes=probed, own=local)
+    target = Target(
+        gpu=True, gpus=est.gpus, plan_gpus=most, device_bytes=probed, own=local, cuda=several
+    )
     return as_recommended(workload, est, target)
 
 
