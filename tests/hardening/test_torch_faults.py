@@ -30,6 +30,11 @@ BROKEN = {
 }
 
 
+def _without_warnings(err: str) -> list[str]:
+    """Stderr's lines less the warnings any run may add (prices more than a year old)."""
+    return [ln for ln in err.splitlines() if not ln.startswith("hwadvisor: warning:")]
+
+
 def _torch_raising(folder: Path, body: str) -> dict[str, str]:
     pkg = folder / "torch"
     pkg.mkdir()
@@ -77,8 +82,9 @@ def test_estimate_and_recommend_fall_back_to_peaks(
     )
     assert rec.code == 0, rec.err
     jsonschema.validate(json.loads(rec.out), schema_for("advice"))
-    assert rec.err.startswith("hwadvisor: note: no microbenchmark (torch is installed but failed")
-    assert len(rec.err.splitlines()) == 1
+    said = _without_warnings(rec.err)
+    assert said[0].startswith("hwadvisor: note: no microbenchmark (torch is installed but failed")
+    assert len(said) == 1
 
 
 @pytest.mark.parametrize(
@@ -152,7 +158,7 @@ def test_missing_torch_everywhere() -> None:
     rec = _without_torch("recommend", "--json", "--scenario", "inference", "--model", "bert-base")
     assert rec.returncode == 0, rec.stderr
     jsonschema.validate(json.loads(rec.stdout), schema_for("advice"))
-    assert "Traceback" not in rec.stderr and len(rec.stderr.splitlines()) == 1
+    assert "Traceback" not in rec.stderr and len(_without_warnings(rec.stderr)) == 1
 
     user = _without_torch("estimate", "--no-bench", "--model", "os:getcwd", "--input-shape", "3")
     assert user.returncode == 3 and "Traceback" not in user.stderr
