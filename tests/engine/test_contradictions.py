@@ -12,12 +12,12 @@ verdict rule recommends its device.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.engine.recorded import recorded_machines
 
 from hwadvisor.engine import RuleSet
 from hwadvisor.estimate import build_workload
@@ -71,33 +71,10 @@ WORKLOADS: dict[Scenario, list[dict[str, Any]]] = {
 }
 
 
-def _probed_host(folder: Path) -> Facts:
-    from hwadvisor.probe import amd, cpu, host, memory
-    from hwadvisor.probe.runner import ProbeLog
-    from hwadvisor.probe.seams import Seams
-
-    seams, log = Seams.recorded(folder), ProbeLog()
-    if (folder / "proc").exists():
-        return Facts(
-            host=host.probe_host(seams, log),
-            cpu=cpu.probe_cpu(seams, log),
-            memory=memory.probe_memory(seams, log),
-        )
-    return Facts(gpus=amd.probe_amd(seams, log, start_index=0))
-
-
 @cache
 def machines() -> dict[str, Facts]:
     """Every recorded machine, by a name for the test id."""
-    out: dict[str, Facts] = {}
-    for p in sorted((DATA / "facts").glob("*.json")):
-        out[f"facts/{p.stem}"] = Facts.model_validate(json.loads(p.read_text(encoding="utf-8")))
-    for p in sorted((DATA / "reports").glob("synthetic-*.json")):
-        out[f"reports/{p.stem}"] = Facts.model_validate(json.loads(p.read_text(encoding="utf-8")))
-    for sub in ("hosts", "gpu_hosts"):
-        for folder in sorted(p for p in (DATA / sub).iterdir() if p.is_dir()):
-            out[f"{sub}/{folder.name}"] = _probed_host(folder)
-    return out
+    return recorded_machines(synthetic=True)
 
 
 @cache

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.engine.recorded import recorded_machines
 
 from hwadvisor.catalog import load_models
 from hwadvisor.engine import RuleSet, load_rules
@@ -48,33 +49,10 @@ TASK = {
 }
 
 
-def _probed(folder: Path) -> Facts:
-    """A recorded host folder probed as the real probe would (GPU-only recordings too)."""
-    from hwadvisor.probe import amd, cpu, host, memory
-    from hwadvisor.probe.runner import ProbeLog
-    from hwadvisor.probe.seams import Seams
-
-    seams, log = Seams.recorded(folder), ProbeLog()
-    if (folder / "proc").exists():
-        return Facts(
-            host=host.probe_host(seams, log),
-            cpu=cpu.probe_cpu(seams, log),
-            memory=memory.probe_memory(seams, log),
-        )
-    return Facts(gpus=amd.probe_amd(seams, log, start_index=0))
-
-
 @cache
 def machines() -> dict[str, Facts]:
     """Every recorded machine, by a name for the test id."""
-    out = {
-        f"facts/{p.stem}": Facts.model_validate(json.loads(p.read_text(encoding="utf-8")))
-        for p in sorted(FACTS.glob("*.json"))
-    }
-    for sub in ("hosts", "gpu_hosts"):
-        for folder in sorted(p for p in (DATA / sub).iterdir() if p.is_dir()):
-            out[f"{sub}/{folder.name}"] = _probed(folder)
-    return out
+    return recorded_machines()
 
 
 @cache
