@@ -35,7 +35,18 @@ def fleet(
     ),
     prices: Path | None = wl.PRICES,
     price_per_hour: float | None = wl.PRICE_PER_HOUR,
-    json_out: bool = typer.Option(False, "--json", help="Print the ranking as JSON on stdout."),
+    limit: int | None = typer.Option(
+        None,
+        "--limit",
+        metavar="N",
+        help="Terminal: show the top N groups of identical hardware (default 20).",
+    ),
+    show_all: bool = typer.Option(
+        False, "--all", help="Terminal: show every group of identical hardware."
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print the ranking as JSON on stdout (every machine)."
+    ),
     output: str | None = typer.Option(
         None, "--output", "-o", help="Also write the JSON ranking to FILE (atomically)."
     ),
@@ -47,6 +58,7 @@ def fleet(
     from hwadvisor.export.gather import fleet_pricing, gather_fleet, read_reports
     from hwadvisor.pipeline import workload_for
 
+    shown = _shown(limit, show_all)
     workload = workload_for(scenario, **workload_options(options))
     read = read_reports(reports)
     if not read[0]:
@@ -65,7 +77,7 @@ def fleet(
     def render(doc: FleetReport) -> None:
         from hwadvisor.render.fleet import render_fleet
 
-        render_fleet(doc)
+        render_fleet(doc, limit=shown)
 
     for warning in result.warnings:
         sys.stderr.write(f"hwadvisor: warning: {warning}\n")
@@ -74,3 +86,15 @@ def fleet(
         # Every report was skipped: the ranking is undetermined (exit 3), not an empty success.
         sys.stderr.write("hwadvisor: error: no report could be ranked (see the skipped reasons)\n")
         raise typer.Exit(int(ExitCode.UNKNOWN))
+
+
+def _shown(limit: int | None, show_all: bool) -> int | None:
+    """The groups the table shows (None: all); a bad --limit is one line, exit 2."""
+    from hwadvisor.errors import UsageError
+    from hwadvisor.render.fleet import DEFAULT_LIMIT
+
+    if limit is not None and show_all:
+        raise UsageError("--limit and --all cannot be combined: --all shows every group")
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be 1 or more, got {limit}")
+    return None if show_all else (limit or DEFAULT_LIMIT)

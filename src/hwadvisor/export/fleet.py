@@ -89,6 +89,17 @@ class FleetEntry(Document):
     cost: Cost | None = Field(
         None, description="dollars and energy of the workload there (training: the job)"
     )
+    group: int | None = Field(
+        None, description="the rank of this machine's hardware group (FleetReport.groups)"
+    )
+
+
+class FleetGroup(Document):
+    """Machines of identical hardware: one estimate, verdict and price for all of them."""
+
+    rank: int = Field(description="the group's place, by its best machine's rank")
+    count: int = Field(description="how many machines (nodes) the group has")
+    first: int = Field(description="the rank of its best machine, which stands for it")
 
 
 class FleetSkip(Document):
@@ -105,6 +116,10 @@ class FleetReport(Versioned):
     by: RankBy = Field(RankBy.TIME, description="what orders machines of equal status")
     workload: Workload
     machines: list[FleetEntry] = Field(default_factory=list)
+    groups: list[FleetGroup] = Field(
+        default_factory=list,
+        description="identical hardware ranked once: each group's size and best machine",
+    )
     skipped: list[FleetSkip] = Field(default_factory=list)
     warnings: list[str] = Field(
         default_factory=list, description="stale prices used, each with its date"
@@ -214,6 +229,33 @@ def _finite(value: float | None) -> float:
     return value if value is not None and math.isfinite(value) else math.inf
 
 
+def _grouped(
+    rows: Sequence[tuple[object, dict[str, object]]],
+) -> tuple[list[FleetEntry], list[FleetGroup]]:
+    """The ranked machines, each with its hardware group's rank, and the groups.
+
+    A row's ``group`` comes in as its hardware key (machines sharing it share their
+    estimate, verdict and price) and goes out as the rank of that group, groups being
+    ranked by their best machine.
+    """
+    rank_of: dict[object, int] = {}
+    firsts: list[int] = []
+    counts: list[int] = []
+    machines = []
+    for i, (_, fields) in enumerate(rows):
+        group = rank_of.setdefault(fields["group"], len(firsts) + 1)
+        if group > len(firsts):
+            firsts.append(i + 1)
+            counts.append(0)
+        counts[group - 1] += 1
+        machines.append(FleetEntry.model_validate({**fields, "rank": i + 1, "group": group}))
+    groups = [
+        FleetGroup(rank=g + 1, count=n, first=f)
+        for g, (n, f) in enumerate(zip(counts, firsts, strict=True))
+    ]
+    return machines, groups
+
+
 def rank_fleet(
     candidates: Sequence[Candidate],
     workload: Workload,
@@ -271,13 +313,12 @@ def rank_fleet(
                     "reason": reason,
                     "roles": roles,
                     "cost": cand.cost,
+                    "group": cand.key or cand.report.source,
                 },
             )
         )
     rows.sort(key=lambda r: r[0])
-    machines = [
-        FleetEntry.model_validate({"rank": i + 1, **fields}) for i, (_, fields) in enumerate(rows)
-    ]
+    machines, groups = _grouped(rows)
     stale = sorted(
         {n for m in machines if m.cost and m.cost.stale for n in m.cost.notes if "dated" in n}
     )
@@ -286,6 +327,7 @@ def rank_fleet(
         by=by,
         workload=workload,
         machines=machines,
+        groups=groups,
         skipped=skips,
         warnings=stale,
     )

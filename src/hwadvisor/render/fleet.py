@@ -1,10 +1,16 @@
-"""Human view of ``hwadvisor fleet``: the ranking table and the skipped reports.
+"""Human view of ``hwadvisor fleet``: a ranked summary by hardware group, and the skips.
 
-One machine per line from 100 columns: rank, report, what runs the job, the verdict,
-the time, memory needed against memory there, and the dollars. What the rule engine
-thinks, where the price comes from, the energy and the reason in words show as columns
-from :data:`~hwadvisor.render.layout.WIDE` columns on, and fold into a line under the
-machine on a narrow terminal.
+A fleet of thousands of nodes is mostly a few kinds of hardware, so the table has one
+line per *group* of identical hardware (``FleetReport.groups``: one estimate, verdict
+and price for all of its nodes), best first, and only the top ``limit`` groups
+(:data:`DEFAULT_LIMIT`; ``fleet --limit N`` or ``--all``); one line says how many
+groups and nodes are left out and how to see them (``--json`` lists every machine).
+From 100 columns each group is one line: rank, nodes, the best machine's report, what
+runs the job, the verdict, the time and the dollars per node. Memory needed against
+memory there, the host, the rule engine's view, where the price comes from, the energy
+and the reason in words show as columns from :data:`~hwadvisor.render.layout.WIDE`
+columns on (the verdict already says when memory does not fit). Skipped
+reports are counted by reason, with one example each.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import re
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from rich.markup import escape
 
 from hwadvisor.export.fleet import FleetReport, FleetStatus
 from hwadvisor.models.workload import Task
@@ -26,6 +34,11 @@ if TYPE_CHECKING:
 
     from hwadvisor.cost.model import Cost
     from hwadvisor.export.fleet import FleetEntry
+
+#: Groups shown when ``fleet`` is given neither ``--limit`` nor ``--all``.
+DEFAULT_LIMIT = 20
+#: Skip reasons listed, most common first, before "and N more reasons".
+SKIP_REASONS = 5
 
 _STYLE = {
     FleetStatus.FITS: "[bold green]fits[/]",
@@ -85,16 +98,17 @@ def _rules(m: FleetEntry) -> str:
     return f"{m.recommended_device}, {fit}"
 
 
-def _row(m: FleetEntry) -> list[str]:
+def _row(m: FleetEntry, count: int) -> list[str]:
     energy = m.cost.energy_kwh if m.cost is not None else None
     return [
-        str(m.rank),
+        str(m.group or m.rank),
+        f"{count:,}",
         Path(m.source).stem,
         _runs_on(m),
         _STYLE[m.status],
         duration(m.time_s),
-        _memory(m.memory_bytes, m.device_memory_bytes),
         _dollars(m.cost),
+        _memory(m.memory_bytes, m.device_memory_bytes),
         m.hostname or "",
         ", ".join(f"{n} x {gpu}" for gpu, n in Counter(m.gpus).items()),
         _rules(m),
@@ -104,39 +118,107 @@ def _row(m: FleetEntry) -> list[str]:
     ]
 
 
-def fleet_table(report: FleetReport) -> FitTable:
-    """The ranking, one machine per row."""
+def _groups(report: FleetReport) -> list[tuple[FleetEntry, int]]:
+    """Each group's best machine and its node count (a report without groups, from an
+    older minor version, is one group per machine)."""
+    if not report.groups:
+        return [(m, 1) for m in report.machines]
+    return [(report.machines[g.first - 1], g.count) for g in report.groups]
+
+
+def _counts(report: FleetReport) -> list[int]:
+    """The node count of each group, best first."""
+    return [g.count for g in report.groups] if report.groups else [1] * len(report.machines)
+
+
+def fleet_table(report: FleetReport, limit: int | None = DEFAULT_LIMIT) -> FitTable:
+    """The ranking, one group of identical hardware per row, the top ``limit`` (None: all)."""
     wl = report.workload
     timing = "time/batch" if wl.task is Task.INFER else "time"
     columns = [
         Col("#", "right"),
+        Col("nodes", "right"),
         Col("report", wrap=True, min_width=12),
         Col("runs on", fold=1),
         Col("verdict"),
         Col(timing, "right"),
-        Col("need / has", "right"),
-        Col("cost", "right", fold=2),
-        Col("host", wide=True, fold=3),
-        Col("gpus", wide=True, fold=4),
-        Col("rules", wide=True, fold=5),
-        Col("priced", wide=True, fold=6),
-        Col("energy", "right", wide=True, fold=7),
-        Col("why", wide=True, fold=8),
+        Col("cost/node", "right", fold=2),
+        Col("need / has", "right", wide=True, fold=3),
+        Col("host", wide=True, fold=4),
+        Col("gpus", wide=True, fold=5),
+        Col("rules", wide=True, fold=6),
+        Col("priced", wide=True, fold=7),
+        Col("energy", "right", wide=True, fold=8),
+        Col("why", wide=True, fold=9),
     ]
     what = wl.model or "custom workload"
     title = (
         f"Fleet ranking for {report.scenario or wl.task.value}: {what} "
-        f"({wl.precision.value}, batch {wl.batch_size})"
+        f"({wl.precision.value}, batch {wl.batch_size}), by {report.by.value}"
     )
-    return FitTable(columns, [_row(m) for m in report.machines], title=title, hint=True)
+    shown = _groups(report)[:limit]
+    return FitTable(columns, [_row(m, n) for m, n in shown], title=title, hint=True)
 
 
-def render_fleet(report: FleetReport, console: Console | None = None) -> None:
-    """Print the ranking as a table, then the reports that were skipped and why."""
+def summary_line(report: FleetReport) -> str:
+    """'10,000 machines in 7 hardware groups; 12 reports skipped'."""
+    groups = len(_counts(report))
+    said = (
+        f"{len(report.machines):,} machine{'s' if len(report.machines) != 1 else ''} "
+        f"in {groups:,} hardware group{'s' if groups != 1 else ''}"
+    )
+    if report.skipped:
+        said += f"; {len(report.skipped):,} report{'s' if len(report.skipped) != 1 else ''} skipped"
+    return said
+
+
+def more_line(report: FleetReport, limit: int | None) -> str | None:
+    """The line that says what the table left out and how to see it (None: nothing)."""
+    counts = _counts(report)
+    if limit is None or len(counts) <= limit:
+        return None
+    rest = counts[limit:]
+    nodes = sum(rest)
+    return (
+        f"... and {len(rest):,} more group{'s' if len(rest) != 1 else ''} "
+        f"({nodes:,} node{'s' if nodes != 1 else ''}): --limit N or --all shows them, "
+        "--json lists every machine"
+    )
+
+
+def skipped_lines(report: FleetReport, reasons: int = SKIP_REASONS) -> list[str]:
+    """The skipped reports counted by reason, most common first, one example each."""
+    by_reason: dict[str, list[str]] = {}
+    for s in report.skipped:
+        by_reason.setdefault(s.reason, []).append(s.source)
+    ranked = sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    lines = []
+    for reason, sources in ranked[:reasons]:
+        also = f" (and {len(sources) - 1:,} more)" if len(sources) > 1 else ""
+        lines.append(f"skipped {len(sources):,}: {sources[0]}{also}: {reason}")
+    if len(ranked) > reasons:
+        left = sum(len(v) for _, v in ranked[reasons:])
+        lines.append(
+            f"skipped {left:,} more for {len(ranked) - reasons:,} other reasons: "
+            "--json lists every skipped report"
+        )
+    return lines
+
+
+def render_fleet(
+    report: FleetReport, console: Console | None = None, *, limit: int | None = DEFAULT_LIMIT
+) -> None:
+    """Print the ranked groups (the top ``limit``; None for all), what was left out,
+    then the skipped reports by reason."""
     con = console or stdout_console()
     if report.machines:
-        con.print(fleet_table(report))
+        con.print(summary_line(report), markup=False, highlight=False)
+        con.print(fleet_table(report, limit))
+        more = more_line(report, limit)
+        if more:
+            con.print(f"[dim]{escape(more)}[/]", highlight=False)
     else:
         con.print("[yellow]No report could be ranked.[/]")
-    for s in report.skipped:
-        con.print(f"[yellow]skipped[/] {s.source}: {s.reason}", markup=True, highlight=False)
+    for line in skipped_lines(report):
+        head, _, rest = line.partition(":")
+        con.print(f"[yellow]{escape(head)}[/]:{escape(rest)}", highlight=False)
