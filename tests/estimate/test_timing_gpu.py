@@ -6,7 +6,14 @@ import pytest
 
 from hwadvisor.catalog import find_device
 from hwadvisor.estimate import build_workload, estimate_workload
-from hwadvisor.estimate.gpu_time import Roofline, element_bytes, gpu_constants, host_seconds
+from hwadvisor.estimate.gpu_time import (
+    Roofline,
+    element_bytes,
+    gpu_constants,
+    host_seconds,
+    op_host_s,
+    python_ops_s,
+)
 from hwadvisor.estimate.rates import catalog_rates
 from hwadvisor.estimate.timing import step_time
 from hwadvisor.models.workload import ModelKind, OpGroup, OpProfile, Precision, Task, Workload
@@ -130,4 +137,36 @@ def test_groups_without_products_still_cost_launches() -> None:
     assert wl.profile is not None
     host, launches = host_seconds(wl, wl.profile)
     assert launches == 100 + 8  # AdamW's passes
-    assert host == pytest.approx(launches * float(gpu_constants()["host"]["op_s"]))
+    h = gpu_constants()["host"]
+    forward = float(h["python_grad_s"]) + float(h["op_s"])  # element-wise: no module
+    passes = float(h["python_s"]) + float(h["op_s"])  # optimizer.step runs under no_grad
+    assert host == pytest.approx(100 * forward + 8 * passes)
+
+
+def test_host_cost_per_operator_is_the_sum_of_its_parts() -> None:
+    h = {k: v for k, v in gpu_constants()["host"].items() if k.endswith("_s")}
+    launch, python, grad = h["op_s"], h["python_s"], h["python_grad_s"]
+    assert op_host_s("eltwise", backward=False, train=False) == pytest.approx(python + launch)
+    # batch norm is an nn layer: its module call is paid too, and more under autograd
+    bn = op_host_s("batch_norm", backward=False, train=True)
+    assert bn == pytest.approx(grad + h["module_s"] + launch)
+    assert bn > op_host_s("batch_norm", backward=False, train=False)
+    # autograd's backward operators are called from C++: no Python, no module
+    assert op_host_s("batch_norm_backward", backward=True, train=True) == pytest.approx(
+        h["cpp_s"] + launch
+    )
+    assert op_host_s("conv", backward=True, train=True) == pytest.approx(2 * h["conv_s"])
+    assert python_ops_s(launching=2, views=1, modules=1, casts=1) == pytest.approx(
+        2 * (python + launch) + python + h["module_s"] + h["cpp_s"] + launch
+    )
+
+
+def test_autocast_casts_each_product_weight_and_the_input_once() -> None:
+    amp, fp32 = _resnet("amp", 1, task="infer"), _resnet("fp32", 1, task="infer")
+    assert amp.profile is not None and fp32.profile is not None
+    (h_amp, n_amp), (h_fp32, n_fp32) = (
+        host_seconds(amp, amp.profile),
+        host_seconds(fp32, fp32.profile),
+    )
+    assert n_amp - n_fp32 == 53 + 1 + 1  # 53 conv weights, the fc weight, the input
+    assert h_amp - h_fp32 == pytest.approx(55 * python_ops_s(launching=0, casts=1))

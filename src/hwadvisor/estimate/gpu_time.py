@@ -125,26 +125,72 @@ def _memory(wl: Workload, prof: OpProfile, roof: Roofline) -> tuple[float, float
     return seconds, moved_layout / roof.bandwidth
 
 
+def op_host_s(family: str, *, backward: bool, train: bool) -> float:
+    """Host seconds of one eager operator of ``family``: the sum of its published parts.
+
+    A convolution is ``conv_s`` end to end (twice for its backward: data and weight
+    gradients); another forward operator pays Python and the dispatcher (more when autograd
+    records it), the ``nn.Module`` call where a layer wraps it, and the launch; a backward
+    operator is called from C++ by autograd and pays only that call and the launch.
+    """
+    host = gpu_constants()["host"]
+    if family == "conv":
+        return float(host["conv_s"]) * (2 if backward else 1)
+    launch = float(host["op_s"])
+    if backward:
+        return float(host["cpp_s"]) + launch
+    python = float(host["python_grad_s"] if train else host["python_s"])
+    module = float(host["module_s"]) if family in host["module_families"] else 0.0
+    return python + module + launch
+
+
+def python_ops_s(*, launching: int, views: int = 0, modules: int = 0, casts: int = 0,
+                 grad: bool = False) -> float:  # fmt: skip
+    """Host seconds of Python-level work priced like the model's own operators.
+
+    ``launching`` operators that each launch a kernel, ``views`` that launch none (a
+    reshape, a slice), ``modules`` calls of ``nn.Module`` wrappers, ``casts`` dtype casts
+    made from C++ (autocast). For a loop's own work around the model (loss, metrics).
+    """
+    host = gpu_constants()["host"]
+    python = float(host["python_grad_s"] if grad else host["python_s"])
+    launch, cpp = float(host["op_s"]), float(host["cpp_s"])
+    return (
+        launching * (python + launch)
+        + views * python
+        + modules * float(host["module_s"])
+        + casts * (cpp + launch)
+    )
+
+
+def _autocast_casts(wl: Workload, prof: OpProfile) -> int:
+    """Casts autocast launches per step: each product's fp32 weight, and the input once."""
+    if wl.precision is not Precision.AMP:
+        return 0
+    rules = gpu_constants()["autocast"]
+    products = sum(
+        g.count for g in prof.op_groups if not g.backward and g.family in ("conv", "gemm")
+    )
+    if not products:
+        return 0
+    return products * int(rules["casts_per_product"]) + int(rules["casts_per_step"])
+
+
 def host_seconds(wl: Workload, prof: OpProfile) -> tuple[float, int]:
     """Host seconds of one eager step and the operator launches they pay for."""
-    host = gpu_constants()["host"]
-    conv_s, op_s = float(host["conv_s"]), float(host["op_s"])
     train = wl.task is Task.TRAIN
     seconds, launches = 0.0, 0
     for g in prof.op_groups:
         if g.backward and not train:
             continue
-        # A convolution's backward is two cuDNN calls (data and weight gradients).
-        each = conv_s * (2 if g.backward else 1) if g.family == "conv" else op_s
-        seconds += g.count * each
+        seconds += g.count * op_host_s(g.family, backward=g.backward, train=train)
         launches += g.count
-        if wl.precision is Precision.AMP and not g.backward and g.family in ("conv", "gemm"):
-            casts = g.count * int(gpu_constants()["autocast"]["casts_per_product"])
-            seconds += casts * op_s  # autocast casts each fp32 weight every step
-            launches += casts
+    casts = _autocast_casts(wl, prof)
+    seconds += python_ops_s(launching=0, casts=casts)
+    launches += casts
     if train:
         passes = OPTIMIZER_PASSES.get(wl.optimizer.value, 3)
-        seconds += passes * op_s
+        seconds += python_ops_s(launching=passes)  # optimizer.step runs under no_grad
         launches += passes
     return seconds, launches
 
