@@ -128,8 +128,15 @@ def explain_rule(
                 for ln in exp.lines
             ],
         }
+        prices = getattr(exp, "prices", None)  # a cost rule: the prices its facts rest on
+        if prices is not None:
+            doc["prices"] = prices.as_json()
         print_json(doc)
         return
     from hwadvisor.render.rules import render_explanation
 
     render_explanation(exp)
+    if getattr(exp, "prices", None) is not None:
+        from hwadvisor.render.explain_prices import render_prices_used
+
+        render_prices_used(exp.prices)  # type: ignore[attr-defined]

@@ -36,6 +36,7 @@ from hwadvisor.pipeline.inputs import (
 )
 from hwadvisor.pipeline.pricing import (
     Pricing,
+    explain_with_prices,
     instance_estimates,
     price_for_advice,
     price_report,
@@ -390,4 +391,5 @@ def explain_rule(
         budget=budget,
         team=team,
     )
-    return explain_in_context(rule, ruleset, ctx, scen)
+    # A cost rule shows the prices its facts rest on (the same picks recommend names).
+    return explain_with_prices(explain_in_context(rule, ruleset, ctx, scen), run.estimates, priced)

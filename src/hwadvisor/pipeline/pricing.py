@@ -10,6 +10,12 @@ low``, ``budget_low`` picks, every price dated.
 ``--on`` takes instance types as well as devices: :func:`split_on` tells them apart and
 :func:`instance_estimates` estimates the job on an instance's GPUs, or on its vCPUs'
 share of its processor (:func:`hwadvisor.catalog.instances.instance_device`).
+
+``rules explain`` of a cost rule (one that reads ``cost.*`` facts, HW801-HW804) shows
+the prices its facts rest on (:func:`explain_with_prices`): the price list (the shipped
+catalog, with the user's ``--prices`` file laid over it, or own hardware's
+``--price-per-hour``) and each pick's instance, dollars, date and source, the same
+picks ``recommend`` and ``estimate`` name with the same options.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hwadvisor.engine.explain import Explanation
 from hwadvisor.errors import CatalogError
 from hwadvisor.models.workload import Budget, Task
 
@@ -46,6 +53,8 @@ class Pricing:
     devices: Mapping[str, DeviceEntry]
     own: OwnHardware | None = None
     today: date | None = None
+    #: The user's price file laid over the shipped catalog (``--prices``), if any.
+    prices: Path | None = None
 
 
 def load_pricing(
@@ -73,7 +82,8 @@ def load_pricing(
             electricity_usd_per_kwh=electricity_usd_kwh,
         )
     devices = load_devices(list(extra_catalogs) if extra_catalogs else None)
-    return Pricing(load_instances(prices, devices=devices), devices, own, today)
+    catalog = load_instances(prices, devices=devices)
+    return Pricing(catalog, devices, own, today, Path(prices) if prices is not None else None)
 
 
 def pricing_from(options: Mapping[str, Any] | None, catalogs: Iterable[Path] | None) -> Pricing:
@@ -302,3 +312,68 @@ def stale_prices(costs: Iterable[Cost | None]) -> str | None:
     from hwadvisor.cost.price import stale_note
 
     return stale_note(list(costs))
+
+
+# -- rules explain: the prices a cost rule's facts rest on ------------------------------------
+
+
+@dataclass(frozen=True)
+class PricesUsed:
+    """What priced the estimates a cost rule read: the price list and the picks."""
+
+    source: str
+    own: str | None = None
+    picks: list[tuple[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``prices`` object of ``rules explain --json``."""
+        return {
+            "source": self.source,
+            "own_hardware": self.own,
+            "picks": {name: c.model_dump(mode="json") for name, c in self.picks},
+        }
+
+
+@dataclass
+class PricedExplanation(Explanation):
+    """An explanation of a cost rule, with the prices its facts rest on."""
+
+    prices: PricesUsed | None = None
+
+
+#: The picks a priced report carries, in the order they are shown.
+PICKS = ("cheapest", "fastest", "cheapest_cpu", "cheapest_gpu", "budget_low")
+
+
+def is_cost_rule(exp: Explanation) -> bool:
+    """The rule reads a price or an energy figure (``cost.*``, ``estimate.<slot>.cost.*``)."""
+    rule = exp.rule
+    paths = rule.when.fact_paths() if rule.when is not None else []
+    text = " ".join(filter(None, [rule.message, rule.verdict.summary if rule.verdict else None]))
+    return any(p.startswith("cost.") or ".cost." in p for p in paths) or "cost." in text
+
+
+def prices_used(report: EstimateReport | None, pricing: Pricing) -> PricesUsed:
+    """The price list and the picks of ``report`` (see :class:`PricesUsed`)."""
+    source = "the shipped instance catalog"
+    if pricing.prices is not None:
+        source = f"{pricing.prices} laid over the shipped instance catalog"
+    own = pricing.own.describe() if pricing.own is not None else None
+    picks = [(n, c) for n in PICKS if (c := getattr(report, n, None)) is not None]
+    return PricesUsed(source, own, picks)
+
+
+def explain_with_prices(
+    exp: Explanation, report: EstimateReport | None, pricing: Pricing
+) -> Explanation:
+    """``exp`` with the prices its facts rest on, when it explains a cost rule."""
+    if not is_cost_rule(exp):
+        return exp
+    return PricedExplanation(
+        exp.rule,
+        exp.scenario,
+        exp.applies,
+        exp.truth,
+        exp.lines,
+        prices=prices_used(report, pricing),
+    )
