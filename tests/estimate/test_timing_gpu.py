@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from hwadvisor.catalog import find_device
@@ -170,3 +172,27 @@ def test_autocast_casts_each_product_weight_and_the_input_once() -> None:
     )
     assert n_amp - n_fp32 == 53 + 1 + 1  # 53 conv weights, the fc weight, the input
     assert h_amp - h_fp32 == pytest.approx(55 * python_ops_s(launching=0, casts=1))
+
+
+def test_channels_last_option_skips_the_layout_transposes_and_says_so(cli: Any) -> None:
+    args = ["estimate", "-m", "resnet50", "--task", "infer", "--precision", "amp",
+            "--batch-size", "256", "--on", "v100-16gb", "--no-bench", "--json"]  # fmt: skip
+    nchw, nhwc = cli(*args), cli(*args, "--channels-last")
+    assert nchw.code == 0 and nhwc.code == 0, nhwc.err
+    a, b = nchw.json()["estimates"][0], nhwc.json()["estimates"][0]
+    assert nhwc.json()["workload"]["channels_last"] is True
+    assert nchw.json()["workload"]["channels_last"] is False
+    assert a["time_breakdown_s"]["layout"] > 0 and "layout" not in b["time_breakdown_s"]
+    assert b["step_time_s"] < a["step_time_s"]
+    assert any("default NCHW" in x and "--channels-last" in x for x in a["assumptions"])
+    assert any("channels_last (NHWC" in x for x in b["assumptions"])
+
+
+def test_channels_last_changes_nothing_on_fma_convolutions() -> None:
+    """fp32 on a V100 runs convolutions on FMA units: no transposes either way, no note."""
+    fp32 = _on(_resnet("fp32", 64, task="infer"), "v100-16gb")
+    cl = _on(_resnet("fp32", 64, task="infer", channels_last=True), "v100-16gb")
+    assert fp32.step_time_s == pytest.approx(cl.step_time_s)  # type: ignore[attr-defined]
+    assert not any("NCHW" in x for x in fp32.assumptions)  # type: ignore[attr-defined]
+    built = build_workload(model="resnet50", channels_last=True)
+    assert built.channels_last and not build_workload(model="resnet50").channels_last

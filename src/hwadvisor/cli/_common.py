@@ -38,6 +38,7 @@ WORKLOAD_ARGS = {
     "input_shape": "input_shape",
     "precision": "precision",
     "optimizer": "optimizer",
+    "channels_last": "channels_last",
     "qps": "qps",
     "latency_ms": "latency_ms",
     "deadline": "deadline_hours",

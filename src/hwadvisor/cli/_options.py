@@ -75,6 +75,7 @@ WORKLOAD = Group(
         Shared("input_shape", wl.Shape | None, wl.INPUT_SHAPE),
         Shared("precision", Precision | None, wl.PRECISION),
         Shared("optimizer", Optimizer | None, wl.OPTIMIZER),
+        Shared("channels_last", bool, wl.CHANNELS_LAST),
         Shared("qps", float | None, wl.QPS),
         Shared("latency_ms", float | None, wl.LATENCY_MS),
         Shared("deadline", float | None, wl.DEADLINE),

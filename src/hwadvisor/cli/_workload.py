@@ -65,6 +65,11 @@ INPUT_SHAPE = typer.Option(
 )
 PRECISION = typer.Option(None, "--precision", case_sensitive=False, help="Numeric precision.")
 OPTIMIZER = typer.Option(None, "--optimizer", case_sensitive=False, help="Optimizer.")
+CHANNELS_LAST = typer.Option(
+    False,
+    "--channels-last",
+    help="The model runs in torch.channels_last (NHWC): no NCHW<->NHWC transposes around tensor-core convolutions (PyTorch's default is NCHW).",
+)
 TASK = typer.Option(
     None,
     "--task",

@@ -21,7 +21,7 @@ the host's time and the GPU's. Figures and sources: ``catalog/data/gpu_time.yaml
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +85,7 @@ class GpuStep:
     parts: dict[str, float]
     host_s: float
     launches: int
+    notes: list[str] = field(default_factory=list)
 
 
 def _products(wl: Workload, prof: OpProfile, roof: Roofline, work: float) -> dict[str, float]:
@@ -203,7 +204,24 @@ def gpu_step(wl: Workload, prof: OpProfile, roof: Roofline) -> GpuStep:
     if layout:
         parts["layout"] = layout
     host, launches = host_seconds(wl, prof)
-    return GpuStep(parts=parts, host_s=host, launches=launches)
+    return GpuStep(
+        parts=parts, host_s=host, launches=launches, notes=layout_notes(wl, prof, roof, layout)
+    )
+
+
+def layout_notes(wl: Workload, prof: OpProfile, roof: Roofline, layout_s: float) -> list[str]:
+    """What the estimate assumed of the convolutions' memory format, when it matters."""
+    if not roof.conv_tensor_cores or not any(g.family == "conv" for g in prof.op_groups):
+        return []
+    if wl.channels_last:
+        return ["convolutions in channels_last (NHWC, --channels-last): no layout transposes"]
+    if layout_s:
+        return [
+            "convolutions in PyTorch's default NCHW: tensor-core convolutions transpose their "
+            f"tensors to NHWC and back ({layout_s * 1e3:.2f} ms a step); --channels-last if "
+            "the model runs in torch.channels_last"
+        ]
+    return []
 
 
 def roofline(entry: DeviceEntry, precision: Precision, peak: float, tensor: bool) -> Roofline:

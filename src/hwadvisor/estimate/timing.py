@@ -120,7 +120,7 @@ def _gpu_step_time(wl: Workload, prof: OpProfile, rates: Rates) -> StepTime:
     assert rates.roofline is not None
     step = gpu_step(wl, prof, rates.roofline)
     parts = dict(step.parts)
-    notes: list[str] = []
+    notes = [f"{rates.device}: {n}" for n in step.notes]  # layout (gpu_time.layout_notes)
     copy = _input_copy_time(wl, rates)
     if copy is not None:
         parts["input_copy"] = copy

@@ -46,6 +46,7 @@ def build_workload(
     epochs: float | None = None,
     precision: Precision | str | None = None,
     optimizer: Optimizer | str | None = None,
+    channels_last: bool = False,
     task: Task | str | None = None,
     qps: float | None = None,
     latency_ms: float | None = None,
@@ -65,7 +66,8 @@ def build_workload(
     (the inference and edge scenarios) ``serve`` for a language model and ``infer`` for
     any other, else ``train``. The values are checked against the :class:`Workload`
     model's bounds; a bad one raises UsageError naming its option, an unknown catalog
-    name CatalogError, each with one clear line.
+    name CatalogError, each with one clear line. ``channels_last`` says the model runs in
+    ``torch.channels_last`` (NHWC), so GPU estimates charge no layout transposes.
     """
     stray = sorted(set(llm) - set(LLM_OPTIONS))
     if stray:
@@ -104,6 +106,7 @@ def build_workload(
         "epochs": given.epochs,
         "precision": given.precision,
         "optimizer": given.optimizer,
+        "channels_last": channels_last,
         "qps": given.qps,
         "latency_ms": given.latency_ms,
         "deadline_hours": given.deadline_hours,
