@@ -10,6 +10,7 @@ from hwadvisor.catalog import find_device
 from hwadvisor.estimate import build_workload, estimate_workload
 from hwadvisor.estimate.gpu_time import (
     Roofline,
+    eager_host_s,
     element_bytes,
     gpu_constants,
     host_seconds,
@@ -128,9 +129,28 @@ def test_class_path_host_time_hides_behind_the_gpu() -> None:
     wl = Workload(kind=ModelKind.ENCODER, task=Task.INFER, batch_size=1, flops_per_sample=1e6,
                   profile=prof)  # fmt: skip
     st = step_time(wl, rates)
-    assert st.total == pytest.approx(1000 * float(gpu_constants()["host"]["op_s"]))
+    h = gpu_constants()["host"]
+    # launches known only by count: each a plain operator (Python + dispatcher, launch)
+    assert st.total == pytest.approx(1000 * (float(h["python_s"]) + float(h["op_s"])))
     heavy = wl.model_copy(update={"flops_per_sample": 1e15})
     assert step_time(heavy, rates).parts["overhead"] == 0.0
+
+
+def test_a_transformer_pays_the_host_cost_a_cnn_does() -> None:
+    """The class path prices the host per operator group, as the roofline path does."""
+    wl = build_workload(model="bert-large", task="infer", batch_size=1, precision="amp")
+    assert wl.profile is not None
+    rates = catalog_rates(find_device("a100-80gb"), Precision.AMP)
+    st = step_time(wl, rates)
+    host, launches = eager_host_s(wl, wl.profile)
+    assert (host, launches) == host_seconds(wl, wl.profile)
+    assert st.total == pytest.approx(max(host, st.parts["compute"]))
+    assert st.parts["overhead"] > 0  # batch 1 on an A100: the host's step
+    # an nn.Linear pays its module call, a layer norm too: more than a bare launch each
+    gemms = sum(g.count for g in wl.profile.op_groups if g.family == "gemm" and not g.backward)
+    assert host > launches * float(gpu_constants()["host"]["op_s"])
+    assert host >= gemms * op_host_s("gemm", backward=False, train=False)
+    assert any("host cost" in n for n in st.notes)
 
 
 def test_groups_without_products_still_cost_launches() -> None:

@@ -38,6 +38,8 @@ TRAIN_WORK = 3.0
 OPTIMIZER_PASSES = {"adamw": 8, "sgd": 3}
 #: Size of products whose size is unknown.
 UNKNOWN_SIZE = 256.0
+#: The family an operator known only as a launch is priced as (no nn.Module wrapper).
+PLAIN_FAMILY = "eltwise"
 
 
 @functools.cache
@@ -194,6 +196,27 @@ def host_seconds(wl: Workload, prof: OpProfile) -> tuple[float, int]:
         seconds += python_ops_s(launching=passes)  # optimizer.step runs under no_grad
         launches += passes
     return seconds, launches
+
+
+def eager_host_s(wl: Workload, prof: OpProfile) -> tuple[float, int]:
+    """Host seconds and launches of one eager step on a GPU, whichever path prices it.
+
+    A profile with operator groups (a counted model, a catalog CNN, an analytic transformer)
+    pays each group's published parts (:func:`host_seconds`); one with only a launch count
+    (bare FLOPs) pays each launch as a plain operator (Python and dispatcher, then the
+    launch), the backward's as operators called from C++. One definition of the host cost
+    for the per-operator roofline and the class fractions alike.
+    """
+    if prof.op_groups:
+        return host_seconds(wl, prof)
+    train = wl.task is Task.TRAIN
+    forward = prof.kernels
+    backward = 0
+    if train:
+        backward = prof.backward_kernels if prof.backward_kernels is not None else 2 * forward
+    plain = op_host_s(PLAIN_FAMILY, backward=False, train=train)
+    seconds = forward * plain + backward * op_host_s(PLAIN_FAMILY, backward=True, train=train)
+    return seconds, forward + backward
 
 
 def gpu_step(wl: Workload, prof: OpProfile, roof: Roofline) -> GpuStep:

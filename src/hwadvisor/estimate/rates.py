@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
-from hwadvisor.estimate.gpu_time import Roofline, gpu_constants, roofline, tf32_text
+from hwadvisor.estimate.gpu_time import PLAIN_FAMILY, Roofline, op_host_s, roofline, tf32_text
 from hwadvisor.estimate.levels import (
     MemoryLevels,
     machine_note,
@@ -37,8 +37,10 @@ _DTYPE_ALIASES = {
 #: ``dispatch`` figure): ~7 µs per Python-level operator with autograd recording, as
 #: measured in pytorch/pytorch issue #41383 (2020), rounded up for module call overhead.
 CPU_OP_OVERHEAD_S = 10e-6
-#: Host cost per operator of eager PyTorch on a GPU (source in catalog/data/gpu_time.yaml).
-GPU_OP_OVERHEAD_S = float(gpu_constants()["host"]["op_s"])
+#: A catalog GPU's ``op_overhead_s``: a plain eager operator (Python, dispatcher, launch),
+#: from ``gpu_time.op_host_s``; a GPU step's host cost is ``gpu_time.eager_host_s``, per
+#: operator group, whichever path prices the step (constants: catalog/data/gpu_time.yaml).
+GPU_OP_OVERHEAD_S = op_host_s(PLAIN_FAMILY, backward=False, train=False)
 #: Without bench figures, "here" assumes these fractions of the theoretical fp32 peak.
 ASSUMED_HERE_GEMM = 0.6
 ASSUMED_HERE_CONV = 0.35

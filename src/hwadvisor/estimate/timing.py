@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from hwadvisor.estimate.gpu_time import gpu_step
+from hwadvisor.estimate.gpu_time import eager_host_s, gpu_step
 from hwadvisor.estimate.rates import Rates
 from hwadvisor.models.workload import (
     GemmBucket,
@@ -104,10 +104,19 @@ def step_time(wl: Workload, rates: Rates) -> StepTime:
         parts["input_copy"] = copy
     if train and wl.params:
         _optimizer_part(wl.params, wl.optimizer, rates, parts, notes)
-    host = _launches(prof, train) * rates.op_overhead_s
     # A CPU runs each operator's dispatch in line; a GPU's host launches ahead
-    # asynchronously, so only the host time the GPU's own work does not cover shows.
-    parts["overhead"] = max(0.0, host - sum(parts.values())) if rates.gpu else host
+    # asynchronously, so only the host time the GPU's own work does not cover shows. The
+    # GPU's host cost is eager PyTorch's per operator, the same as the roofline path's.
+    if rates.gpu:
+        host, launches = eager_host_s(wl, prof)
+        device = sum(parts.values())
+        parts["overhead"] = max(0.0, host - device)
+        notes.append(
+            f"{rates.device}: eager PyTorch's host cost {host * 1e3:.2f} ms for {launches} "
+            f"launches against the GPU's {device * 1e3:.2f} ms: the step takes the longer"
+        )
+    else:
+        parts["overhead"] = _launches(prof, train) * rates.op_overhead_s
     return StepTime(sum(parts.values()), parts, notes)
 
 
