@@ -99,17 +99,36 @@ def test_bands_are_in_the_json_with_the_command_that_checks_them() -> None:
 def test_catalog_gpu_bands_match_a_fresh_anchor_run() -> None:
     """The data file's GPU bands are the current validation run's (refresh them if not)."""
     mod = _load_anchors()
-    single, multi = mod.rows(), mod.scaling_rows()
-    device = [1 + r["error"] for r in single if "b1" not in r["anchor"]]
-    host = [1 + r["error"] for r in single if "b1" in r["anchor"]]
+    single, multi = mod.rows() + mod.bert_rows(), mod.scaling_rows()
+    # each row counts in the class its own estimate carries (host-bound: the host's step)
+    device = [1 + r["error"] for r in single if r["band_class"] == "catalog_gpu"]
+    host = [1 + r["error"] for r in single if r["band_class"] == "catalog_gpu_host_bound"]
+    assert len(device) + len(host) == len(single) and device and host
     scale = [1 + r["error"] for r in multi]
     bands = load_bands()
+    assert mod.bands(single, multi)["catalog_gpu"] == (min(device), max(device))
     for name, ratios in (("catalog_gpu", device), ("catalog_gpu_host_bound", host),
                          ("multi_gpu", scale)):  # fmt: skip
         spec = bands[name]
         assert (spec.low_ratio, spec.high_ratio) == pytest.approx(
             (min(ratios), max(ratios)), abs=0.002
         ), f"{name}: run benchmarks/gpu_anchors.py and copy its bands into error_bands.yaml"
+
+
+def test_anchors_time_what_the_published_loops_time() -> None:
+    """The comparison leaves out the input copy the published loops do not clock."""
+    mod = _load_anchors()
+    assert "input_copy" in mod.UNTIMED
+    row = next(r for r in mod.rows() if r["anchor"] == "infer V100 AMP b256")
+    parts = row["breakdown_ms"]
+    assert parts["input_copy"] > 0  # the estimate still charges it
+    # a device-bound row: the GPU's parts, less the copy, set the published figure's time
+    device = sum(v for k, v in parts.items() if k not in {"overhead", "input_copy", "loop_host"})
+    assert row["estimate"] == pytest.approx(row["batch"] / (device / 1e3), rel=1e-3)
+    assert row["estimate"] > row["batch"] / ((device + parts["input_copy"]) / 1e3)
+    bert = {r["anchor"]: r for r in mod.bert_rows()}
+    assert len(bert) == len(mod.BERT_ANCHORS)
+    assert {r["device"] for r in bert.values()} >= {"v100-16gb", "v100-32gb", "a100-40gb"}
 
 
 def test_duration_with_band_says_the_unit_once() -> None:

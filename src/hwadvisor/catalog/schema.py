@@ -62,6 +62,13 @@ class Achieved(_Entry):
         le=1,
         description="fraction of the 16-bit/int8 matrix-unit peak, when it differs from gemm",
     )
+    transformer_infer: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="fraction of the peak a transformer's forward pass reaches (inference), "
+        "where a measurement was published; else inference",
+    )
     source: str
 
 

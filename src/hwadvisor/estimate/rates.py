@@ -41,6 +41,9 @@ CPU_OP_OVERHEAD_S = 10e-6
 #: from ``gpu_time.op_host_s``; a GPU step's host cost is ``gpu_time.eager_host_s``, per
 #: operator group, whichever path prices the step (constants: catalog/data/gpu_time.yaml).
 GPU_OP_OVERHEAD_S = op_host_s(PLAIN_FAMILY, backward=False, train=False)
+#: Workload classes with an achieved fraction in the catalog (a missing
+#: ``transformer_infer`` falls back to the device's ``inference`` fraction).
+CLASSES = ("gemm", "cnn_train", "transformer_train", "inference", "transformer_infer")
 #: Without bench figures, "here" assumes these fractions of the theoretical fp32 peak.
 ASSUMED_HERE_GEMM = 0.6
 ASSUMED_HERE_CONV = 0.35
@@ -357,7 +360,7 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
     flops = peak * 1e12
     if gpu and not tensor:
         # Without tensor cores every class runs on the FMA units at about the fp32 fraction.
-        fracs = dict.fromkeys(("gemm", "cnn_train", "transformer_train", "inference"), a.fp32)
+        fracs = dict.fromkeys(CLASSES, a.fp32)
         notes.append(
             f"{entry.id}: fp32 without tensor cores: {a.fp32:.0%} of the fp32 peak for products"
         )
@@ -369,10 +372,7 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
             notes.append(f"{entry.id}: fp32 convolutions run as TF32 (cuDNN default in PyTorch)")
     else:
         scale = (a.tensor_gemm / a.gemm) if (tensor and a.tensor_gemm and not gpu) else 1.0
-        fracs = {
-            k: getattr(a, k) * scale
-            for k in ("gemm", "cnn_train", "transformer_train", "inference")
-        }
+        fracs = {k: (getattr(a, k) or a.inference) * scale for k in CLASSES}
     class_rate = {k: flops * v for k, v in fracs.items()}
     # Products below ~1k wide reach a smaller share of a big device's peak.
     half = 256.0 if gpu else 64.0

@@ -68,11 +68,9 @@ def _elem_scale(precision: Precision) -> float:
 
 def _class_key(wl: Workload) -> str | None:
     if wl.task is Task.INFER:
-        return (
-            "inference"
-            if wl.kind in (ModelKind.CNN, ModelKind.ENCODER, ModelKind.DECODER)
-            else None
-        )
+        if wl.kind in (ModelKind.ENCODER, ModelKind.DECODER):
+            return "transformer_infer"
+        return "inference" if wl.kind is ModelKind.CNN else None
     if wl.kind is ModelKind.CNN:
         return "cnn_train"
     if wl.kind in (ModelKind.ENCODER, ModelKind.DECODER):
