@@ -216,3 +216,18 @@ def test_channels_last_changes_nothing_on_fma_convolutions() -> None:
     assert not any("NCHW" in x for x in fp32.assumptions)  # type: ignore[attr-defined]
     built = build_workload(model="resnet50", channels_last=True)
     assert built.channels_last and not build_workload(model="resnet50").channels_last
+
+
+def test_transformer_inference_uses_its_published_fraction_where_there_is_one() -> None:
+    v100 = catalog_rates(find_device("v100-16gb"), Precision.FP16)
+    a = find_device("v100-16gb").achieved
+    assert a.transformer_infer is not None and a.transformer_infer != a.inference
+    assert v100.class_rate["transformer_infer"] == pytest.approx(125e12 * a.transformer_infer)
+    assert v100.class_rate["inference"] == pytest.approx(125e12 * a.inference)  # CNNs keep theirs
+    t4 = catalog_rates(find_device("t4"), Precision.FP16)  # nothing published: falls back
+    assert t4.class_rate["transformer_infer"] == t4.class_rate["inference"]
+    wl = build_workload(model="bert-large", task="infer", batch_size=64, precision="fp16")
+    st = step_time(wl, v100)
+    assert st.parts["compute"] == pytest.approx(
+        64 * (wl.flops_per_sample or 0) / v100.class_rate["transformer_infer"]
+    )
