@@ -30,6 +30,9 @@ apex's fused layer norm, apex amp O2 for FP16): GLUE inference at sequence 128 t
 CUDA events around the model's forward (``run_glue.py``), SQuAD fine-tuning at sequence
 384 (``run_squad.py``). A100 TF32 rows are left out: the MRPC and SST-2 figures of one
 configuration disagree 2.5x, and whether NGC 20.06 ran its matmuls in TF32 is not stated.
+The host cost of these rows counts every call of NVIDIA's ``modeling.py`` BERT layer
+(``profile.transformer_groups``: module calls, products, views, element-wise kernels);
+what NGC 20.06's PyTorch 1.6 and apex ran beyond today's PyTorch is not added here.
 
 Each row counts in the band class its estimate carries (host-bound or not).
 Goal: median |error| <= 12%, worst <= 30%.

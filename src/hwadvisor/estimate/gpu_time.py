@@ -30,8 +30,13 @@ from hwadvisor.models.workload import OpProfile, Precision, Task, Workload
 if TYPE_CHECKING:
     from hwadvisor.catalog.schema import DeviceEntry
 
-#: Families that are products rather than memory-bound operators.
-PRODUCTS = frozenset({"conv", "gemm", "other"})
+#: Families that are products rather than memory-bound operators (``bmm``: an attention
+#: product, ``torch.matmul`` of two activations: no weight, no module).
+PRODUCTS = frozenset({"conv", "gemm", "bmm", "other"})
+#: Calls that launch no kernel: a dispatcher op without one (``view``: a reshape, a
+#: permute, dropout in eval), and a container module's own call (``module``).
+VIEW, MODULE = "view", "module"
+NO_LAUNCH = frozenset({VIEW, MODULE})
 #: Forward FLOPs of a sample are multiplied by this for a training step (forward + backward).
 TRAIN_WORK = 3.0
 #: Kernels one optimizer step launches per pass (foreach / multi-tensor kernels).
@@ -134,12 +139,16 @@ def op_host_s(family: str, *, backward: bool, train: bool) -> float:
     A convolution is ``conv_s`` end to end (twice for its backward: data and weight
     gradients); another forward operator pays Python and the dispatcher (more when autograd
     records it), the ``nn.Module`` call where a layer wraps it, and the launch; a backward
-    operator is called from C++ by autograd and pays only that call and the launch.
+    operator is called from C++ by autograd and pays only that call and the launch. A view
+    pays Python and the dispatcher (its backward node the C++ call), no launch; a container
+    module its module call alone.
     """
     host = gpu_constants()["host"]
     if family == "conv":
         return float(host["conv_s"]) * (2 if backward else 1)
-    launch = float(host["op_s"])
+    if family == MODULE:
+        return 0.0 if backward else float(host["module_s"])
+    launch = 0.0 if family == VIEW else float(host["op_s"])
     if backward:
         return float(host["cpp_s"]) + launch
     python = float(host["python_grad_s"] if train else host["python_s"])
@@ -180,14 +189,14 @@ def _autocast_casts(wl: Workload, prof: OpProfile) -> int:
 
 
 def host_seconds(wl: Workload, prof: OpProfile) -> tuple[float, int]:
-    """Host seconds of one eager step and the operator launches they pay for."""
+    """Host seconds of one eager step and the kernel launches among what they pay for."""
     train = wl.task is Task.TRAIN
     seconds, launches = 0.0, 0
     for g in prof.op_groups:
         if g.backward and not train:
             continue
         seconds += g.count * op_host_s(g.family, backward=g.backward, train=train)
-        launches += g.count
+        launches += 0 if g.family in NO_LAUNCH else g.count
     casts = _autocast_casts(wl, prof)
     seconds += python_ops_s(launching=0, casts=casts)
     launches += casts

@@ -98,10 +98,13 @@ def _transformer(wl: Workload, entry: ModelEntry | None) -> OpProfile:
     if attn:
         gemm.append(GemmBucket(size=effective_size(s, s, head_dim), flops=attn))
     # Cost-weighted fp32 bytes per token per layer of the memory-bound operators (weights
-    # of counting.MEMORY_OP_COST): two layer norms, GELU on 4h, two residual adds, softmax
-    # and the scaling/masking of the a·s scores.
-    per_token_layer = 4.0 * (2 * 2 * h * cost["native_layer_norm"] + 8 * h * cost["gelu"] + 6 * h)
-    per_token_layer += 4.0 * heads * s * (2 * cost["_softmax"] + 4)
+    # of counting.MEMORY_OP_COST), the same operators as transformer_groups: two layer
+    # norms, GELU on 4h and the bias add before it, two residual adds, the copy making the
+    # context contiguous (and at batch > 1 the copies of q, k and v the attention
+    # products make), softmax and the scaling and masking of the a·s scores.
+    copies = 2 * h + (6 * h if wl.batch_size > 1 else 0)
+    elems = 2 * 2 * h * cost["native_layer_norm"] + 8 * h * cost["gelu"] + 8 * h + 6 * h + copies
+    per_token_layer = 4.0 * elems + 4.0 * heads * s * (2 * cost["_softmax"] + 4)
     # Dropout (training only) on the attention probabilities and the two residual branches:
     # a Bernoulli mask per element (slow on CPUs), then a multiply.
     drop_elems = heads * s + 2 * h if (dropout and wl.task is Task.TRAIN) else 0
@@ -110,8 +113,11 @@ def _transformer(wl: Workload, entry: ModelEntry | None) -> OpProfile:
     back = (2 * per_token_layer + drop_elems * 4.0 * 3 * cost["mul"]) * s * layers
     kernels = (entry.kernels if entry and entry.kernels else 0) or 22 * max(layers, 1) + 10
     train = wl.task is Task.TRAIN
+    groups = transformer_groups(
+        s, h, heads, layers, dropout=dropout if train else 0.0, batch=wl.batch_size
+    )
     return OpProfile(
-        op_groups=transformer_groups(s, h, heads, layers, dropout=dropout if train else 0.0),
+        op_groups=groups,
         gemm=gemm,
         memory_bytes=mem,
         backward_memory_bytes=back,
@@ -122,34 +128,66 @@ def _transformer(wl: Workload, entry: ModelEntry | None) -> OpProfile:
 
 
 def transformer_groups(
-    seq: int, hidden: int, heads: int, layers: int, *, dropout: float = 0.0
+    seq: int, hidden: int, heads: int, layers: int, *, dropout: float = 0.0, batch: int = 1
 ) -> list[OpGroup]:
     """Operator groups of an encoder/decoder stack, per sample (fp32 bytes as counted).
 
-    Per layer: two layer norms and two residual adds on s x h, GELU on s x 4h, the
-    scaling and softmax of the a x s x s scores, and with dropout a Bernoulli mask, its
-    division and the multiply on the scores and both residual branches. The backward
-    has each operator's gradient (one more tensor read); six products forward, twelve back.
+    Every call one eager BERT layer makes (NVIDIA DeepLearningExamples
+    ``PyTorch/LanguageModeling/BERT/modeling.py``: ``BertLayer``, ``BertSelfAttention``,
+    ``BertSelfOutput``, ``BertIntermediate``, ``BertOutput``, the bias + GELU of
+    ``bias_gelu_training``; Hugging Face's eager ``BertLayer`` has the same calls), as
+    today's PyTorch dispatches them. Per layer, forward:
+
+    - 6 container module calls (``module``: the module call only) and 6 products, each an
+      ``nn.Linear`` module (``gemm``); 2 attention products, ``torch.matmul`` (``bmm``);
+    - 8 views (``view``: a dispatcher op without a kernel): reshape and permute of q, k, v,
+      permute and reshape of the context;
+    - the scaling and the mask add of the a x s x s scores, softmax; the copy making the
+      context contiguous; the FFN's bias add and GELU on s x 4h; two residual adds, two
+      layer norms; at batch > 1 the attention products copy q, k and v (their reshape
+      cannot be a view);
+    - the three dropouts: with ``dropout`` (training) a Bernoulli mask, its scaling and the
+      multiply, else (eval, or p = 0) a module call and a kernel-less op each.
+
+    The backward: each product's two gradients, the attention products' four, the bias
+    gradients (five sums over tokens, one for the FFN's bias add), four gradient
+    accumulations where a tensor feeds two branches, the scaling's, softmax's, GELU's and
+    the layer norms' gradients, the copies of the products' gradients (two, four at
+    batch > 1), autograd's nodes of the eight views, and the dropouts' multiplies.
+    Views, module calls and products move no bytes here (products are priced by FLOPs).
     """
     tok, scores = float(seq * hidden), float(heads * seq * seq)
+    many = batch > 1
     fwd = [
-        ("layer_norm", 2, 8 * tok),
-        ("eltwise", 2, 12 * tok),
-        ("gelu", 1, 32 * tok),
-        ("eltwise", 1, 12 * scores),
-        ("softmax", 1, 8 * scores),
+        ("module", 6, 0.0),
         ("gemm", 6, 0.0),
+        ("bmm", 2, 0.0),
+        ("view", 8, 0.0),
+        ("eltwise", 2, 8 * scores),
+        ("softmax", 1, 8 * scores),
+        ("eltwise", 1 + (3 if many else 0), 8 * tok),
+        ("eltwise", 1, 32 * tok),
+        ("gelu", 1, 32 * tok),
+        ("eltwise", 2, 12 * tok),
+        ("layer_norm", 2, 8 * tok),
     ]
     if dropout:
         fwd += [("dropout", 1, 8 * scores), ("eltwise", 2, 20 * scores)]
         fwd += [("dropout", 2, 8 * tok), ("eltwise", 4, 20 * tok)]
+    else:
+        fwd += [("module", 3, 0.0), ("view", 3, 0.0)]
     bwd = [
-        ("layer_norm", 2, 12 * tok),
-        ("eltwise", 2, 12 * tok),
-        ("gelu", 1, 48 * tok),
-        ("eltwise", 1, 12 * scores),
-        ("softmax", 1, 12 * scores),
         ("gemm", 12, 0.0),
+        ("bmm", 4, 0.0),
+        ("view", 8, 0.0),
+        ("eltwise", 5, 4 * tok),
+        ("eltwise", 1, 16 * tok),
+        ("eltwise", 4, 12 * tok),
+        ("eltwise", 2 + (2 if many else 0), 8 * tok),
+        ("eltwise", 1, 8 * scores),
+        ("softmax", 1, 12 * scores),
+        ("gelu", 1, 48 * tok),
+        ("layer_norm", 2, 12 * tok),
     ]
     if dropout:
         bwd += [("eltwise", 1, 12 * scores), ("eltwise", 2, 12 * tok)]
