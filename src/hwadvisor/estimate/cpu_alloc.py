@@ -47,7 +47,8 @@ MMAP_THRESHOLD_MAX = 32 * 1024 * 1024
 TRIM_THRESHOLD = 128 * 1024
 TOP_PAD = 128 * 1024
 
-#: ("a", key, bytes) allocates under ``key``; ("f", key, 0) frees it.
+#: ("a", key, bytes) allocates a tensor's storage under ``key``; ("k", key, bytes) a
+#: kernel's own buffer (resident, not a live tensor); ("f", key, 0) frees either.
 Event = tuple[str, Hashable, int]
 
 
@@ -167,10 +168,11 @@ class GlibcArena:
         self.touched = max(self.touched, start + size)
         return start, size
 
-    def memalign(self, key: Hashable, n: int) -> None:
-        """``posix_memalign(64, n)`` under ``key``."""
-        self.live += n
+    def memalign(self, key: Hashable, n: int, *, tensor: bool = True) -> None:
+        """``posix_memalign(64, n)`` under ``key`` (``tensor``: counted as live bytes)."""
         nb = _chunk(n)
+        n = n if tensor else 0
+        self.live += n
         if nb + ALIGNMENT + MINSIZE >= self.mmap_threshold:
             size = _page_up(nb + ALIGNMENT + MINSIZE + 8)
             self.mapped += size
@@ -216,7 +218,7 @@ def replay(events: Iterable[Event], *, pinned: bool = False) -> Resident:
             continue
         if key in arena.blocks:
             continue
-        arena.memalign(key, n)
+        arena.memalign(key, n, tensor=op == "a")
         out.peak = max(out.peak, arena.resident)
         out.live_peak = max(out.live_peak, arena.live)
     out.final = arena.resident

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from hwadvisor.estimate.cpu_alloc import Event
+from hwadvisor.estimate.cpu_kernels import Step, kernel_script, output_bytes
 from hwadvisor.estimate.memjob import FakeJob, Live, nbytes, storages
 
 TORCH_TRACKER = "torch MemTracker"
@@ -89,7 +91,7 @@ def own_tracker_class() -> type:
             self.current = 0
             self.kind = "a"
             self.peak = Live()
-            self.events: list[tuple[str, int, int]] = []
+            self.events: list[Event] = []
             self.marks: dict[str, tuple[int, int]] = {}
             self.tokens = 0
             for st in storages(
@@ -99,17 +101,41 @@ def own_tracker_class() -> type:
             for st in storages(job.x):
                 self._see(st, "a")
 
-        def _see(self, st: Any, kind: str) -> None:
+        def _see(self, st: Any, kind: str, n: int | None = None) -> None:
             key = st._cdata
             if key in self.live:
                 return
-            n = st.nbytes()
+            n = st.nbytes() if n is None else n
             self.tokens += 1
             token = self.tokens
             ref = weakref.ref(st, functools.partial(self._on_free, key, token))
             self.live[key] = (n, kind, token, ref)
             self.current += n
             self.events.append(("a", token, n))
+
+        def _resized(self, out: Any, sizes: dict[int, int]) -> None:
+            """Record outputs whose fake kernel reports too few bytes at their real size."""
+            for i, n in sizes.items():
+                for st in storages(out[i]):
+                    self._see(st, self.kind, n)
+
+        def _made(self, out: Any, script: list[Step]) -> None:
+            """Record the outputs of one call, with the buffers its CPU kernel makes
+            around them ("k" events: resident, never counted as live tensors)."""
+            if script:
+                items = list(out) if isinstance(out, (tuple, list)) else [out]
+                self.tokens += 1
+                call = self.tokens
+                for op, slot, n in script:
+                    if op == "+":
+                        self.events.append(("k", ("k", call, slot), n))
+                    elif op == "-":
+                        self.events.append(("f", ("k", call, slot), 0))
+                    elif slot < len(items):
+                        for st in storages(items[slot]):
+                            self._see(st, self.kind)
+            for st in storages(out):
+                self._see(st, self.kind)
 
         def _on_free(self, key: int, token: int, _ref: Any) -> None:
             entry = self.live.get(key)
@@ -140,8 +166,8 @@ def own_tracker_class() -> type:
             self, func: Any, types: Any, args: Any = (), kwargs: Any = None
         ) -> Any:
             out = func(*args, **(kwargs or {}))
-            for st in storages(out):
-                self._see(st, self.kind)
+            self._resized(out, output_bytes(func, args, out))
+            self._made(out, kernel_script(func, args, out))
             if self.current > self.peak.total:
                 self.peak = self.split()
             return out

@@ -1,0 +1,265 @@
+"""The buffers a CPU kernel allocates inside one call, which no fake tensor shows.
+
+A fake-tensor run sees what each operator returns, not what its kernel allocates while
+it runs. On a CPU, PyTorch's convolutions and its fused transformer layer run through
+oneDNN (via ideep): oneDNN computes in its own blocked layouts (``nChw8c`` /
+``nChw16c``), so a convolution on a plain NCHW tensor first reorders its input and
+weights into those layouts, computes into a blocked destination and reorders that into
+the NCHW tensor it returns (oneDNN developer guide, "Memory Format Propagation" and
+"Reorder"; PyTorch ``aten/src/ATen/native/mkldnn/Conv.cpp``). Those buffers are freed
+before the call returns, but under glibc's malloc they shape the heap and so the
+resident memory of the job (:mod:`hwadvisor.estimate.cpu_alloc`).
+
+:func:`kernel_script` gives, for one operator call, the buffers in the order the kernel
+allocates and frees them around the outputs the fake run records. The sequences are the
+ones an allocation trace of real runs showed on this project's development machine
+(torch 2.13.0+cpu, oneDNN through ideep; every ``malloc``/``free``/``posix_memalign``
+between dispatcher calls, recorded by an ``LD_PRELOAD`` shim), for each kind of call:
+
+- ``convolution`` (NCHW, float): a copy of the input (skipped below 8 input channels,
+  where oneDNN's first-layer kernels read NCHW directly) and of the weights, the
+  blocked destination; the input and weight copies are freed, the output made, then
+  the destination freed;
+- ``convolution_backward``: for the input's gradient, a copy of the output's gradient
+  and of the weights and a blocked gradient; for the weights' gradient, a second copy of
+  the output's gradient, a copy of the input and a blocked weight gradient;
+- ``native_batch_norm_backward``: one buffer the size of the input;
+- ``_transformer_encoder_layer_fwd`` (the encoder's inference fast path): the
+  projected input, the packed and the split q/k/v (three times the input each), the
+  attention scores (batch x heads x length x length), the attention output and its
+  projection, the feed-forward hidden layer.
+
+Sizes follow from the call's own tensors, so they scale with the model and the batch;
+only the order comes from the trace. Channels-last inputs need no reorder and get none.
+
+One output is also misreported by the fake kernels: ``mkldnn_rnn_layer`` (an LSTM layer
+on a CPU) returns an empty workspace on fake tensors, while in training the real kernel
+returns oneDNN's forward-training workspace (the gates and states of every step, kept
+for the backward pass: 251 MB for a 512-unit layer over 128 steps at batch 64), of which
+the forward pass writes about a third (the backward writes more, as scratch). Resident
+memory holds only the pages written, so :func:`output_bytes` gives the written part: it
+runs the real kernel on zero tensors of the layer's own width (8 samples over 8 and 16
+steps) to find the size, linear in steps and batch, then once at a size above glibc's
+largest mmap threshold (a fresh mapping, untouched until written) and counts the pages
+the kernel wrote with ``mincore(2)``. The layer's own scratch (a gates-sized buffer each
+way, its weights reordered) is in :func:`kernel_script`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+#: One step of a call's script: ("+", slot, bytes) allocates, ("-", slot, 0) frees, and
+#: ("out", i, 0) is where the call's i-th output is made (outputs a script does not
+#: place are made after its last step).
+Step = tuple[str, int, int]
+OUT: Step = ("out", 0, 0)
+
+#: Below this many input channels oneDNN reads a plain NCHW source (no input copy).
+FIRST_LAYER_CHANNELS = 8
+
+
+def _bytes(t: Any) -> int:
+    return int(t.numel()) * int(t.element_size())
+
+
+def _plain_nchw(t: Any) -> bool:
+    import torch
+
+    if t.dim() != 4 or t.dtype not in (torch.float32, torch.bfloat16):
+        return False
+    return bool(t.is_contiguous()) and not (
+        t.shape[1] > 1 and t.is_contiguous(memory_format=torch.channels_last)
+    )
+
+
+def _conv(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
+    x, w = args[0], args[1]
+    if not outs or not _plain_nchw(x):
+        return []
+    steps: list[Step] = []
+    if x.shape[1] >= FIRST_LAYER_CHANNELS:
+        steps.append(("+", 1, _bytes(x)))
+    steps += [("+", 2, _bytes(w)), ("+", 3, _bytes(outs[0])), ("-", 2, 0)]
+    if x.shape[1] >= FIRST_LAYER_CHANNELS:
+        steps.append(("-", 1, 0))
+    return [*steps, OUT, ("-", 3, 0)]
+
+
+def _conv_backward(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
+    gy, x, w = args[0], args[1], args[2]
+    mask = args[10] if len(args) > 10 else (True, True, True)
+    if not _plain_nchw(x):
+        return []
+    steps: list[Step] = []
+    if mask[0]:
+        steps += [("+", 1, _bytes(gy)), ("+", 2, _bytes(w)), ("+", 3, _bytes(x))]
+        steps += [("-", 2, 0), ("-", 1, 0), ("out", 0, 0), ("-", 3, 0)]
+    if mask[1]:
+        steps += [("+", 4, _bytes(gy)), ("+", 5, _bytes(x)), ("+", 6, _bytes(w))]
+        steps += [("-", 5, 0), ("-", 4, 0), ("out", 1, 0), ("-", 6, 0)]
+    return steps
+
+
+def _batch_norm_backward(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
+    return [("+", 1, _bytes(args[1])), OUT, ("-", 1, 0)]
+
+
+def _encoder_layer(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
+    src, heads = args[0], int(args[2])
+    if src.dim() != 3:
+        return []
+    d = _bytes(src)
+    batch, length = int(src.shape[0]), int(src.shape[1])
+    scores = batch * heads * length * length * int(src.element_size())
+    hidden = d * int(args[14].shape[0]) // max(1, int(src.shape[2]))
+    return [
+        ("+", 1, d),
+        ("+", 2, 3 * d),
+        ("+", 3, 3 * d),
+        ("-", 2, 0),
+        ("+", 4, scores),
+        ("-", 4, 0),
+        ("+", 5, d),
+        ("+", 6, d),
+        ("-", 5, 0),
+        ("-", 3, 0),
+        ("-", 1, 0),
+        ("+", 7, d),
+        ("+", 8, hidden),
+        OUT,
+        ("-", 8, 0),
+        ("-", 7, 0),
+        ("-", 6, 0),
+    ]
+
+
+def _rnn_layer(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
+    x, w_ih, w_hh = args[0], args[1], args[2]
+    gates = int(x.shape[0]) * int(x.shape[1]) * int(w_ih.shape[0]) * int(x.element_size())
+    made = [("+", 1, _bytes(w_ih)), ("+", 2, gates), ("+", 3, _bytes(w_hh))]
+    return [*made, OUT, *_freed(made)]
+
+
+def _rnn_layer_backward(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
+    x, w_ih, w_hh = args[0], args[1], args[2]
+    steps_batch = int(x.shape[0]) * int(x.shape[1])
+    gates = steps_batch * int(w_ih.shape[0]) * int(x.element_size())
+    hidden = steps_batch * int(w_hh.shape[1]) * int(x.element_size())
+    made = [
+        ("+", 1, gates),
+        ("+", 2, _bytes(w_hh)),
+        ("+", 3, _bytes(w_hh)),
+        ("+", 4, _bytes(w_ih)),
+        ("+", 5, hidden),
+    ]
+    return [*made, OUT, *_freed(made)]
+
+
+def _freed(made: list[Step]) -> list[Step]:
+    return [("-", slot, 0) for _, slot, _ in reversed(made)]
+
+
+_SCRIPTS = {
+    "aten.convolution.default": _conv,
+    "aten.convolution_backward.default": _conv_backward,
+    "aten.native_batch_norm_backward.default": _batch_norm_backward,
+    "aten._transformer_encoder_layer_fwd.default": _encoder_layer,
+    "aten.mkldnn_rnn_layer.default": _rnn_layer,
+    "aten.mkldnn_rnn_layer_backward.default": _rnn_layer_backward,
+}
+
+
+def kernel_script(func: Any, args: Sequence[Any], out: Any) -> list[Step]:
+    """The buffers the CPU kernel of ``func`` allocates around its outputs, in order.
+
+    An empty list for an operator whose kernel makes no buffer of note (or one this
+    model does not know)."""
+    make = _SCRIPTS.get(str(func))
+    if make is None:
+        return []
+    outs = [t for t in (out if isinstance(out, (tuple, list)) else [out]) if _is_tensor(t)]
+    try:
+        return make(args, outs)
+    except (AttributeError, IndexError, TypeError, ValueError):
+        return []
+
+
+_RNN = "aten.mkldnn_rnn_layer.default"
+_WORKSPACE = 3
+_PROBE_BATCH, _PROBE_STEPS = 8, (8, 16)
+#: A probe workspace this large is a fresh mapping whatever glibc's threshold has risen to.
+_FRESH_BYTES = 40 << 20
+_workspace_rates: dict[tuple[Any, ...], tuple[float, float, float]] = {}
+
+
+def output_bytes(func: Any, args: Sequence[Any], out: Any) -> dict[int, int]:
+    """Real sizes of the outputs of ``func`` whose fake kernel reports too few bytes,
+    by output index (empty for every operator but a training LSTM layer)."""
+    if str(func) != _RNN or len(args) < 16 or not args[15]:
+        return {}
+    try:
+        ws = out[_WORKSPACE]
+        if _bytes(ws) > 0:
+            return {}
+        # the layer is called time-major whatever the module's batch_first
+        steps, batch = int(args[0].shape[0]), int(args[0].shape[1])
+        per_step, per_sample, written = _workspace_rate(args)
+    except (AttributeError, IndexError, TypeError, RuntimeError, ValueError, OSError):
+        return {}
+    return {_WORKSPACE: round(int(batch) * (per_step * int(steps) + per_sample) * written)}
+
+
+def _probe(args: Sequence[Any], steps: int, batch: int) -> Any:
+    """The real layer's workspace on zero tensors of ``steps`` x ``batch``."""
+    import torch
+
+    real = [torch.zeros(steps, batch, *args[0].shape[2:])]
+    real += [torch.zeros(tuple(w.shape)) for w in args[1:5]]
+    real += [torch.zeros(batch, *args[5].shape[-1:]) for _ in (5, 6)]
+    return torch.ops.aten.mkldnn_rnn_layer.default(*real, args[7], [], *args[9:15], True)[
+        _WORKSPACE
+    ]
+
+
+def _written(t: Any) -> float:
+    """The share of ``t``'s pages that are resident (written), by ``mincore(2)``."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    page = 4096
+    start = t.data_ptr() & ~(page - 1)
+    end = (t.data_ptr() + _bytes(t) + page - 1) & ~(page - 1)
+    vec = ctypes.create_string_buffer((end - start) // page)
+    if libc.mincore(start, end - start, vec) != 0:
+        raise OSError(ctypes.get_errno(), "mincore")
+    return sum(b & 1 for b in vec.raw) / len(vec.raw)
+
+
+def _workspace_rate(args: Sequence[Any]) -> tuple[float, float, float]:
+    """Workspace bytes per sample per step and per sample of the layer in ``args``, and
+    the share of them the forward pass writes."""
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    flags = tuple(tuple(a) if isinstance(a, list) else a for a in args[7:15])
+    key = (tuple(args[0].shape[2:]), *(tuple(w.shape) for w in args[1:5]), *flags)
+    if key not in _workspace_rates:
+        from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+        # grad mode stays on: under no_grad the kernel makes no workspace
+        with _disable_current_modes(), unset_fake_temporarily():
+            lo, hi = _PROBE_STEPS
+            sizes = [_bytes(_probe(args, n, _PROBE_BATCH)) / _PROBE_BATCH for n in (lo, hi)]
+            rate = (sizes[1] - sizes[0]) / (hi - lo)
+            steps = max(hi, int(_FRESH_BYTES / (_PROBE_BATCH * max(rate, 1.0))) + 1)
+            written = _written(_probe(args, steps, _PROBE_BATCH))
+        _workspace_rates[key] = (rate, sizes[0] - rate * lo, written)
+    return _workspace_rates[key]
+
+
+def _is_tensor(t: Any) -> bool:
+    import torch
+
+    return isinstance(t, torch.Tensor)
