@@ -141,6 +141,8 @@ class Count:
     #: (family, size bucket) -> [operators, raw bytes moved in all]: what the time model
     #: prices per working set; products and convolutions by count (0 bytes).
     groups: dict[tuple[str, int], list[float]] = field(default_factory=dict)
+    #: Forward convolutions by shape (ConvKey) -> [how many, FLOPs in all at this batch].
+    conv_shapes: dict[ConvKey, list[float]] = field(default_factory=dict)
 
     def add_group(self, family: str, nbytes: float) -> None:
         """Record one operator of ``family`` moving ``nbytes`` (raw, not cost-weighted)."""
@@ -148,6 +150,60 @@ class Count:
         entry = self.groups.setdefault(key, [0.0, 0.0])
         entry[0] += 1
         entry[1] += nbytes
+
+
+#: A forward convolution's shape as ``OpProfile.conv_shapes`` records it: kernel, stride,
+#: dilation, groups, transposed, one sample's input elements, the per-sample per-group
+#: product [M, K, N] and the effective size of its implicit product at the counted batch.
+ConvKey = tuple[
+    tuple[int, ...], tuple[int, ...], tuple[int, ...], int, bool, int, tuple[int, int, int], int
+]
+#: The forward convolutions (their arguments: input, weight, bias, stride, padding,
+#: dilation, transposed, output_padding, groups); on the meta device ``convolution``.
+_CONV_FORWARD = {"convolution", "_convolution", "convolution_overrideable"}
+
+
+def _conv_key(name: str, args: Any, out: Any, size: int) -> ConvKey | None:
+    """A forward convolution's shape (None: not a forward convolution, or unreadable)."""
+    outs = _tensors(out)
+    if name not in _CONV_FORWARD or len(args) < 9 or not outs:
+        return None
+    x, w, o = args[0], args[1], outs[0]
+    try:
+        groups = int(args[8])
+        kernel = tuple(int(d) for d in w.shape[2:])
+        product = (
+            int(w.shape[0]) // groups,
+            math.prod(int(d) for d in w.shape[1:]),
+            math.prod(int(d) for d in o.shape[2:]),
+        )
+        return (
+            kernel,
+            tuple(int(v) for v in args[3]),
+            tuple(int(v) for v in args[5]),
+            groups,
+            bool(args[6]),
+            math.prod(int(d) for d in x.shape[1:]),
+            product,
+            size,
+        )
+    except (AttributeError, IndexError, TypeError, ValueError):
+        return None
+
+
+def _add_conv(count: Count, name: str, call: tuple[Any, Any, Any], flops: float, size: int) -> None:
+    """Record one convolution: its FLOPs by size, its shape, and its tensors' bytes."""
+    args, kwargs, out = call
+    count.conv_flops += flops
+    count.conv[size] = count.conv.get(size, 0.0) + flops
+    key = _conv_key(name, args, out, size)
+    if key is not None:
+        entry = count.conv_shapes.setdefault(key, [0.0, 0.0])
+        entry[0] += 1
+        entry[1] += flops
+    # Its tensors' bytes: a GPU's layout transposes around it move them.
+    tensors = _tensors((args, kwargs, out))
+    count.add_group("conv", float(sum(t.numel() * t.element_size() for t in tensors)))
 
 
 def _tensors(obj: Any) -> list[Any]:
@@ -210,13 +266,7 @@ def _make_mode(count: Count) -> Any:
                 dims = _product_dims(name, args, out)
                 size = effective_size(*dims) if dims else 256
                 if name in _CONV_OPS:
-                    count.conv_flops += flops
-                    count.conv[size] = count.conv.get(size, 0.0) + flops
-                    # Its tensors' bytes: a GPU's layout transposes around it move them.
-                    tensors = _tensors((args, kwargs, out))
-                    count.add_group(
-                        "conv", float(sum(t.numel() * t.element_size() for t in tensors))
-                    )
+                    _add_conv(count, name, (args, kwargs, out), flops, size)
                 elif name in _GEMM_OPS:
                     count.gemm[size] = count.gemm.get(size, 0.0) + flops
                     count.add_group("gemm", 0.0)

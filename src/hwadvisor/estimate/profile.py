@@ -11,7 +11,15 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from hwadvisor.estimate.counting import MEMORY_OP_COST, effective_size
-from hwadvisor.models.workload import GemmBucket, ModelKind, OpGroup, OpProfile, Task, Workload
+from hwadvisor.models.workload import (
+    ConvShape,
+    GemmBucket,
+    ModelKind,
+    OpGroup,
+    OpProfile,
+    Task,
+    Workload,
+)
 
 if TYPE_CHECKING:
     from hwadvisor.catalog.schema import ModelEntry
@@ -29,6 +37,28 @@ def op_groups(count: Count, batch: int, *, backward: bool) -> list[OpGroup]:
         per_op = moved / ops / batch if ops else 0.0
         groups.append(OpGroup(family=family, backward=backward, count=ops, bytes=per_op))
     return groups
+
+
+def conv_shapes(count: Count, batch: int) -> list[ConvShape]:
+    """The counted forward convolutions of one pass by shape, their FLOPs per sample."""
+    out = []
+    for key, (n, flops) in sorted(count.conv_shapes.items()):
+        kernel, stride, dilation, groups, transposed, elements, product, size = key
+        out.append(
+            ConvShape(
+                count=int(n),
+                kernel=list(kernel),
+                stride=list(stride),
+                dilation=list(dilation),
+                groups=groups,
+                transposed=transposed,
+                input_elements=elements,
+                product=list(product),
+                flops=flops / batch,
+                size=size,
+            )
+        )
+    return out
 
 
 @functools.cache
@@ -52,6 +82,18 @@ def catalog_groups(model_id: str | None, task: Task) -> list[OpGroup]:
     ]
 
 
+def catalog_conv_shapes(model_id: str | None, conv_flops: float) -> list[ConvShape]:
+    """The counted convolution shapes of a catalog model (empty when none were counted),
+    their FLOPs scaled to the entry's ``conv_flops`` per sample so that they split the
+    same total as its conv buckets."""
+    entry = _op_profiles().get(model_id or "")
+    shapes = [ConvShape.model_validate(row) for row in (entry or {}).get("conv") or []]
+    total = sum(c.flops for c in shapes)
+    if not total:
+        return []
+    return [c.model_copy(update={"flops": c.flops * conv_flops / total}) for c in shapes]
+
+
 def counted_profile(fwd: Count, batch: int, bwd: Count | None = None) -> OpProfile:
     """A profile from a meta-device count at ``batch``, per sample."""
     gemm = [GemmBucket(size=s, flops=f / batch) for s, f in sorted(fwd.gemm.items())]
@@ -62,6 +104,7 @@ def counted_profile(fwd: Count, batch: int, bwd: Count | None = None) -> OpProfi
     return OpProfile(
         op_groups=groups,
         conv=conv,
+        conv_shapes=conv_shapes(fwd, batch),
         gemm=gemm,
         conv_flops=fwd.conv_flops / batch,
         other_flops=fwd.other_flops / batch,
@@ -238,6 +281,7 @@ def analytic_profile(wl: Workload, entry: ModelEntry | None) -> OpProfile | None
         op_groups=catalog_groups(entry.id if entry else None, wl.task),
         gemm=[GemmBucket(size=max(size, 1), flops=rest)] if rest else [],
         conv=conv,
+        conv_shapes=catalog_conv_shapes(entry.id, conv_total) if entry else [],
         conv_flops=conv_total,
         memory_bytes=mem,
         backward_memory_bytes=entry.backward_memory_bytes_per_sample if entry else None,

@@ -126,6 +126,31 @@ class GemmBucket(Document):
     flops: float
 
 
+class ConvShape(Document):
+    """Convolutions of one shape in a forward pass: what decides the CPU path PyTorch takes.
+
+    PyTorch sends a float CPU convolution to oneDNN or to its native per-sample path by
+    the kernel, stride, dilation, groups, the batch and the thread count
+    (``ConvParams::use_mkldnn``); ``product`` is the matrix product the native path runs
+    per sample and per group.
+    """
+
+    count: int = Field(ge=1, description="how many convolutions of this shape per forward pass")
+    kernel: list[int] = Field(description="kernel size per spatial dimension")
+    stride: list[int]
+    dilation: list[int]
+    groups: int = Field(1, ge=1)
+    transposed: bool = False
+    input_elements: int = Field(ge=1, description="elements of one sample's input (C x H x W)")
+    product: list[int] = Field(
+        description="[M, K, N] of the product per sample and group: out channels / groups, in channels / groups x kernel elements, output positions (H x W); for a 1x1 convolution M = out channels, K = in channels, N = output H x W"
+    )
+    flops: float = Field(ge=0, description="forward FLOPs per sample of all of them")
+    size: int = Field(
+        ge=1, description="effective size of their implicit product as the conv buckets count it"
+    )
+
+
 class OpGroup(Document):
     """Operators of one family and about one size in one pass: the unit the time model prices.
 
@@ -153,6 +178,10 @@ class OpProfile(Document):
     gemm: list[GemmBucket] = Field(default_factory=list)
     conv: list[GemmBucket] = Field(
         default_factory=list, description="convolution FLOPs by the size of their implicit product"
+    )
+    conv_shapes: list[ConvShape] = Field(
+        default_factory=list,
+        description="convolutions by shape (kernel, stride, dilation, groups, per-sample product), where counted: which CPU path PyTorch takes for them (empty: not counted)",
     )
     conv_flops: float = 0.0
     other_flops: float = 0.0
