@@ -78,6 +78,9 @@ class Rates:
     levels: MemoryLevels | None = None
     #: A catalog GPU's roofs for counted models (``estimate.gpu_time``).
     roofline: Roofline | None = None
+    #: CPU threads the job runs with: the bench's for "here" (else the usable cores), a
+    #: catalog CPU's cores; it decides PyTorch's convolution path (``timing``).
+    threads: int | None = None
 
     def conv_at(self, size: float) -> float | None:
         """Convolution FLOP/s at ``size``: the matmul curve scaled to the measured conv rate."""
@@ -162,6 +165,15 @@ def _conv_size(bench: BenchReport) -> float | None:
             n, c, h, w = r.shape
             return float(effective_size(n * h * w, c, c * 9))
     return None
+
+
+def _bench_threads(bench: BenchReport, facts: Facts | None) -> int | None:
+    """Threads the bench's CPU figures ran at (its fp32 matmul's), else the usable cores."""
+    for r in bench.results:
+        if r.device == "cpu" and r.kernel == "matmul" and r.threads:
+            return r.threads
+    cpu = next((d.threads for d in bench.devices if d.device == "cpu" and d.threads), None)
+    return cpu or (facts.cpu.usable_cores if facts else None)
 
 
 def _implausible(bench: BenchReport, facts: Facts | None) -> bool:
@@ -272,6 +284,7 @@ def _measured(
         basis="measured here (microbenchmark figures)",
         conv_size=_conv_size(bench),
         levels=levels,
+        threads=_bench_threads(bench, facts),
     )
 
 
@@ -311,6 +324,7 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
         memory_bytes=mem,
         assumptions=notes,
         basis="assumed efficiency x theoretical peak (no bench)",
+        threads=facts.cpu.usable_cores if facts else None,
     )
 
 
@@ -391,6 +405,7 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
         roofline=roof,
         class_rate=class_rate,
         gpu=gpu,
+        threads=None if gpu else entry.cores,
         memory_bytes=entry.memory_bytes,
         link_gb_s=entry.interconnect.gb_s_per_direction,
         link_kind=entry.interconnect.kind,

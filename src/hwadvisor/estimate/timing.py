@@ -14,9 +14,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from hwadvisor.estimate.counting import effective_size
 from hwadvisor.estimate.gpu_time import eager_host_s, gpu_step
 from hwadvisor.estimate.rates import Rates
 from hwadvisor.models.workload import (
+    ConvShape,
     GemmBucket,
     ModelKind,
     OpProfile,
@@ -44,6 +46,16 @@ COMPUTE_FAMILIES = frozenset({"conv", "gemm", "other"})
 HOST_LINK_BYTES_S = 25e9
 #: Backward = this many times the forward's products and memory-bound traffic.
 BACKWARD_FACTOR = 2.0
+#: PyTorch's choice between oneDNN and its native convolution on a CPU
+#: (``ConvParams::use_mkldnn``, aten/src/ATen/native/Convolution.cpp): a float CPU
+#: convolution goes to oneDNN when ``(is_strided() || is_dilated() || input.size(0) >= 16
+#: || weight.size(-1) != 1 || weight.size(-2) != 1 || at::get_num_threads() > 1) &&
+#: (groups > 1 || (weight.size(-1) > 3 && weight.size(-2) > 3) || input.size(0) > 1 ||
+#: input.size(0)*input.size(1)*input.size(2)*input.size(3) > 20480)``, else to the native
+#: ``thnn_conv2d`` (``_slow_conv2d_forward`` / ``_backward``: a matrix product per sample,
+#: per group). The batch and input-size thresholds of that rule:
+NATIVE_CONV_BATCH = 16
+NATIVE_CONV_INPUT = 20480
 
 
 @dataclass
@@ -191,7 +203,10 @@ def _operator_parts(
     """Products, convolutions, other FLOPs and memory-bound operators, each at its rate."""
     parts = {"gemm": _gemm_time(prof, rates, work)}
     if prof.conv_flops:
-        parts["conv"] = _conv_time(prof, rates, work)
+        native = _native_convs(wl, prof, rates)
+        parts["conv"] = _conv_time(prof, rates, work, native)
+        if native:
+            notes.append(_native_note(native, wl.batch_size, rates))
     if prof.other_flops:
         rate = rates.gemm(256.0)
         parts["other"] = prof.other_flops * work / rate if rate else 0.0
@@ -214,16 +229,85 @@ def _gemm_time(prof: OpProfile, rates: Rates, work: float) -> float:
     return seconds
 
 
-def _conv_time(prof: OpProfile, rates: Rates, work: float) -> float:
-    """Convolutions at the convolution rate, scaled to the size of their implicit product."""
+def _conv_time(prof: OpProfile, rates: Rates, work: float, native: list[ConvShape]) -> float:
+    """Convolutions at the convolution rate, scaled to the size of their implicit product;
+    those PyTorch runs on its native path (``native``) as per-sample products instead."""
     if rates.conv is None:
         raise _Unknown("convolution rate unknown: time unknown")
+    conv = rates.conv
     buckets = prof.conv or [GemmBucket(size=0, flops=prof.conv_flops)]
     seconds = 0.0
     for bucket in buckets:
-        rate = rates.conv_at(bucket.size) if bucket.size else rates.conv
-        seconds += bucket.flops * work / (rate or rates.conv)
+        rate = rates.conv_at(bucket.size) if bucket.size else conv
+        seconds += bucket.flops / (rate or conv)
+    # The native ones leave the oneDNN buckets they were counted in (at their bucket's size).
+    seconds -= sum(c.flops / (rates.conv_at(c.size) or conv) for c in native)
+    return (max(seconds, 0.0) + _native_seconds(native, rates)) * work
+
+
+def native_conv(conv: ConvShape, batch: int, threads: int) -> bool:
+    """Whether PyTorch runs this fp32 CPU convolution on its native path, not oneDNN.
+
+    ``ConvParams::use_mkldnn`` (NATIVE_CONV_BATCH) on the convolution as PyTorch sees it,
+    1-D ones viewed as 2-D with a kernel of height 1; transposed and 3-D convolutions are
+    left to oneDNN (not modelled).
+    """
+    if conv.transposed or not 1 <= len(conv.kernel) <= 2:
+        return False
+    kh, kw = conv.kernel if len(conv.kernel) == 2 else (1, conv.kernel[0])
+    strided = any(s != 1 for s in conv.stride)
+    dilated = any(d != 1 for d in conv.dilation)
+    first = strided or dilated or batch >= NATIVE_CONV_BATCH or kw != 1 or kh != 1 or threads > 1
+    second = (
+        conv.groups > 1
+        or (kw > 3 and kh > 3)
+        or batch > 1
+        or batch * conv.input_elements > NATIVE_CONV_INPUT
+    )
+    return not (first and second)
+
+
+def _native_convs(wl: Workload, prof: OpProfile, rates: Rates) -> list[ConvShape]:
+    """The convolutions of ``prof`` that run on PyTorch's native path on this CPU."""
+    if rates.gpu or not rates.threads or wl.precision is not Precision.FP32:
+        return []  # bf16/fp16 inputs go to oneDNN whatever their shape (use_mkldnn)
+    return [c for c in prof.conv_shapes if native_conv(c, wl.batch_size, rates.threads)]
+
+
+def _native_seconds(native: list[ConvShape], rates: Rates) -> float:
+    """Seconds per unit of work of the native convolutions' per-sample products.
+
+    The forward of a 1x1 convolution is, per sample and group, (M x K) @ (K x N): M out
+    channels, K in channels, N output positions. The backward's input gradient (K x M) @
+    (M x N) and weight gradient (M x N) @ (N x K) have the same three sides, so the same
+    effective size and the measured matmul rate at it; each does the forward's FLOPs.
+    """
+    seconds = 0.0
+    for c in native:
+        rate = rates.gemm(float(effective_size(*c.product)))
+        if rate is None:
+            raise _Unknown("matmul rate unknown: time unknown")
+        seconds += c.flops / rate
     return seconds
+
+
+def _native_note(native: list[ConvShape], batch: int, rates: Rates) -> str:
+    """The assumption the native convolutions add to the estimate."""
+    n = sum(c.count for c in native)
+    how = (
+        "PyTorch's native path (ConvParams::use_mkldnn), priced as per-sample products at "
+        "the measured matmul rate for their size"
+    )
+    if all(math.prod(c.kernel) == 1 for c in native) and rates.threads == 1:
+        return (
+            f"{rates.device}: 1x1 convolutions at batch < {NATIVE_CONV_BATCH} on one thread "
+            f"({n} per forward pass at batch {batch}): {how}"
+        )
+    return (
+        f"{rates.device}: {n} convolutions per forward pass at batch {batch} on "
+        f"{rates.threads} thread(s) (1x1 ones at batch < {NATIVE_CONV_BATCH} on one thread, "
+        f"or any at batch 1 with at most {NATIVE_CONV_INPUT} input elements): {how}"
+    )
 
 
 def _memory_time(wl: Workload, prof: OpProfile, rates: Rates, notes: list[str]) -> float | None:

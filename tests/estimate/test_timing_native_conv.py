@@ -1,0 +1,138 @@
+"""PyTorch's native CPU convolution path: 1x1 convolutions at batch < 16 on one thread.
+
+PyTorch's ``ConvParams::use_mkldnn`` sends them to ``_slow_conv2d_forward`` / ``_backward``
+(a matrix product per sample), not oneDNN; the estimate prices them so, at the measured
+matmul rate for the product's size, and says so.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hwadvisor.catalog.loader import load_devices
+from hwadvisor.estimate.counting import effective_size
+from hwadvisor.estimate.rates import catalog_rates, here_rates
+from hwadvisor.estimate.timing import native_conv, step_time
+from hwadvisor.models.bench import BenchReport, BenchResult
+from hwadvisor.models.workload import (
+    ConvShape,
+    GemmBucket,
+    ModelKind,
+    OpProfile,
+    Precision,
+    Task,
+    Workload,
+)
+
+
+def _conv(kernel: list[int], *, stride: int = 1, groups: int = 1, dilation: int = 1,
+          elements: int = 256 * 56 * 56, product: list[int] | None = None,
+          flops: float = 1e9, size: int = 500) -> ConvShape:  # fmt: skip
+    dims = len(kernel)
+    return ConvShape(
+        count=1, kernel=kernel, stride=[stride] * dims, dilation=[dilation] * dims,
+        groups=groups, input_elements=elements, product=product or [64, 256, 3136],
+        flops=flops, size=size,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("conv", "batch", "threads", "native"),
+    [
+        (_conv([1, 1]), 4, 1, True),  # the case: unstrided 1x1, batch < 16, one thread
+        (_conv([1, 1]), 15, 1, True),
+        (_conv([1, 1]), 16, 1, False),  # input.size(0) >= 16
+        (_conv([1, 1]), 4, 2, False),  # at::get_num_threads() > 1
+        (_conv([1, 1], stride=2), 4, 1, False),  # is_strided()
+        (_conv([1, 1], dilation=2), 4, 1, False),  # is_dilated()
+        (_conv([3, 3]), 4, 1, False),  # weight.size(-1) != 1
+        (_conv([1, 3]), 4, 1, False),
+        (_conv([1, 1], groups=4), 4, 1, True),  # the first clause fails whatever the groups
+        (_conv([1]), 4, 1, True),  # 1-D, viewed as 2-D with a kernel of height 1
+        (_conv([3, 3], elements=3 * 32 * 32), 1, 2, True),  # batch 1, <= 20480 elements
+        (_conv([3, 3], elements=3 * 224 * 224), 1, 2, False),
+        (_conv([3, 3], elements=3 * 32 * 32, groups=3), 1, 2, False),  # groups > 1
+        (_conv([5, 5], elements=3 * 32 * 32), 1, 2, False),  # kernel over 3x3
+        (_conv([1, 1, 1]), 4, 1, False),  # 3-D: not modelled
+    ],
+)
+def test_rule_follows_use_mkldnn(conv: ConvShape, batch: int, threads: int, native: bool) -> None:
+    assert native_conv(conv, batch, threads) is native
+
+
+def _bench(threads: int) -> BenchReport:
+    """Matmul 20 GFLOP/s at 64, 100 at 512 and above; conv2d 150 GFLOP/s at its size."""
+
+    def fig(kernel: str, value: float, shape: list[int], unit: str = "GFLOP/s") -> BenchResult:
+        return BenchResult(device="cpu", kernel=kernel, dtype="fp32", shape=shape, value=value,
+                           unit=unit, median_s=1e-3, iqr_s=0.0, runs=5, threads=threads)  # fmt: skip
+
+    return BenchReport(
+        budget_s=1.0,
+        elapsed_s=1.0,
+        results=[
+            fig("matmul", 20.0, [64, 64, 64]),
+            fig("matmul", 100.0, [512, 512, 512]),
+            fig("conv2d", 150.0, [8, 64, 56, 56, 64, 3, 3]),
+            fig("triad", 10.0, [1 << 23], unit="GB/s"),
+        ],
+    )
+
+
+def _resnet_like(batch: int, precision: Precision = Precision.FP32) -> Workload:
+    """Two conv buckets: a 3x3 one (oneDNN whatever the batch) and a 1x1 one."""
+    pointwise = _conv([1, 1], product=[256, 64, 3136], flops=1e8, size=154)
+    spatial = _conv([3, 3], product=[64, 576, 3136], flops=2e8, size=173)
+    prof = OpProfile(
+        conv=[GemmBucket(size=154, flops=1e8), GemmBucket(size=173, flops=2e8)],
+        conv_shapes=[pointwise, spatial],
+        conv_flops=3e8,
+        kernels=10,
+    )
+    return Workload(kind=ModelKind.CNN, task=Task.TRAIN, batch_size=batch, params=1000,
+                    flops_per_sample=3e8, profile=prof, precision=precision)  # fmt: skip
+
+
+def test_one_thread_small_batch_prices_1x1_as_per_sample_products() -> None:
+    rates = here_rates(None, _bench(threads=1), Precision.FP32)
+    assert rates.threads == 1
+    st = step_time(_resnet_like(4), rates)
+    assert st.total is not None
+    work = 4 * 3.0  # samples x (forward + a backward of two products)
+    gemm_rate = rates.gemm(float(effective_size(256, 3136, 64)))
+    conv_rate = rates.conv_at(173.0)
+    assert gemm_rate and conv_rate
+    assert st.parts["conv"] == pytest.approx((1e8 / gemm_rate + 2e8 / conv_rate) * work)
+    note = next(n for n in st.notes if "native path" in n)
+    assert "1x1 convolutions at batch < 16 on one thread" in note
+    assert "per-sample products" in note
+
+
+def test_nothing_changes_at_two_threads_batch_16_or_bf16() -> None:
+    def conv_part(batch: int, threads: int, precision: Precision = Precision.FP32) -> float:
+        rates = here_rates(None, _bench(threads=threads), precision)
+        st = step_time(_resnet_like(batch, precision), rates)
+        assert not any("native path" in n for n in st.notes)
+        return st.parts["conv"]
+
+    rates = here_rates(None, _bench(threads=2), Precision.FP32)
+    onednn = 1e8 / (rates.conv_at(154.0) or 1) + 2e8 / (rates.conv_at(173.0) or 1)
+    assert conv_part(4, 2) == pytest.approx(onednn * 4 * 3.0)
+    assert conv_part(16, 1) == pytest.approx(onednn * 16 * 3.0)
+    assert conv_part(4, 1, Precision.BF16) > 0  # bf16 inputs: oneDNN (no native note)
+
+
+def test_native_path_is_slower_here_than_the_onednn_rate() -> None:
+    # The measured matmul rate at a 1x1's product size is below the conv2d figure's scaled
+    # rate on this fake machine, as on the development machine: the estimate grows.
+    fast = step_time(_resnet_like(4), here_rates(None, _bench(threads=2), Precision.FP32))
+    slow = step_time(_resnet_like(4), here_rates(None, _bench(threads=1), Precision.FP32))
+    assert slow.parts["conv"] > fast.parts["conv"]
+
+
+def test_catalog_cpu_runs_on_its_cores_so_nothing_changes() -> None:
+    entry = load_devices()["xeon-6248"]
+    rates = catalog_rates(entry, Precision.FP32)
+    assert rates.threads == entry.cores and (rates.threads or 0) > 1
+    st = step_time(_resnet_like(4), rates)
+    assert not any("native path" in n for n in st.notes)
