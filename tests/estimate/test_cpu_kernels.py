@@ -179,3 +179,31 @@ def test_an_lstm_training_step_counts_its_workspace() -> None:
     # the forward keeps the written workspace per sample beside the outputs and the input
     assert per_sample > 2 * outputs
     assert large.inference.total - small.inference.total < 12 * 3 * outputs
+
+
+def test_pytorchs_own_kernel_makes_no_reorders() -> None:
+    # an unstrided 1x1 convolution at batch < 16 on one thread runs PyTorch's own kernel
+    x, w = torch.empty(4, 16, 8, 8), torch.empty(32, 16, 1, 1)
+    args = [x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1]
+    out = torch.empty(4, 32, 8, 8)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert kernel_script(CONV, args, out) == []
+        torch.set_num_threads(2)
+        assert kernel_script(CONV, args, out) != []
+    finally:
+        torch.set_num_threads(threads)
+    # a tiny 3x3 convolution at batch 1 runs PyTorch's own kernel too
+    small = [
+        torch.empty(1, 8, 8, 8),
+        torch.empty(8, 8, 3, 3),
+        None,
+        [1, 1],
+        [1, 1],
+        [1, 1],
+        False,
+        [0, 0],
+        1,
+    ]
+    assert kernel_script(CONV, small, torch.empty(1, 8, 8, 8)) == []

@@ -16,7 +16,8 @@ ones an allocation trace of real runs showed on this project's development machi
 (torch 2.13.0+cpu, oneDNN through ideep; every ``malloc``/``free``/``posix_memalign``
 between dispatcher calls, recorded by an ``LD_PRELOAD`` shim), for each kind of call:
 
-- ``convolution`` (NCHW, float): a copy of the input (skipped below 8 input channels,
+- ``convolution`` (NCHW, float, where PyTorch sends it to oneDNN: see
+  :func:`_uses_onednn`; its own kernel makes no such copies): a copy of the input (skipped below 8 input channels,
   where oneDNN's first-layer kernels read NCHW directly) and of the weights, the
   blocked destination; the input and weight copies are freed, the output made, then
   the destination freed;
@@ -27,7 +28,11 @@ between dispatcher calls, recorded by an ``LD_PRELOAD`` shim), for each kind of 
 - ``_transformer_encoder_layer_fwd`` (the encoder's inference fast path): the
   projected input, the packed and the split q/k/v (three times the input each), the
   attention scores (batch x heads x length x length), the attention output and its
-  projection, the feed-forward hidden layer.
+  projection, the feed-forward hidden layer;
+- ``mkldnn_rnn_layer`` and its backward (an LSTM layer): the weights reordered and, in
+  training, a buffer of every step's gates (steps x batch x 4 x hidden) each way, with the
+  hidden states' gradient in the backward. In inference the kernel allocates the gates
+  buffer too but writes little of it, so it costs no resident memory and is left out.
 
 Sizes follow from the call's own tensors, so they scale with the model and the batch;
 only the order comes from the trace. Channels-last inputs need no reorder and get none.
@@ -41,8 +46,8 @@ memory holds only the pages written, so :func:`output_bytes` gives the written p
 runs the real kernel on zero tensors of the layer's own width (8 samples over 8 and 16
 steps) to find the size, linear in steps and batch, then once at a size above glibc's
 largest mmap threshold (a fresh mapping, untouched until written) and counts the pages
-the kernel wrote with ``mincore(2)``. The layer's own scratch (a gates-sized buffer each
-way, its weights reordered) is in :func:`kernel_script`.
+the kernel wrote with ``mincore(2)``. The layer's own scratch (its weights reordered; in
+training a gates-sized buffer each way) is in :func:`kernel_script`.
 """
 
 from __future__ import annotations
@@ -74,9 +79,26 @@ def _plain_nchw(t: Any) -> bool:
     )
 
 
+def _uses_onednn(args: Sequence[Any]) -> bool:
+    """PyTorch's rule for a float CPU convolution (``ConvParams::use_mkldnn``,
+    ``aten/src/ATen/native/Convolution.cpp``): oneDNN unless an unstrided, undilated 1x1
+    convolution at batch < 16 runs on one thread, or a tiny one at batch 1 (no groups,
+    kernel up to 3x3, at most 20,480 input elements); those run PyTorch's own kernel."""
+    import torch
+
+    x, w = args[0], args[1]
+    stride, dilation, groups = args[3], args[5], int(args[8])
+    one_by_one = tuple(w.shape[-2:]) == (1, 1)
+    plain = all(int(v) == 1 for v in stride) and all(int(v) == 1 for v in dilation)
+    if one_by_one and plain and int(x.shape[0]) < 16 and torch.get_num_threads() == 1:
+        return False
+    big_kernel = int(w.shape[-1]) > 3 and int(w.shape[-2]) > 3
+    return groups > 1 or big_kernel or int(x.shape[0]) > 1 or int(x.numel()) > 20480
+
+
 def _conv(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
     x, w = args[0], args[1]
-    if not outs or not _plain_nchw(x):
+    if not outs or not _plain_nchw(x) or not _uses_onednn(args):
         return []
     steps: list[Step] = []
     if x.shape[1] >= FIRST_LAYER_CHANNELS:
@@ -90,7 +112,7 @@ def _conv(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
 def _conv_backward(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
     gy, x, w = args[0], args[1], args[2]
     mask = args[10] if len(args) > 10 else (True, True, True)
-    if not _plain_nchw(x):
+    if not _plain_nchw(x) or not _uses_onednn([x, w, None, *args[4:10]]):
         return []
     steps: list[Step] = []
     if mask[0]:
@@ -137,8 +159,14 @@ def _encoder_layer(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
 
 def _rnn_layer(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
     x, w_ih, w_hh = args[0], args[1], args[2]
-    gates = int(x.shape[0]) * int(x.shape[1]) * int(w_ih.shape[0]) * int(x.element_size())
-    made = [("+", 1, _bytes(w_ih)), ("+", 2, gates), ("+", 3, _bytes(w_hh))]
+    made = [("+", 1, _bytes(w_ih)), ("+", 3, _bytes(w_hh))]
+    if len(args) > 15 and args[15]:
+        # in training the gates scratch (every step's gates) is written whole; in
+        # inference most of it is never written, so it holds no resident pages (a
+        # 128-step, batch-64 call peaked at 39 MB resident for its 16 MB of outputs,
+        # 6 MB of reordered weights and a 64 MB scratch)
+        gates = int(x.shape[0]) * int(x.shape[1]) * int(w_ih.shape[0]) * int(x.element_size())
+        made.insert(1, ("+", 2, gates))
     return [*made, OUT, *_freed(made)]
 
 
