@@ -111,6 +111,8 @@ def test_every_script_frees_what_it_allocates() -> None:
         (torch.ops.aten.native_batch_norm_backward.default, [cx, cx], (cx, None, None)),
         (torch.ops.aten.mkldnn_rnn_layer.default, rnn, (x, h, h, torch.empty(0))),
         (torch.ops.aten.mkldnn_rnn_layer_backward.default, rnn, (x, w_ih, w_hh, b, b, h, h)),
+        (torch.ops.aten.mm.default, [torch.ones(()).expand(8, 4), torch.empty(4, 4)], None),
+        (torch.ops.aten.addmm.default, [b, torch.empty(4, 4), torch.empty(4, 8, 2)[:, :, 0]], None),
     ]
     assert {str(f) for f, _, _ in calls} == set(cpu_kernels._SCRIPTS) - {
         "aten._transformer_encoder_layer_fwd.default"
@@ -207,3 +209,53 @@ def test_pytorchs_own_kernel_makes_no_reorders() -> None:
         1,
     ]
     assert kernel_script(CONV, small, torch.empty(1, 8, 8, 8)) == []
+
+
+def test_a_product_copies_an_operand_blas_cannot_read() -> None:
+    mm = torch.ops.aten.mm.default
+    grad = torch.ones(()).expand(64, 32)  # a summed output's gradient: every stride 0
+    w = torch.empty(32, 16)
+    assert _allocated(kernel_script(mm, [grad, w], None)) == [64 * 32 * 4]
+    # contiguous, transposed and row-sliced operands are read as they are
+    assert kernel_script(mm, [torch.empty(64, 32), w.t().contiguous().t()], None) == []
+    assert kernel_script(mm, [torch.empty(64, 64)[:, :32], w], None) == []
+
+
+def test_the_bias_add_of_linear_is_in_place_as_real_tensors_do_it() -> None:
+    from torch import nn
+
+    from hwadvisor.estimate.memtrack import count_memory
+
+    class Head(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.out = nn.Linear(64, 4096)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            # a transposed input cannot be flattened: F.linear multiplies, then adds
+            return self.out(x.transpose(0, 1))
+
+    def build() -> nn.Module:
+        with torch.device("meta"):
+            return Head()
+
+    c = count_memory(build, [32, 64], batch=16, tokens=False)
+    logits = 16 * 32 * 4096 * 4
+    weights = 4096 * 65 * 4
+    # one product-sized tensor, as the real add_ leaves, not two
+    assert c.inference.total < 1.5 * logits + weights + 16 * 32 * 64 * 4 * 2
+
+
+def test_a_training_step_keeps_its_output_through_backward() -> None:
+    from torch import nn
+
+    from hwadvisor.estimate.memtrack import count_memory
+
+    def build() -> nn.Module:
+        with torch.device("meta"):
+            return nn.Sequential(nn.Linear(64, 8192))
+
+    c = count_memory(build, [64], batch=256, tokens=False)
+    out = 256 * 8192 * 4
+    # the loop's `outputs` is referenced while backward and the step run
+    assert c.backward.activations + c.backward.temporaries >= out

@@ -29,6 +29,8 @@ between dispatcher calls, recorded by an ``LD_PRELOAD`` shim), for each kind of 
   projected input, the packed and the split q/k/v (three times the input each), the
   attention scores (batch x heads x length x length), the attention output and its
   projection, the feed-forward hidden layer;
+- ``mm`` / ``addmm``: a contiguous copy of an operand BLAS cannot read as it is (the
+  gradient of a summed output arrives expanded, every stride 0; a transposed slice);
 - ``mkldnn_rnn_layer`` and its backward (an LSTM layer): the weights reordered and, in
   training, a buffer of every step's gates (steps x batch x 4 x hidden) each way, with the
   hidden states' gradient in the backward. In inference the kernel allocates the gates
@@ -189,6 +191,32 @@ def _freed(made: list[Step]) -> list[Step]:
     return [("-", slot, 0) for _, slot, _ in reversed(made)]
 
 
+def _blas_ready(m: Any) -> bool:
+    """Whether BLAS can read the matrix ``m`` as it is, in either order (PyTorch's CPU
+    ``addmm`` copies any other operand into a contiguous buffer first,
+    ``aten/src/ATen/native/LinearAlgebra.cpp``)."""
+    rows, cols = int(m.shape[0]), int(m.shape[1])
+    s0, s1 = int(m.stride(0)), int(m.stride(1))
+    return (s0 == 1 and s1 >= max(1, rows)) or (s1 == 1 and s0 >= max(1, cols))
+
+
+def _product(operands: Sequence[Any]) -> list[Step]:
+    made: list[Step] = [
+        ("+", slot, int(m.numel()) * int(m.element_size()))
+        for slot, m in enumerate(operands, 1)
+        if _is_tensor(m) and m.dim() == 2 and m.numel() > 1 and not _blas_ready(m)
+    ]
+    return [*made, OUT, *_freed(made)] if made else []
+
+
+def _mm(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
+    return _product(args[:2])
+
+
+def _addmm(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
+    return _product(args[1:3])
+
+
 _SCRIPTS = {
     "aten.convolution.default": _conv,
     "aten.convolution_backward.default": _conv_backward,
@@ -196,6 +224,8 @@ _SCRIPTS = {
     "aten._transformer_encoder_layer_fwd.default": _encoder_layer,
     "aten.mkldnn_rnn_layer.default": _rnn_layer,
     "aten.mkldnn_rnn_layer_backward.default": _rnn_layer_backward,
+    "aten.mm.default": _mm,
+    "aten.addmm.default": _addmm,
 }
 
 
@@ -212,6 +242,24 @@ def kernel_script(func: Any, args: Sequence[Any], out: Any) -> list[Step]:
         return make(args, outs)
     except (AttributeError, IndexError, TypeError, ValueError):
         return []
+
+
+def in_place_bias(func: Any, args: Sequence[Any], fresh: set[int]) -> bool:
+    """Whether ``func`` is the bias add of ``F.linear`` that real tensors do in place.
+
+    On an input it cannot flatten (not contiguous, as a batch-first RNN's output is),
+    ``torch.nn.functional.linear`` multiplies, then adds the bias with ``add_`` into the
+    product, except for tensor subclasses, which get an out-of-place ``add`` ("for
+    composite compliance", ``aten/src/ATen/native/Linear.cpp``): a fake run then holds a
+    second product-sized tensor the real one never makes. The add is known by its
+    operands: a product made by the last operator that made a storage (views of it
+    between), and a one-dimensional bias along its last dimension."""
+    if str(func) != "aten.add.Tensor" or len(args) != 2:
+        return False
+    x, b = args
+    if not (_is_tensor(x) and _is_tensor(b)) or b.dim() != 1 or x.dim() < 2:
+        return False
+    return int(b.shape[0]) == int(x.shape[-1]) and x.untyped_storage()._cdata in fresh
 
 
 _RNN = "aten.mkldnn_rnn_layer.default"

@@ -59,6 +59,7 @@ class FakeJob:
         import torch
 
         self.model, self.mode, self.precision = model, mode, precision
+        self.out: Any = None
         self.half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
         params = list(model.parameters())
         with mode:
@@ -89,6 +90,10 @@ class FakeJob:
 
         return torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "amp")
 
+    def release(self) -> None:
+        """Drop the training step's output (the loop's next iteration would)."""
+        self.out = None
+
     def infer(self) -> None:
         """One inference pass: eval mode, no gradients."""
         import torch
@@ -100,9 +105,14 @@ class FakeJob:
         self.model.train()
 
     def forward(self) -> Any:
-        """Forward pass and a scalar loss over every floating output."""
+        """Forward pass and a scalar loss over every floating output.
+
+        The output stays referenced (``self.out``) through the backward pass and the
+        optimizer step, as in the usual loop (``outputs = model(x); loss =
+        criterion(outputs, y); loss.backward(); opt.step()``), until ``release``."""
         with self._autocast():
             out = self.model(self.x)
+            self.out = out
             floats = [t for t in flat_tensors(out) if t.is_floating_point() and t.requires_grad]
             if not floats:
                 raise UsageError("the model's output needs a floating tensor that requires grad")

@@ -110,6 +110,7 @@ def _run(own: Any, job: FakeJob, torch_tracker: TorchTracker | None) -> dict[str
             job.step()
         with own.phase("zero_grad", mine):
             job.opt.zero_grad(set_to_none=True)
+            job.release()
     if "step" in theirs:
         mine["torch"] = theirs["step"]
     return mine

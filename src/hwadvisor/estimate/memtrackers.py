@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from hwadvisor.estimate.cpu_alloc import Event
-from hwadvisor.estimate.cpu_kernels import Step, kernel_script, output_bytes
+from hwadvisor.estimate.cpu_kernels import Step, in_place_bias, kernel_script, output_bytes
 from hwadvisor.estimate.memjob import FakeJob, Live, nbytes, storages
 
 TORCH_TRACKER = "torch MemTracker"
@@ -94,6 +94,8 @@ def own_tracker_class() -> type:
             self.events: list[Event] = []
             self.marks: dict[str, tuple[int, int]] = {}
             self.tokens = 0
+            #: storages the last operator that made any made
+            self.fresh: set[int] = set()
             for st in storages(
                 [list(job.model.parameters()), list(job.model.buffers()), list(job.masters)]
             ):
@@ -166,11 +168,24 @@ def own_tracker_class() -> type:
             self, func: Any, types: Any, args: Any = (), kwargs: Any = None
         ) -> Any:
             out = func(*args, **(kwargs or {}))
+            if in_place_bias(func, args, self.fresh):
+                self._release(args[0].untyped_storage())
+            before = self.tokens
             self._resized(out, output_bytes(func, args, out))
             self._made(out, kernel_script(func, args, out))
+            made = {key for key, e in self.live.items() if e[2] > before}
+            if made:  # a view (as the product's reshape) keeps the last storages fresh
+                self.fresh = made
             if self.current > self.peak.total:
                 self.peak = self.split()
             return out
+
+        def _release(self, st: Any) -> None:
+            """Free a storage now (the real kernel writes into it and returns it)."""
+            entry = self.live.pop(st._cdata, None)
+            if entry is not None:
+                self.current -= entry[0]
+                self.events.append(("f", entry[2], 0))
 
         @contextmanager
         def phase(self, name: str, out: dict[str, Live]) -> Iterator[None]:
