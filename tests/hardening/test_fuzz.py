@@ -370,6 +370,10 @@ POSITIONALS = {
 }  # fmt: skip
 
 
+#: Options whose value is a file the command writes.
+WRITES = frozenset({"--output", "--html"})
+
+
 @st.composite
 def argument_lists(draw: st.DrawFn, out_dir: str) -> list[str]:
     path = draw(st.sampled_from(sorted(OPTIONS)))
@@ -379,7 +383,7 @@ def argument_lists(draw: st.DrawFn, out_dir: str) -> list[str]:
     for opt, takes_value in draw(
         st.lists(st.sampled_from(OPTIONS[path] or [("--json", False)]), max_size=5)
     ):
-        if opt == "--output":
+        if opt in WRITES:  # a file the command writes goes to the test's own folder
             args += [
                 opt,
                 draw(st.sampled_from([f"{out_dir}/out.json", "/proc/out.json", f"{out_dir}/x/y"])),
@@ -445,7 +449,7 @@ def bench_argument_lists(draw: st.DrawFn, out_dir: str) -> list[str]:
             args += [opt, draw(st.one_of(st.sampled_from(DEVICES), value_pool))]
         elif opt in ("--budget", "--seconds"):  # the same option, two names
             args += [opt, _short(draw(value_pool))]
-        elif opt == "--output":
+        elif opt in WRITES:
             args += [
                 opt,
                 draw(st.sampled_from([f"{out_dir}/b.json", "/proc/b.json", f"{out_dir}/x/y"])),

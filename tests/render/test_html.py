@@ -285,6 +285,19 @@ def test_an_unwritable_path_is_one_line(cli: Cli, tmp_path: Path) -> None:
 
 
 @needs_report
+def test_an_unwritable_report_leaves_one_json_document_and_no_output(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # found by the argument fuzzer: the document was printed, then the error after it
+    out, doc = tmp_path / "no-such-folder" / "r.html", tmp_path / "doc.json"
+    args = ["estimate", "--model", "resnet50", "--on", "t4", "--no-bench", "--json"]
+    result = cli(*args, "--output", str(doc), "--html", str(out))
+    assert result.code == 2
+    assert json.loads(result.out)["error"]["where"] == str(out)  # one document, the error
+    assert not doc.exists()
+
+
+@needs_report
 def test_a_bench_without_bandwidth_says_why_there_is_no_roofline() -> None:
     bench = BenchReport.model_validate_json(BENCH.read_text())
     compute_only = bench.model_copy(

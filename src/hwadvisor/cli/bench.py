@@ -72,8 +72,9 @@ def bench(
 
         render_bench(doc)
 
-    emit(report, as_json=json_out, output=output, render=render)
+    # the report first: a write that fails leaves stdout with one error document only
     write_report(html, report)
+    emit(report, as_json=json_out, output=output, render=render)
     if report.interrupted:
         sys.stderr.write("hwadvisor: interrupted: the figures measured so far were reported\n")
         raise typer.Exit(int(ExitCode.INTERRUPTED))

@@ -79,7 +79,8 @@ def estimate(
 
         render_estimate(doc, verbose=verbose)
 
-    emit(report, as_json=json_out, output=output, render=render)
+    # the report first: a write that fails leaves stdout with one error document only
     write_report(html, report)
+    emit(report, as_json=json_out, output=output, render=render)
     # After the output is written: a failed write stays one line, a closed pipe quiet.
     warn_stale(e.cost for e in report.estimates)

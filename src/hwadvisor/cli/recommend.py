@@ -64,8 +64,9 @@ def recommend(
 
         render_advice(doc)
 
-    emit(advice, as_json=json_out, output=output, render=render)
+    # the report first: a write that fails leaves stdout with one error document only
     write_report(html, advice)
+    emit(advice, as_json=json_out, output=output, render=render)
     # After the output is written: a failed write stays one line, a closed pipe quiet.
     warn_stale([here.cost if here else None, *(a.cost for a in advice.estimates.alternatives)])
     if result.interrupted:
