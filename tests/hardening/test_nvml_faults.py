@@ -120,6 +120,10 @@ def _wait_for_file(path: Path, within_s: float = 60.0) -> str:
     return path.read_text()
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(
     ("signum", "to_group", "code", "stderr"),
     [
@@ -150,6 +154,9 @@ def test_interrupted_during_a_hung_nvml_init_kills_the_child(
         text=True,
         env=env,
         start_new_session=True,
+        # as at a terminal: a test run started in the background (a non-interactive shell's
+        # `cmd &`) hands its children SIGINT ignored, and Python then installs no handler
+        preexec_fn=_default_sigint,
     )
     try:
         nvml_child = int(_wait_for_file(ready))
