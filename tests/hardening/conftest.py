@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -25,6 +26,19 @@ import pytest
 
 TESTS = Path(__file__).parents[1]
 FACTS = TESTS / "data" / "facts"
+
+
+def _sigint_at_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def as_at_a_terminal() -> Callable[[], None]:
+    """A ``preexec_fn`` giving a child SIGINT at its default, as at a terminal: a suite
+    started in the background by a non-interactive shell (``cmd &``) hands its children
+    SIGINT ignored, and Python then installs no KeyboardInterrupt handler, so a test's
+    Ctrl-C would never arrive."""
+    return _sigint_at_default
 
 
 @dataclass

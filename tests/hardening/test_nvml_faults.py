@@ -120,10 +120,6 @@ def _wait_for_file(path: Path, within_s: float = 60.0) -> str:
     return path.read_text()
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.parametrize(
     ("signum", "to_group", "code", "stderr"),
     [
@@ -133,7 +129,13 @@ def _default_sigint() -> None:
     ids=["ctrl-c", "sigterm"],
 )
 def test_interrupted_during_a_hung_nvml_init_kills_the_child(
-    standin_nvml: Path, tmp_path: Path, signum: int, to_group: bool, code: int, stderr: str
+    standin_nvml: Path,
+    tmp_path: Path,
+    as_at_a_terminal: Callable[[], None],
+    signum: int,
+    to_group: bool,
+    code: int,
+    stderr: str,
 ) -> None:
     """Ctrl-C reaches the whole foreground group; `timeout 5 hwadvisor check` sends
     SIGTERM to hwadvisor alone. The NVML child runs in its own session, so hwadvisor must
@@ -154,9 +156,7 @@ def test_interrupted_during_a_hung_nvml_init_kills_the_child(
         text=True,
         env=env,
         start_new_session=True,
-        # as at a terminal: a test run started in the background (a non-interactive shell's
-        # `cmd &`) hands its children SIGINT ignored, and Python then installs no handler
-        preexec_fn=_default_sigint,
+        preexec_fn=as_at_a_terminal,
     )
     try:
         nvml_child = int(_wait_for_file(ready))

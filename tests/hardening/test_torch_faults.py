@@ -185,7 +185,9 @@ def _torch_mapped(pid: int, within_s: float = 60.0) -> bool:
 
 
 @pytest.mark.slow
-def test_ctrl_c_during_a_real_bench_exits_130_with_a_document() -> None:
+def test_ctrl_c_during_a_real_bench_exits_130_with_a_document(
+    as_at_a_terminal: Callable[[], None],
+) -> None:
     """SIGINT to the whole group, as a terminal sends it, once the real run has started
     (torch's library is mapped in the process: the handshake): exit 130, one stderr
     line, and on stdout either the partial bench document (``interrupted: true``, valid
@@ -200,6 +202,7 @@ def test_ctrl_c_during_a_real_bench_exits_130_with_a_document() -> None:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=as_at_a_terminal,
     )
     try:
         if not _torch_mapped(child.pid):
