@@ -282,7 +282,7 @@ def output_bytes(func: Any, args: Sequence[Any], out: Any) -> dict[int, int]:
         # the layer is called time-major whatever the module's batch_first
         steps, batch = int(args[0].shape[0]), int(args[0].shape[1])
         per_step, per_sample, written = _workspace_rate(args)
-    except (AttributeError, IndexError, TypeError, RuntimeError, ValueError, OSError):
+    except (AttributeError, ImportError, IndexError, TypeError, RuntimeError, ValueError, OSError):
         return {}
     return {_WORKSPACE: round(int(batch) * (per_step * int(steps) + per_sample) * written)}
 
@@ -291,9 +291,9 @@ def _probe(args: Sequence[Any], steps: int, batch: int) -> Any:
     """The real layer's workspace on zero tensors of ``steps`` x ``batch``."""
     import torch
 
-    real = [torch.zeros(steps, batch, *args[0].shape[2:])]
-    real += [torch.zeros(tuple(w.shape)) for w in args[1:5]]
-    real += [torch.zeros(batch, *args[5].shape[-1:]) for _ in (5, 6)]
+    real = [torch.zeros(steps, batch, *args[0].shape[2:], dtype=args[0].dtype)]
+    real += [torch.zeros(tuple(w.shape), dtype=w.dtype) for w in args[1:5]]
+    real += [torch.zeros(batch, *h.shape[-1:], dtype=h.dtype) for h in args[5:7]]
     return torch.ops.aten.mkldnn_rnn_layer.default(*real, args[7], [], *args[9:15], True)[
         _WORKSPACE
     ]
@@ -320,7 +320,12 @@ def _workspace_rate(args: Sequence[Any]) -> tuple[float, float, float]:
     from torch.utils._python_dispatch import _disable_current_modes
 
     flags = tuple(tuple(a) if isinstance(a, list) else a for a in args[7:15])
-    key = (tuple(args[0].shape[2:]), *(tuple(w.shape) for w in args[1:5]), *flags)
+    key = (
+        str(args[0].dtype),
+        tuple(args[0].shape[2:]),
+        *(tuple(w.shape) for w in args[1:5]),
+        *flags,
+    )
     if key not in _workspace_rates:
         from torch._subclasses.fake_tensor import unset_fake_temporarily
 
