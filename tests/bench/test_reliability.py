@@ -149,3 +149,40 @@ def test_the_estimator_uses_the_theoretical_peak_for_an_unreliable_fp32_figure()
     assert any("unreliable" in a for a in rates.assumptions)
     steady = BenchReport(budget_s=1.0, elapsed_s=1.0, results=[_fig("fp32", 100.0, peak=150.0)])
     assert here_rates(facts, steady, Precision.FP32).basis.startswith("measured here")
+
+
+def test_an_unsteady_figure_above_the_base_clock_peak_raises_the_peak() -> None:
+    # interference only slows a run: a figure over the base-clock peak shows the boost
+    from hwadvisor.estimate.rates import ASSUMED_HERE_GEMM, here_rates
+    from hwadvisor.models.workload import Precision
+
+    facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0, bf16=300.0)))
+    fast = BenchReport(
+        budget_s=1.0, elapsed_s=1.0, results=[_fig("fp32", 220.0, reliable=False, peak=150.0)]
+    )
+    rates = here_rates(facts, fast, Precision.FP32)
+    assert rates.gemm(1024.0) == pytest.approx(220e9 * ASSUMED_HERE_GEMM)
+    assert any("faster than base" in a for a in rates.assumptions)
+    slow = BenchReport(
+        budget_s=1.0, elapsed_s=1.0, results=[_fig("fp32", 90.0, reliable=False, peak=150.0)]
+    )
+    assert here_rates(facts, slow, Precision.FP32).gemm(1024.0) == pytest.approx(
+        150e9 * ASSUMED_HERE_GEMM
+    )
+
+
+def test_the_fallback_takes_the_peak_of_the_jobs_precision() -> None:
+    from hwadvisor.estimate.rates import ASSUMED_HERE_GEMM, here_rates
+    from hwadvisor.models.workload import Precision
+
+    with_bf16 = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0, bf16=300.0)))
+    assert here_rates(with_bf16, None, Precision.BF16).gemm(1024.0) == pytest.approx(
+        300e9 * ASSUMED_HERE_GEMM
+    )
+    assert here_rates(with_bf16, None, Precision.FP32).gemm(1024.0) == pytest.approx(
+        150e9 * ASSUMED_HERE_GEMM
+    )
+    fp32_only = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0)))
+    rates = here_rates(fp32_only, None, Precision.BF16)
+    assert rates.gemm(1024.0) == pytest.approx(150e9 * ASSUMED_HERE_GEMM)
+    assert any("no native bf16" in a for a in rates.assumptions)
