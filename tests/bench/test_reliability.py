@@ -136,7 +136,7 @@ def test_run_bench_records_the_load_and_marks_a_busy_run() -> None:
 
 
 def test_the_estimator_uses_the_theoretical_peak_for_an_unreliable_fp32_figure() -> None:
-    from hwadvisor.estimate.rates import ASSUMED_HERE_GEMM, here_rates
+    from hwadvisor.estimate.here import ASSUMED_HERE_GEMM, here_rates
     from hwadvisor.models.workload import Precision
 
     facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0)))
@@ -153,7 +153,7 @@ def test_the_estimator_uses_the_theoretical_peak_for_an_unreliable_fp32_figure()
 
 def test_an_unsteady_figure_above_the_base_clock_peak_raises_the_peak() -> None:
     # interference only slows a run: a figure over the base-clock peak shows the boost
-    from hwadvisor.estimate.rates import ASSUMED_HERE_GEMM, here_rates
+    from hwadvisor.estimate.here import ASSUMED_HERE_GEMM, here_rates
     from hwadvisor.models.workload import Precision
 
     facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0, bf16=300.0)))
@@ -172,7 +172,7 @@ def test_an_unsteady_figure_above_the_base_clock_peak_raises_the_peak() -> None:
 
 
 def test_the_fallback_takes_the_peak_of_the_jobs_precision() -> None:
-    from hwadvisor.estimate.rates import ASSUMED_HERE_GEMM, here_rates
+    from hwadvisor.estimate.here import ASSUMED_HERE_GEMM, here_rates
     from hwadvisor.models.workload import Precision
 
     with_bf16 = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0, bf16=300.0)))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from hwadvisor.estimate.here import here_rates
 from hwadvisor.estimate.levels import MemoryLevels, memory_levels
-from hwadvisor.estimate.rates import CPU_OP_OVERHEAD_S, here_rates
+from hwadvisor.estimate.rates import CPU_OP_OVERHEAD_S
 from hwadvisor.estimate.timing import step_time
 from hwadvisor.models.bench import BenchReport, BenchResult
 from hwadvisor.models.facts import Cpu, Facts

@@ -11,7 +11,8 @@ import pytest
 
 from hwadvisor.catalog.loader import load_devices
 from hwadvisor.estimate.counting import effective_size
-from hwadvisor.estimate.rates import catalog_rates, here_rates
+from hwadvisor.estimate.here import here_rates
+from hwadvisor.estimate.rates import catalog_rates
 from hwadvisor.estimate.timing import native_conv, step_time
 from hwadvisor.models.bench import BenchReport, BenchResult
 from hwadvisor.models.workload import (

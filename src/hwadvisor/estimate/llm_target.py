@@ -60,7 +60,7 @@ def here_target(facts: Facts | None, bench: BenchReport | None) -> Target:
     Without bench figures the speed is unknown (the facts hold no memory bandwidth);
     the memory fit still uses the machine's memory (the cgroup limit when there is one).
     """
-    from hwadvisor.estimate.rates import here_rates
+    from hwadvisor.estimate.here import here_rates
 
     rates = here_rates(facts, bench, Precision.FP32)
     notes = list(rates.assumptions)

@@ -15,9 +15,10 @@ from hwadvisor.catalog import lookup_device
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
 from hwadvisor.estimate.bands import band_class, with_bands
 from hwadvisor.estimate.fixes import memory_fixes
+from hwadvisor.estimate.here import here_rates
 from hwadvisor.estimate.memory import MemoryPlan, breakdown, decide_fit
 from hwadvisor.estimate.plan import Gpu, plan_for
-from hwadvisor.estimate.rates import Rates, catalog_rates, here_rates
+from hwadvisor.estimate.rates import Rates, catalog_rates
 from hwadvisor.estimate.scaling import efficiency
 from hwadvisor.estimate.timing import step_time
 from hwadvisor.models.bench import BenchReport

@@ -1,0 +1,298 @@
+"""The rates of this machine's CPU: from the bench's figures, or, failing that, its peak.
+
+- With usable bench figures: the measured matmul rate interpolated at each product's
+  size, the measured conv2d rate, the measured triad (or copy) bandwidth and the memory
+  sweep (:mod:`hwadvisor.estimate.levels`).
+- Without them: the facts' theoretical peak at the job's precision, raised to the
+  fastest figure measured, times an assumed efficiency.
+"""
+
+from __future__ import annotations
+
+from hwadvisor.estimate.levels import (
+    MemoryLevels,
+    machine_note,
+    memory_levels,
+    unreliable_sweep,
+)
+from hwadvisor.estimate.rates import CPU_OP_OVERHEAD_S, Rates
+from hwadvisor.models.bench import BenchReport
+from hwadvisor.models.facts import Facts
+from hwadvisor.models.workload import Precision
+
+_DTYPE_ALIASES = {
+    "fp32": ("fp32", "float32"),
+    "bf16": ("bf16", "bfloat16"),
+    "fp16": ("fp16", "float16"),
+    "int8": ("int8",),
+    "tf32": ("tf32",),
+}
+
+#: Without usable bench figures, "here" assumes these fractions of the theoretical peak.
+ASSUMED_HERE_GEMM = 0.6
+ASSUMED_HERE_CONV = 0.35
+#: A measured matmul rate under this fraction of the theoretical peak is a busy machine
+#: (a 128³ matmul measured 0.3 GFLOP/s here at two threads while other jobs ran), not
+#: the machine's speed.
+IMPLAUSIBLE_FRACTION = 0.02
+
+
+def _bench_dtype(precision: Precision) -> str:
+    return {
+        Precision.FP32: "fp32",
+        Precision.AMP: "bf16",
+        Precision.BF16: "bf16",
+        Precision.FP16: "fp16",
+        Precision.INT8: "int8",
+    }[precision]
+
+
+def _results(bench: BenchReport, kernel: str, dtype: str) -> list[tuple[float, float]]:
+    """(size, rate) points of one kernel on the CPU, best rate per size, ascending."""
+    from hwadvisor.estimate.counting import effective_size
+
+    pts: dict[float, float] = {}
+    for r in bench.results:
+        if (
+            r.device != "cpu"
+            or r.reliable is False  # too unsteady or taken on a busy machine (bench.reliability)
+            or r.kernel != kernel
+            or r.dtype.lower() not in _DTYPE_ALIASES.get(dtype, (dtype,))
+        ):
+            continue
+        size = 0.0
+        if kernel == "matmul" and len(r.shape) == 3:
+            size = float(effective_size(*r.shape))
+        scale = 1e9  # GFLOP/s, GOP/s and GB/s all carry a 1e9
+        pts[size] = max(pts.get(size, 0.0), r.value * scale)
+    return sorted(pts.items())
+
+
+def _conv_size(bench: BenchReport) -> float | None:
+    """Effective product size of the measured conv2d, from its shape when it is readable.
+
+    Shapes are [N, C, H, W] (3x3, C in = C out, as ``hwadvisor bench`` runs it) or
+    [N, C, H, W, Cout, kh, kw] (stride 1, same padding); anything else is
+    taken as unknown and convolutions are then priced at the measured rate as is.
+    """
+    from hwadvisor.estimate.counting import effective_size
+
+    for r in bench.results:
+        if r.device != "cpu" or r.kernel != "conv2d":
+            continue
+        if len(r.shape) == 7:
+            n, c, h, w, cout, kh, kw = r.shape
+            return float(effective_size(n * h * w, cout, c * kh * kw))
+        if len(r.shape) == 4:  # hwadvisor bench: [N, C, H, W], 3x3, C in = C out
+            n, c, h, w = r.shape
+            return float(effective_size(n * h * w, c, c * 9))
+    return None
+
+
+def _bench_threads(bench: BenchReport, facts: Facts | None) -> int | None:
+    """Threads the bench's CPU figures ran at (its fp32 matmul's), else the usable cores."""
+    for r in bench.results:
+        if r.device == "cpu" and r.kernel == "matmul" and r.threads:
+            return r.threads
+    cpu = next((d.threads for d in bench.devices if d.device == "cpu" and d.threads), None)
+    return cpu or (facts.cpu.usable_cores if facts else None)
+
+
+def _implausible(bench: BenchReport, facts: Facts | None) -> bool:
+    """Whether the best fp32 matmul figure is too far below the theoretical peak to trust."""
+    peak = facts.cpu.peak_gflops.fp32 if facts else None
+    pts = _results(bench, "matmul", "fp32")
+    if not peak or not pts:
+        return False
+    return max(r for _, r in pts) < IMPLAUSIBLE_FRACTION * peak * 1e9
+
+
+def _unreliable_fp32(bench: BenchReport) -> bool:
+    """Whether the bench measured CPU fp32 matmul only in figures it marked unreliable."""
+    return any(
+        r.device == "cpu" and r.kernel == "matmul" and r.dtype == "fp32" and r.reliable is False
+        for r in bench.results
+    )
+
+
+def _usable(bench: BenchReport | None, facts: Facts | None, notes: list[str]) -> BenchReport | None:
+    """The bench, or None when its fp32 matmul figure cannot be trusted (said in ``notes``)."""
+    if bench is not None and _implausible(bench, facts):
+        notes.append(
+            f"the measured fp32 matmul rate is under {IMPLAUSIBLE_FRACTION:.0%} of the theoretical "
+            "peak (the machine was probably busy during the bench): those figures are not used"
+        )
+        return None
+    if bench is not None and not _results(bench, "matmul", "fp32") and _unreliable_fp32(bench):
+        notes.append(
+            "the bench's fp32 matmul figure was unreliable (too unsteady, or the machine was "
+            "busy): the theoretical peak is used instead"
+        )
+        return None
+    return bench
+
+
+def _level_notes(levels: MemoryLevels | None, notes: list[str], left_out: int = 0) -> float:
+    """Say how the memory sweep is used (and which of its figures are left out as
+    unreliable); the per-operator cost (measured, else assumed)."""
+    if left_out:
+        notes.append(
+            f"here: {left_out} memory-sweep figure(s) marked unreliable (unsteady or a busy "
+            "machine) are not used: "
+            + (
+                "what they measured is priced from the nearest reliable figure"
+                if levels is not None
+                else "memory-bound operators are priced as without a sweep"
+            )
+            + "; repeat hwadvisor bench when idle"
+        )
+    if levels is None:
+        return CPU_OP_OVERHEAD_S
+    notes.append(
+        "here: memory-bound operators priced by family and working set from the "
+        f"bench's memory sweep ({', '.join(sorted(levels.curves))} at L2, L3 and DRAM sizes)"
+    )
+    if levels.dispatch_s is None:
+        return CPU_OP_OVERHEAD_S
+    notes.append(
+        f"here: {levels.dispatch_s * 1e6:.1f} µs per operator launch, measured (dispatch figure)"
+    )
+    return levels.dispatch_s
+
+
+def _measured(
+    facts: Facts | None, bench: BenchReport, precision: Precision, mem: int | None, notes: list[str]
+) -> Rates:
+    """Rates of this CPU from the bench figures."""
+    dtype = _bench_dtype(precision)
+    gemm = _results(bench, "matmul", dtype)
+    if not gemm and dtype != "fp32":
+        notes.append(f"no {dtype} matmul figure measured: the fp32 rate is used")
+        dtype = "fp32"
+        gemm = _results(bench, "matmul", dtype)
+    conv_pts = _results(bench, "conv2d", dtype) or _results(bench, "conv2d", "fp32")
+    bw_pts = _results(bench, "triad", "fp32") or _results(bench, "copy", "fp32")
+    if gemm:
+        notes.append(
+            f"here: measured {dtype} matmul rate at {len(gemm)} size(s), interpolated per product size"
+        )
+    if conv_pts:
+        notes.append("here: measured conv2d rate for convolutions")
+    if bw_pts:
+        notes.append(
+            "here: measured memory bandwidth for memory-bound operators and the optimizer step"
+        )
+    conv = (
+        conv_pts[-1][1]
+        if conv_pts
+        else (gemm[-1][1] * ASSUMED_HERE_CONV / ASSUMED_HERE_GEMM if gemm else None)
+    )
+    if gemm and not conv_pts:
+        notes.append(
+            "no conv2d figure measured: convolutions assumed at 0.58 x the largest matmul rate"
+        )
+    levels = memory_levels(bench)
+    overhead = _level_notes(levels, notes, unreliable_sweep(bench))
+    notes.append(machine_note(facts, bench))
+    return Rates(
+        "here",
+        facts.cpu.model if facts else None,
+        gemm,
+        conv,
+        bw_pts[-1][1] if bw_pts else None,
+        overhead,
+        memory_bytes=mem,
+        assumptions=notes,
+        basis="measured here (microbenchmark figures)",
+        conv_size=_conv_size(bench),
+        levels=levels,
+        threads=_bench_threads(bench, facts),
+    )
+
+
+def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precision) -> Rates:
+    """Rates of this machine's CPU, from the bench figures or, failing that, the facts."""
+    name = facts.cpu.model if facts else None
+    notes: list[str] = []
+    mem = facts.memory.cgroup_limit_bytes or facts.memory.total_bytes if facts else None
+    raw, bench = bench, _usable(bench, facts, notes)
+    if bench is not None:
+        return _measured(facts, bench, precision, mem, notes)
+    peak, dtype = _fallback_peak(facts, precision, notes)
+    peak = _evidenced_peak(peak, dtype, raw, notes)
+    if peak is None:
+        return Rates(
+            "here",
+            name,
+            [],
+            None,
+            None,
+            CPU_OP_OVERHEAD_S,
+            memory_bytes=mem,
+            assumptions=["no bench figures and no theoretical peak: time here is unknown"],
+            basis="unknown",
+        )
+    notes.append(
+        f"no bench figures: {ASSUMED_HERE_GEMM:.0%} of the theoretical {dtype} peak "
+        f"({peak:.0f} GFLOP/s) assumed for products, {ASSUMED_HERE_CONV:.0%} for convolutions; "
+        "memory-bound operators not priced"
+    )
+    return Rates(
+        "here",
+        name,
+        [(1024.0, peak * 1e9 * ASSUMED_HERE_GEMM)],
+        peak * 1e9 * ASSUMED_HERE_CONV,
+        None,
+        CPU_OP_OVERHEAD_S,
+        memory_bytes=mem,
+        assumptions=notes,
+        basis="assumed efficiency x theoretical peak (no bench)",
+        threads=facts.cpu.usable_cores if facts else None,
+    )
+
+
+def _fallback_peak(
+    facts: Facts | None, precision: Precision, notes: list[str]
+) -> tuple[float | None, str]:
+    """The theoretical peak (GFLOP/s) for the job's precision and its dtype: bf16 where
+    the CPU has a native bf16 dot product (the facts give its peak), else fp32."""
+    if facts is None:
+        return None, "fp32"
+    peaks = facts.cpu.peak_gflops
+    if _bench_dtype(precision) == "bf16" and peaks.bf16:
+        return peaks.bf16, "bf16"
+    if _bench_dtype(precision) == "bf16":
+        notes.append("no native bf16 dot product here: the fp32 peak is used")
+    return peaks.fp32, "fp32"
+
+
+def _evidenced_peak(
+    peak: float | None, dtype: str, bench: BenchReport | None, notes: list[str]
+) -> float | None:
+    """The facts' theoretical peak (GFLOP/s) at ``dtype``, raised to the fastest figure of
+    that dtype the bench measured at all, steady or not.
+
+    The facts' peak rests on the base clock. A figure above it shows the cores ran faster
+    (boost), and interference only ever slows a run, so the fastest figure is a floor
+    under the real peak even when it was too unsteady to price anything with."""
+    if peak is None or bench is None:
+        return peak
+    best = max(
+        (
+            r.value
+            for r in bench.results
+            if r.device == "cpu"
+            and r.kernel in ("matmul", "conv2d")
+            and r.dtype.lower() in _DTYPE_ALIASES.get(dtype, (dtype,))
+            and r.unit == "GFLOP/s"
+        ),
+        default=0.0,
+    )
+    if best <= peak:
+        return peak
+    notes.append(
+        f"the bench's fastest {dtype} figure ({best:.0f} GFLOP/s) is above the theoretical peak "
+        f"at the base clock ({peak:.0f} GFLOP/s): the cores ran faster than base, so that "
+        "figure is taken as the peak"
+    )
+    return float(best)
