@@ -259,3 +259,14 @@ def test_a_training_step_keeps_its_output_through_backward() -> None:
     out = 256 * 8192 * 4
     # the loop's `outputs` is referenced while backward and the step run
     assert c.backward.activations + c.backward.temporaries >= out
+
+
+def test_an_add_of_a_plain_tensor_to_a_product_stays_out_of_place() -> None:
+    from hwadvisor.estimate.cpu_kernels import in_place_bias
+
+    add = torch.ops.aten.add.Tensor
+    y, bias = torch.empty(8, 16), torch.nn.Parameter(torch.empty(16))
+    fresh = {y.untyped_storage()._cdata}
+    assert in_place_bias(add, [y, bias], fresh)
+    assert not in_place_bias(add, [y, torch.empty(16)], fresh)  # a tensor, not a bias
+    assert not in_place_bias(add, [y, bias], set())  # not the product just made

@@ -253,11 +253,13 @@ def in_place_bias(func: Any, args: Sequence[Any], fresh: set[int]) -> bool:
     composite compliance", ``aten/src/ATen/native/Linear.cpp``): a fake run then holds a
     second product-sized tensor the real one never makes. The add is known by its
     operands: a product made by the last operator that made a storage (views of it
-    between), and a one-dimensional bias along its last dimension."""
+    between), and a one-dimensional bias parameter along its last dimension."""
     if str(func) != "aten.add.Tensor" or len(args) != 2:
         return False
+    import torch
+
     x, b = args
-    if not (_is_tensor(x) and _is_tensor(b)) or b.dim() != 1 or x.dim() < 2:
+    if not (_is_tensor(x) and isinstance(b, torch.nn.Parameter)) or b.dim() != 1 or x.dim() < 2:
         return False
     return int(b.shape[0]) == int(x.shape[-1]) and x.untyped_storage()._cdata in fresh
 
