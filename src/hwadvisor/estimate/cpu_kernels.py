@@ -57,6 +57,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hwadvisor.estimate.convpath import native_path
+
 #: One step of a call's script: ("+", slot, bytes) allocates, ("-", slot, 0) frees, and
 #: ("out", i, 0) is where the call's i-th output is made (outputs a script does not
 #: place are made after its last step).
@@ -81,26 +83,28 @@ def _plain_nchw(t: Any) -> bool:
     )
 
 
-def _uses_onednn(args: Sequence[Any]) -> bool:
-    """PyTorch's rule for a float CPU convolution (``ConvParams::use_mkldnn``,
-    ``aten/src/ATen/native/Convolution.cpp``): oneDNN unless an unstrided, undilated 1x1
-    convolution at batch < 16 runs on one thread, or a tiny one at batch 1 (no groups,
-    kernel up to 3x3, at most 20,480 input elements); those run PyTorch's own kernel."""
+def _uses_onednn(x: Any, w: Any, stride: Any, dilation: Any, groups: Any, transposed: Any) -> bool:
+    """Whether PyTorch sends this convolution to oneDNN (its rule: :mod:`.convpath`;
+    bf16 always goes to oneDNN), with the thread count the count runs with."""
     import torch
 
-    x, w = args[0], args[1]
-    stride, dilation, groups = args[3], args[5], int(args[8])
-    one_by_one = tuple(w.shape[-2:]) == (1, 1)
-    plain = all(int(v) == 1 for v in stride) and all(int(v) == 1 for v in dilation)
-    if one_by_one and plain and int(x.shape[0]) < 16 and torch.get_num_threads() == 1:
-        return False
-    big_kernel = int(w.shape[-1]) > 3 and int(w.shape[-2]) > 3
-    return groups > 1 or big_kernel or int(x.shape[0]) > 1 or int(x.numel()) > 20480
+    if x.dtype != torch.float32:
+        return True
+    return not native_path(
+        kernel=tuple(int(k) for k in w.shape[2:]),
+        stride=stride,
+        dilation=dilation,
+        groups=int(groups),
+        batch=int(x.shape[0]),
+        input_elements=int(x.numel()) // max(1, int(x.shape[0])),
+        threads=torch.get_num_threads(),
+        transposed=bool(transposed),
+    )
 
 
 def _conv(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
     x, w = args[0], args[1]
-    if not outs or not _plain_nchw(x) or not _uses_onednn(args):
+    if not outs or not _plain_nchw(x) or not _uses_onednn(x, w, args[3], args[5], args[8], args[6]):
         return []
     steps: list[Step] = []
     if x.shape[1] >= FIRST_LAYER_CHANNELS:
@@ -114,7 +118,7 @@ def _conv(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
 def _conv_backward(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
     gy, x, w = args[0], args[1], args[2]
     mask = args[10] if len(args) > 10 else (True, True, True)
-    if not _plain_nchw(x) or not _uses_onednn([x, w, None, *args[4:10]]):
+    if not _plain_nchw(x) or not _uses_onednn(x, w, args[4], args[6], args[9], args[7]):
         return []
     steps: list[Step] = []
     if mask[0]:

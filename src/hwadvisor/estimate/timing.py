@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from hwadvisor.estimate.convpath import NATIVE_CONV_BATCH, NATIVE_CONV_INPUT, native_path
 from hwadvisor.estimate.counting import effective_size
 from hwadvisor.estimate.gpu_time import eager_host_s, gpu_step
 from hwadvisor.estimate.rates import Rates
@@ -46,16 +47,6 @@ COMPUTE_FAMILIES = frozenset({"conv", "gemm", "other"})
 HOST_LINK_BYTES_S = 25e9
 #: Backward = this many times the forward's products and memory-bound traffic.
 BACKWARD_FACTOR = 2.0
-#: PyTorch's choice between oneDNN and its native convolution on a CPU
-#: (``ConvParams::use_mkldnn``, aten/src/ATen/native/Convolution.cpp): a float CPU
-#: convolution goes to oneDNN when ``(is_strided() || is_dilated() || input.size(0) >= 16
-#: || weight.size(-1) != 1 || weight.size(-2) != 1 || at::get_num_threads() > 1) &&
-#: (groups > 1 || (weight.size(-1) > 3 && weight.size(-2) > 3) || input.size(0) > 1 ||
-#: input.size(0)*input.size(1)*input.size(2)*input.size(3) > 20480)``, else to the native
-#: ``thnn_conv2d`` (``_slow_conv2d_forward`` / ``_backward``: a matrix product per sample,
-#: per group). The batch and input-size thresholds of that rule:
-NATIVE_CONV_BATCH = 16
-NATIVE_CONV_INPUT = 20480
 
 
 @dataclass
@@ -246,25 +237,18 @@ def _conv_time(prof: OpProfile, rates: Rates, work: float, native: list[ConvShap
 
 
 def native_conv(conv: ConvShape, batch: int, threads: int) -> bool:
-    """Whether PyTorch runs this fp32 CPU convolution on its native path, not oneDNN.
-
-    ``ConvParams::use_mkldnn`` (NATIVE_CONV_BATCH) on the convolution as PyTorch sees it,
-    1-D ones viewed as 2-D with a kernel of height 1; transposed and 3-D convolutions are
-    left to oneDNN (not modelled).
-    """
-    if conv.transposed or not 1 <= len(conv.kernel) <= 2:
-        return False
-    kh, kw = conv.kernel if len(conv.kernel) == 2 else (1, conv.kernel[0])
-    strided = any(s != 1 for s in conv.stride)
-    dilated = any(d != 1 for d in conv.dilation)
-    first = strided or dilated or batch >= NATIVE_CONV_BATCH or kw != 1 or kh != 1 or threads > 1
-    second = (
-        conv.groups > 1
-        or (kw > 3 and kh > 3)
-        or batch > 1
-        or batch * conv.input_elements > NATIVE_CONV_INPUT
+    """Whether PyTorch runs this fp32 CPU convolution on its native path, not oneDNN
+    (:func:`hwadvisor.estimate.convpath.native_path`)."""
+    return native_path(
+        kernel=conv.kernel,
+        stride=conv.stride,
+        dilation=conv.dilation,
+        groups=conv.groups,
+        batch=batch,
+        input_elements=conv.input_elements,
+        threads=threads,
+        transposed=conv.transposed,
     )
-    return not (first and second)
 
 
 def _native_convs(wl: Workload, prof: OpProfile, rates: Rates) -> list[ConvShape]:
