@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
+from hwadvisor.estimate.cpu_catalog import catalog_levels, sustained_scale
 from hwadvisor.estimate.gpu_time import PLAIN_FAMILY, Roofline, op_host_s, roofline, tf32_text
 from hwadvisor.estimate.levels import MemoryLevels
 from hwadvisor.models.workload import Precision
@@ -28,6 +29,12 @@ GPU_OP_OVERHEAD_S = op_host_s(PLAIN_FAMILY, backward=False, train=False)
 #: Workload classes with an achieved fraction in the catalog (a missing
 #: ``transformer_infer`` falls back to the device's ``inference`` fraction).
 CLASSES = ("gemm", "cnn_train", "transformer_train", "inference", "transformer_infer")
+#: Product sizes a catalog device's matmul curve is given at.
+GEMM_SIZES = (64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0)
+#: A catalog CPU's convolutions run at its matmul curve's rate at this size: the effective
+#: size of the bench's conv2d ([8, 64, 56, 56] -> 64, 3x3: M = 8 x 56 x 56, N = 64,
+#: K = 576), as "here" takes the measured conv2d figure for every convolution.
+CONV_SIZE = (8 * 56 * 56 * 64 * 576) ** (1.0 / 3.0)
 #: Below the smallest measured matmul, the rate is taken as flat down to this size.
 FLAT_DOWN_TO = 64.0
 
@@ -117,6 +124,12 @@ def _peak_for(
     return value, True
 
 
+def _curve_rate(pts: list[tuple[float, float]], size: float) -> float:
+    """The rate of a catalog curve at ``size`` (interpolated as :meth:`Rates.gemm` does)."""
+    rate = Rates("", None, pts, None, None, 0.0).gemm(size)
+    return rate if rate is not None else pts[-1][1]
+
+
 def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
     """Rates of a catalog device: dtype peak × the achieved fraction of each class."""
     notes: list[str] = []
@@ -136,6 +149,10 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
             basis="unknown",
         )
     flops = peak * 1e12
+    if not gpu:
+        scale, clock = sustained_scale(entry)
+        flops *= scale
+        notes.extend([clock] if clock else [])
     if gpu and not tensor:
         # Without tensor cores every class runs on the FMA units at about the fp32 fraction.
         fracs = dict.fromkeys(CLASSES, a.fp32)
@@ -152,20 +169,32 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
         scale = (a.tensor_gemm / a.gemm) if (tensor and a.tensor_gemm and not gpu) else 1.0
         fracs = {k: (getattr(a, k) or a.inference) * scale for k in CLASSES}
     class_rate = {k: flops * v for k, v in fracs.items()}
-    # Products below ~1k wide reach a smaller share of a big device's peak.
+    # Products below ~1k wide reach a smaller share of a big device's peak. A CPU splits a
+    # product over its cores: each core's block is the product over the core count, so
+    # the size that sets a core's rate is the effective size over its cube root.
     half = 256.0 if gpu else 64.0
+    split = 1.0 if gpu else float(max(1, entry.cores or 1)) ** (1.0 / 3.0)
     pts = [
-        (s, class_rate["gemm"] * s * s / (s * s + half * half))
-        for s in (64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0)
+        (s, class_rate["gemm"] * (s / split) ** 2 / ((s / split) ** 2 + half * half))
+        for s in GEMM_SIZES
     ]
     roof = roofline(entry, precision, peak, tensor) if gpu else None
+    bandwidth = entry.bandwidth_gb_s * 1e9 * a.memory
+    levels, overhead = None, GPU_OP_OVERHEAD_S
+    if not gpu:
+        # Priced per operator (estimate.cpu_catalog): convolutions at the GEMM fraction,
+        # memory-bound operators at a recorded core's rates over the share's cores.
+        levels, note = catalog_levels(entry, bandwidth)
+        notes.append(note)
+        overhead = (levels.dispatch_s if levels else None) or CPU_OP_OVERHEAD_S
     return Rates(
         entry.id,
         entry.name,
         pts,
-        class_rate["cnn_train"],
-        entry.bandwidth_gb_s * 1e9 * a.memory,
-        GPU_OP_OVERHEAD_S if gpu else CPU_OP_OVERHEAD_S,
+        class_rate["cnn_train"] if gpu else _curve_rate(pts, CONV_SIZE),
+        bandwidth,
+        overhead,
+        levels=levels,
         roofline=roof,
         class_rate=class_rate,
         gpu=gpu,

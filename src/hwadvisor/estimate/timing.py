@@ -155,10 +155,12 @@ def _compute_parts(
     # Samples' worth of forward work: the backward is BACKWARD_FACTOR forwards more.
     work = float(wl.batch_size) * (1.0 + (BACKWARD_FACTOR if train else 0.0))
     key = _class_key(wl)
-    if rates.class_rate and key is not None:
-        # Published end-to-end fractions already include the memory-bound operators of a
-        # typical model of the class (the per-operator byte costs are CPU measurements and
-        # would overcharge a GPU), so the class rate alone prices the step.
+    if rates.gpu and rates.class_rate and key is not None:
+        # A GPU's published end-to-end fractions already include the memory-bound operators
+        # of a typical model of the class (the per-operator byte costs are CPU measurements
+        # and would overcharge a GPU), so the class rate alone prices the step. A catalog
+        # CPU has no published class fraction: it is priced operator by operator, as "here"
+        # is, at its catalog rates (rates.catalog_rates).
         return {"compute": (wl.flops_per_sample or 0.0) * work / rates.class_rate[key]}
     return _operator_parts(wl, prof, rates, work, notes)
 

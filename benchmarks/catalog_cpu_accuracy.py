@@ -1,0 +1,160 @@
+"""Accuracy of the catalog CPU estimate: a catalog entry's share against this CPU, measured.
+
+``hwadvisor estimate --on <cpu or cpu instance>`` prices a catalog CPU from its datasheet
+peak and the catalog's achieved fractions, without running anything. This benchmark
+checks that path on the one CPU it can run on: it picks the catalog entry of this
+processor's generation (by vendor, family and model from /proc/cpuinfo; ``--entry`` to
+choose), takes the share of it that the threads used get (``cpu_share``: one core per
+thread here), prices each case with it exactly as ``--on`` does, and times the real model
+on this CPU: training steps (AdamW) and inference passes (``eval()``,
+``torch.inference_mode()``).
+
+The entry is a different part of the same generation (another SKU, other clocks), so an
+error here is the catalog path's error for a CPU of that generation, not a fit: no figure
+measured here feeds the estimate.
+
+    python benchmarks/catalog_cpu_accuracy.py [--threads 1] [--steps 8] [--entry ID] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import estimate_accuracy as ea  # the sibling benchmark: its models and helpers
+
+MODELS = ea.MODELS
+#: (vendor, family, model) of /proc/cpuinfo -> the catalog entry of that generation.
+GENERATIONS: dict[tuple[str, int, int], str] = {
+    ("AuthenticAMD", 25, 0x11): "epyc-9654",  # Zen 4 "Genoa"
+    ("AuthenticAMD", 25, 0x01): "epyc-7763",  # Zen 3 "Milan"
+    ("GenuineIntel", 6, 0x8F): "xeon-8480",  # Sapphire Rapids
+    ("GenuineIntel", 6, 0xCF): "xeon-8480",  # Emerald Rapids: Sapphire Rapids' cores
+    ("GenuineIntel", 6, 0x6A): "xeon-8369b",  # Ice Lake-SP
+    ("GenuineIntel", 6, 0x55): "xeon-6248",  # Cascade Lake
+}
+
+# name, model spec, task, input shape, batch
+CASES: list[tuple[str, str, str, list[int], int]] = [
+    ("mlp", f"{MODELS}/mlp.py:build", "train", [784], 64),
+    ("cnn-bn", f"{MODELS}/cnn.py:build", "train", [3, 32, 32], 32),
+    ("encoder", f"{MODELS}/encoder.py:build", "train", [128], 16),
+    ("encoder", f"{MODELS}/encoder.py:build", "infer", [128], 16),
+    ("bert-base", f"{MODELS}/bert.py:build", "infer", [128], 1),
+    ("bert-base", f"{MODELS}/bert.py:build", "infer", [128], 8),
+    ("resnet50", f"{MODELS}/resnet.py:build", "infer", [3, 224, 224], 1),
+    ("resnet50", f"{MODELS}/resnet.py:build", "train", [3, 224, 224], 4),
+]
+
+
+def this_cpu() -> tuple[str, int, int] | None:
+    """Vendor, family and model of the first processor in /proc/cpuinfo."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        key, _, value = line.partition(":")
+        fields[key.strip()] = value.strip()
+    try:
+        return fields["vendor_id"], int(fields["cpu family"]), int(fields["model"])
+    except (KeyError, ValueError):
+        return None
+
+
+def measure_infer(spec: str, shape: list[int], batch: int, steps: int) -> float:
+    """Seconds of the fastest of ``steps`` inference passes of the real model here."""
+    import torch
+
+    from hwadvisor.estimate.loading import load_callable
+
+    model = load_callable(spec)().eval()
+    tokens = isinstance(
+        next(m for m in model.modules() if len(list(m.children())) == 0), torch.nn.Embedding
+    )
+    x = torch.randint(0, 1000, (batch, *shape)) if tokens else torch.randn(batch, *shape)
+    times = []
+    with torch.inference_mode():
+        for i in range(steps + 2):
+            start = time.perf_counter()
+            model(x)
+            if i >= 2:
+                times.append(time.perf_counter() - start)
+    return min(times)  # interference from other jobs only ever adds time
+
+
+def estimate(entry: Any, spec: str, task: str, shape: list[int], batch: int) -> tuple[float, Any]:
+    """The step time ``--on`` gives for the share ``entry``, and its breakdown."""
+    from hwadvisor.estimate import build_workload
+    from hwadvisor.estimate.rates import catalog_rates
+    from hwadvisor.estimate.timing import step_time
+
+    wl = build_workload(
+        model=spec, task=task, batch_size=batch, input_shape=shape, precision="fp32"
+    )
+    st = step_time(wl, catalog_rates(entry, wl.precision))
+    return st.total or float("nan"), st.parts
+
+
+def main() -> int:
+    """Run every case, print the table; exit 1 when the issue's goal is missed."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--entry", default=None, help="catalog CPU id (default: this CPU's generation)"
+    )
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    import torch
+
+    from hwadvisor.catalog import load_devices
+    from hwadvisor.catalog.instances import cpu_share
+
+    DEVICES = load_devices()
+    cpu = this_cpu()
+    ident = args.entry or (GENERATIONS.get(cpu) if cpu else None)
+    if not ident or ident not in DEVICES:
+        print(f"no catalog entry for this CPU {cpu}; give --entry ID", file=sys.stderr)
+        return 2
+    full = DEVICES[ident]
+    smt = (full.threads or full.cores or 1) / (full.cores or 1)
+    entry = cpu_share(full, round(args.threads * smt))
+    ea.THREADS = args.threads
+    torch.set_num_threads(args.threads)
+    print(f"cpu: {ea._cpu()}; load average at the start: {ea._load()}")
+    print(f"catalog entry: {ident} ({full.name}), share: {entry.name}")
+    print(f"threads: {args.threads}, torch {torch.__version__}")
+    print(
+        f"{'model':10s} {'task':5s} {'batch':>5s} {'estimated':>10s} {'measured':>9s} {'error':>7s}"
+    )
+    rows = []
+    for name, spec, task, shape, batch in CASES:
+        est, parts = estimate(entry, spec, task, shape, batch)
+        run = ea.measure if task == "train" else measure_infer
+        real = run(spec, shape, batch, args.steps)
+        err = est / real - 1.0
+        rows.append({"model": name, "task": task, "batch": batch, "estimated_s": est,
+                     "measured_s": real, "error": err, "breakdown_s": parts})  # fmt: skip
+        print(f"{name:10s} {task:5s} {batch:5d} {est * 1e3:8.1f}ms {real * 1e3:7.1f}ms {err:+7.1%}",
+              flush=True)  # fmt: skip
+    errs = [abs(r["error"]) for r in rows]
+    med, worst = statistics.median(errs), max(errs)
+    print(f"median |error| {med:.1%}, max {worst:.1%}; load average at the end: {ea._load()}")
+    if args.json:
+        args.json.write_text(json.dumps({"entry": ident, "rows": rows, "median": med}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
