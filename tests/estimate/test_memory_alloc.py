@@ -6,6 +6,7 @@ from hwadvisor.estimate.cpu_alloc import (
     MMAP_THRESHOLD,
     MMAP_THRESHOLD_MAX,
     PAGE,
+    STORAGE_IMPL,
     GlibcArena,
     replay,
 )
@@ -53,10 +54,10 @@ def test_the_same_size_again_does_not_fit_its_own_hole() -> None:
 
 
 def test_freeing_the_top_trims_the_heap() -> None:
-    arena = GlibcArena()
-    # With the per-thread cache full, memalign's fragments go to the fast bins, which a
-    # large free merges back: the chunks then merge into the top and the heap shrinks.
-    arena.tcache = {size: 7 for size in range(32, 1041, 16)}
+    # With the per-thread cache full (as in a process that has imported torch),
+    # memalign's fragments go to the fast bins, which a large free merges back: the
+    # chunks then merge into the top and the heap shrinks.
+    arena = GlibcArena(warm=True)
     for i in range(10):
         arena.memalign(i, 60_000)
     peak = arena.resident
@@ -75,3 +76,47 @@ def test_cached_fragments_pin_the_heap() -> None:
 def test_live_peak_is_the_largest_sum_of_live_bytes() -> None:
     r = replay([("a", 1, 100), ("a", 2, 200), ("f", 1, 0), ("a", 3, 50)])
     assert r.live_peak == 300
+
+
+def test_a_large_request_a_free_chunk_holds_is_not_a_mapping() -> None:
+    # glibc maps a request of the threshold or more only where no free chunk holds it
+    # and the top would have to grow (sysmalloc); otherwise it is served from the heap.
+    arena = GlibcArena(warm=True)
+    for i in range(40):
+        arena.memalign(i, 60_000)
+    arena.memalign("end", 100)
+    for i in range(40):
+        arena.free(i)
+    arena.memalign("big", 1 << 20)  # above the 128 KiB threshold, inside the 2.4 MB hole
+    assert arena.mapped == 0
+    arena.memalign("bigger", 8 << 20)  # no hole holds it: a mapping
+    assert arena.mapped >= 8 << 20
+
+
+def test_a_small_object_takes_the_chunk_freed_last_of_its_size() -> None:
+    arena = GlibcArena()
+    arena.malloc("s1", STORAGE_IMPL)
+    arena.malloc("s2", STORAGE_IMPL)
+    first = arena.blocks["s1"][1]
+    arena.free("s1")  # to the per-thread cache, still marked in use
+    arena.malloc("s3", STORAGE_IMPL)
+    assert arena.blocks["s3"][1] == first
+    assert arena.live == 0  # small objects are not live tensor bytes
+
+
+def test_storage_impls_between_tensors_keep_freed_chunks_apart() -> None:
+    # Each tensor's StorageImpl is made just before its data and freed just after. Once
+    # the per-thread cache has none left (more tensors live than it held), they come
+    # from the heap, between the data chunks; freed, they go back to the cache, still
+    # in use, and keep two freed neighbours from merging: a tensor of twice the size
+    # then needs fresh memory.
+    size = 50_000
+    plain = [("a", i, size) for i in range(12)]
+    plain += [("f", 10, 0), ("f", 11, 0), ("a", 99, 2 * size)]
+    with_impls: list[tuple[str, object, int]] = []
+    for op, key, n in plain:
+        if op == "a":
+            with_impls += [("s", ("s", key), STORAGE_IMPL), (op, key, n)]
+        else:
+            with_impls += [(op, key, n), ("f", ("s", key), 0)]
+    assert replay(with_impls, warm=True).peak > replay(plain, warm=True).peak

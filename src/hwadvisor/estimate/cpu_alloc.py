@@ -17,16 +17,25 @@ through the main arena of glibc's malloc (``malloc/malloc.c``, glibc 2.26 and la
 - other freed chunks merge with free neighbours, and into the top when they border it;
   the top is trimmed to ``M_TOP_PAD`` (128 KiB) once it exceeds ``M_TRIM_THRESHOLD``;
 - a request goes to the best-fitting free chunk (split when the rest is a chunk), else
-  the top; one of at least ``M_MMAP_THRESHOLD`` (128 KiB at start) is its own mapping,
-  unmapped on free, and freeing a mapping larger than the threshold (up to 32 MiB)
+  the top; only where the top would have to grow does one of at least
+  ``M_MMAP_THRESHOLD`` (128 KiB at start) become its own mapping (``sysmalloc``: a
+  large request a free chunk or the top can hold is served from the heap), unmapped on
+  free, and freeing a mapping larger than the threshold (up to 32 MiB)
   raises the threshold to its size and the trim threshold to twice that;
+- a plain ``malloc`` of a small object is served from the per-thread cache (the chunk
+  freed last of its size), then a fast bin of its size, then like any request: the
+  best-fitting free chunk, split, else the top;
 - resident memory is every heap page below the highest chunk written since the last
   trim, plus the live mappings (a tensor's storage is written by the operator that
   makes it).
 
-What the sequence cannot show is left out: kernel-internal scratch buffers that never
-reach the dispatcher, and the small C++ objects (tensor and autograd metadata) that land
-in the cached chunks. One thread: every request is served by the main arena.
+Each tensor's ``c10::StorageImpl`` is such a small object (``"s"`` events): PyTorch
+makes it with ``new`` just before the storage's ``posix_memalign`` and deletes it just
+after the data is freed, so where the heap has no small hole it takes the head of the
+free chunk the data then lands behind, and once freed it sits in the per-thread cache
+between freed data chunks, keeping them from merging. The other small objects (tensor
+and autograd metadata, a kernel's descriptors) are left out. One thread: every request
+is served by the main arena.
 """
 
 from __future__ import annotations
@@ -46,9 +55,17 @@ MMAP_THRESHOLD = 128 * 1024
 MMAP_THRESHOLD_MAX = 32 * 1024 * 1024
 TRIM_THRESHOLD = 128 * 1024
 TOP_PAD = 128 * 1024
+#: ``sizeof(c10::StorageImpl)`` on x86-64 (torch 2.13): the ``malloc(96)`` an allocation
+#: trace of real runs showed just before every tensor's ``posix_memalign``, freed just
+#: after the data (``c10/core/StorageImpl.h``; ``at::detail::empty_generic`` makes the
+#: StorageImpl, whose constructor allocates the data).
+STORAGE_IMPL = 96
+#: The per-thread cache of a process that has imported torch is full up to this size.
+WARM_CACHED_MAX = 224
 
 #: ("a", key, bytes) allocates a tensor's storage under ``key``; ("k", key, bytes) a
-#: kernel's own buffer (resident, not a live tensor); ("f", key, 0) frees either.
+#: kernel's own buffer (resident, not a live tensor); ("s", key, bytes) a small C++
+#: object by plain ``malloc`` (a storage's ``StorageImpl``); ("f", key, 0) frees any.
 Event = tuple[str, Hashable, int]
 
 
@@ -73,9 +90,14 @@ class Resident:
 class GlibcArena:
     """glibc's main arena, as far as its resident memory goes."""
 
-    def __init__(self, *, pinned: bool = False) -> None:
+    def __init__(self, *, pinned: bool = False, warm: bool = False) -> None:
         #: ``pinned``: every small fragment stays in use, as if other small objects took
         #: each one (the worst case of the cached fragments: no chunk merges across them).
+        #: ``warm``: the per-thread cache starts full, as in a process that has imported
+        #: torch (its ``tcache_perthread_struct`` read on this project's machine after
+        #: the benchmark's warm-up: 7 chunks in every size up to 224 bytes, 0-7 above),
+        #: so memalign's fragments go to the fast bins and merge, and a StorageImpl
+        #: comes from the cache first.
         self.pinned = pinned
         self.mmap_threshold = MMAP_THRESHOLD
         self.trim_threshold = TRIM_THRESHOLD
@@ -87,9 +109,15 @@ class GlibcArena:
         self.by_size: list[tuple[int, int]] = []
         self.free_at: dict[int, int] = {}
         self.free_end: dict[int, int] = {}
-        self.tcache: dict[int, int] = {}
+        #: freed small chunks by size, last freed last (glibc hands that one out first)
+        self.tcache: dict[int, list[int]] = {}
         self.fast: list[tuple[int, int]] = []
         self.blocks: dict[Hashable, tuple[bool, int, int, int]] = {}
+        if warm:
+            # the cached chunks lie in the heap below the job's (negative addresses:
+            # resident already, and apart, so they merge with nothing)
+            for k, size in enumerate(range(MINSIZE, WARM_CACHED_MAX + 1, 16)):
+                self.tcache[size] = [-(k * TCACHE_COUNT + i + 1) * PAGE for i in range(7)]
 
     @property
     def resident(self) -> int:
@@ -137,10 +165,11 @@ class GlibcArena:
                 self.touched = min(self.touched, self.brk)
 
     def _free_chunk(self, start: int, size: int) -> None:
-        if size <= TCACHE_MAX and (self.pinned or self.tcache.get(size, 0) < TCACHE_COUNT):
-            # Cached chunks are never handed to a tensor (the arena is asked directly),
-            # and other small objects are not in the sequence: they stay put.
-            self.tcache[size] = self.tcache.get(size, 0) + 1
+        cached = self.tcache.setdefault(size, []) if size <= TCACHE_MAX else None
+        if cached is not None and (self.pinned or len(cached) < TCACHE_COUNT):
+            # Cached chunks are never handed to a tensor (memalign asks the arena
+            # directly); only a small object's malloc of their size takes them back.
+            cached.append(start)
             return
         if size <= FAST_MAX:
             self.fast.append((start, size))
@@ -151,6 +180,8 @@ class GlibcArena:
             self._trim()
 
     def _arena_malloc(self, nb: int) -> tuple[int, int]:
+        """The chunk for a request of ``nb`` bytes: the best-fitting free chunk (split),
+        else the top."""
         if nb >= 1024 and self.fast:
             self._consolidate()
         i = bisect.bisect_left(self.by_size, (nb, -1))
@@ -168,12 +199,37 @@ class GlibcArena:
         self.touched = max(self.touched, start + size)
         return start, size
 
+    def _maps(self, nb: int) -> bool:
+        """Whether a request of ``nb`` bytes becomes a mapping: glibc's ``sysmalloc`` maps
+        one of the threshold or more only where no free chunk holds it and the top would
+        have to grow (``_int_malloc`` tries the bins and the top first)."""
+        if nb < self.mmap_threshold:
+            return False
+        if self.fast:
+            self._consolidate()
+        fits = bisect.bisect_left(self.by_size, (nb, -1)) < len(self.by_size)
+        return not fits and self.brk - self.top < nb + MINSIZE
+
+    def malloc(self, key: Hashable, n: int) -> None:
+        """A small object's ``malloc(n)`` under ``key`` (never counted as live bytes)."""
+        nb = _chunk(n)
+        cached = self.tcache.get(nb)
+        if cached:
+            self.blocks[key] = (False, cached.pop(), nb, 0)
+            return
+        for i in range(len(self.fast) - 1, -1, -1):
+            if self.fast[i][1] == nb:
+                self.blocks[key] = (False, self.fast.pop(i)[0], nb, 0)
+                return
+        start, size = self._arena_malloc(nb)
+        self.blocks[key] = (False, start, size, 0)
+
     def memalign(self, key: Hashable, n: int, *, tensor: bool = True) -> None:
         """``posix_memalign(64, n)`` under ``key`` (``tensor``: counted as live bytes)."""
         nb = _chunk(n)
         n = n if tensor else 0
         self.live += n
-        if nb + ALIGNMENT + MINSIZE >= self.mmap_threshold:
+        if self._maps(nb + ALIGNMENT + MINSIZE):
             size = _page_up(nb + ALIGNMENT + MINSIZE + 8)
             self.mapped += size
             self.blocks[key] = (True, 0, size, n)
@@ -204,12 +260,13 @@ class GlibcArena:
         self._free_chunk(start, size)
 
 
-def replay(events: Iterable[Event], *, pinned: bool = False) -> Resident:
+def replay(events: Iterable[Event], *, pinned: bool = False, warm: bool = False) -> Resident:
     """Replay ``events`` from an empty arena: peak resident and live bytes, and the end.
 
-    ``pinned`` replays the worst case of the small fragments (see :class:`GlibcArena`).
+    ``pinned`` replays the worst case of the small fragments, ``warm`` starts with the
+    per-thread cache a process that has imported torch holds (see :class:`GlibcArena`).
     """
-    arena = GlibcArena(pinned=pinned)
+    arena = GlibcArena(pinned=pinned, warm=warm)
     out = Resident()
     for op, key, n in events:
         if op == "f":
@@ -218,7 +275,10 @@ def replay(events: Iterable[Event], *, pinned: bool = False) -> Resident:
             continue
         if key in arena.blocks:
             continue
-        arena.memalign(key, n, tensor=op == "a")
+        if op == "s":
+            arena.malloc(key, n)
+        else:
+            arena.memalign(key, n, tensor=op == "a")
         out.peak = max(out.peak, arena.resident)
         out.live_peak = max(out.live_peak, arena.live)
     out.final = arena.resident

@@ -61,16 +61,17 @@ def peak_from(a: MemCount, b: MemCount) -> CountedPeak:
 
 
 def resident_ratio(c: MemCount, *, infer: bool = False, pinned: bool = False) -> float:
-    """Resident over live bytes of the count's three training steps (or its inference
-    pass) replayed through glibc's malloc (``pinned``: its worst case of fragments)."""
+    """Resident over live bytes of the count's three training steps (or its three
+    inference passes) replayed through glibc's malloc, from the per-thread cache a
+    process that has imported torch holds (``pinned``: the worst case of fragments)."""
     events = c.infer_events if infer else c.train_events
     if pinned:
         # the worst case of the fragments, over the tensors alone: with the kernel
         # buffers' fragments pinned as well the bound is 5-6x the live bytes of
         # ResNet-50, past every real peak measured (benchmarks/memory_accuracy.py)
-        r = replay([e for e in events if e[0] != "k"], pinned=True)
+        r = replay([e for e in events if e[0] in "af"], pinned=True)
         return max(r.peak / r.live_peak if r.live_peak else 1.0, resident_ratio(c, infer=infer))
-    r = replay(events)
+    r = replay(events, warm=True)
     return max(1.0, r.peak / r.live_peak) if r.live_peak else 1.0
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hwadvisor.estimate.cpu_alloc import Event
+from hwadvisor.estimate.cpu_alloc import STORAGE_IMPL, Event
 from hwadvisor.estimate.cpu_kernels import Step, in_place_bias, kernel_script, output_bytes
 from hwadvisor.estimate.memjob import FakeJob, Live, nbytes, storages
 
@@ -113,7 +113,8 @@ def own_tracker_class() -> type:
             ref = weakref.ref(st, functools.partial(self._on_free, key, token))
             self.live[key] = (n, kind, token, ref)
             self.current += n
-            self.events.append(("a", token, n))
+            # the storage's StorageImpl is made just before its data, freed just after
+            self.events += [("s", ("s", token), STORAGE_IMPL), ("a", token, n)]
 
         def _resized(self, out: Any, sizes: dict[int, int]) -> None:
             """Record outputs whose fake kernel reports too few bytes at their real size."""
@@ -144,7 +145,7 @@ def own_tracker_class() -> type:
             if entry is not None and entry[2] == token:
                 del self.live[key]
                 self.current -= entry[0]
-                self.events.append(("f", token, 0))
+                self.events += [("f", token, 0), ("f", ("s", token), 0)]
 
         def split(self) -> Live:
             """The live bytes now, by what they are."""
@@ -185,7 +186,7 @@ def own_tracker_class() -> type:
             entry = self.live.pop(st._cdata, None)
             if entry is not None:
                 self.current -= entry[0]
-                self.events.append(("f", entry[2], 0))
+                self.events += [("f", entry[2], 0), ("f", ("s", entry[2]), 0)]
 
         @contextmanager
         def phase(self, name: str, out: dict[str, Live]) -> Iterator[None]:
