@@ -2,7 +2,8 @@
 
 ``hwadvisor estimate --on <cpu or cpu instance>`` prices a catalog CPU from its datasheet
 peak and the catalog's achieved fractions, without running anything. This benchmark
-checks that path on the one CPU it can run on: it picks the catalog entry of this
+checks that path on the one CPU it can run on, and against published figures
+(``PUBLISHED``: ``--published`` prints only those, nothing is run): it picks the catalog entry of this
 processor's generation (by vendor, family and model from /proc/cpuinfo; ``--entry`` to
 choose), takes the share of it that the threads used get (``cpu_share``: one core per
 thread here), prices each case with it exactly as ``--on`` does, and times the real model
@@ -52,6 +53,65 @@ CASES: list[tuple[str, str, str, list[int], int]] = [
     ("resnet50", f"{MODELS}/resnet.py:build", "infer", [3, 224, 224], 1),
     ("resnet50", f"{MODELS}/resnet.py:build", "train", [3, 224, 224], 4),
 ]
+
+
+#: Published eager-PyTorch figures on CPUs of the catalog, none used to set any figure of
+#: the model: (label, catalog id, cores used, catalog model, sequence length, batch,
+#: published ms). The Hugging Face blog "Scaling up BERT-like model Inference on modern
+#: CPU - Part 2" (2021-11, huggingface/blog bert-cpu-scaling-part-2.md and the data labels
+#: of its chart assets/35_bert_cpu_scaling_part_2/baselines/eager_mode_pytorch_baseline.svg):
+#: BERT-base, fp32, PyTorch 1.9.0 eager, glibc malloc, one Xeon Platinum 8380 socket (its
+#: 80-core points span two sockets and are left out), one sequence per call.
+PUBLISHED_SOURCE = (
+    "Hugging Face blog, Scaling up BERT-like model Inference on modern CPU - Part 2 (2021-11): "
+    "BERT-base fp32, PyTorch 1.9.0 eager, Xeon Platinum 8380, 1-40 cores of one socket"
+)
+PUBLISHED: list[tuple[str, str, int, str, int, int, float]] = [
+    (f"BERT-base s{seq} {cores}c", "xeon-8380", cores, "bert-base", seq, 1, ms)
+    for seq, times in ((128, (296.0, 77.0, 33.0, 19.0)), (512, (1623.0, 388.0, 126.0, 83.0)))
+    for cores, ms in zip((1, 4, 16, 40), times, strict=True)
+]
+
+
+def published_rows() -> list[dict[str, Any]]:
+    """Each published figure against the catalog estimate of its CPU at its core count."""
+    from hwadvisor.catalog import load_devices
+    from hwadvisor.catalog.instances import cpu_share
+    from hwadvisor.estimate import build_workload
+    from hwadvisor.estimate.bands import band_class
+    from hwadvisor.estimate.rates import catalog_rates
+    from hwadvisor.estimate.timing import step_time
+
+    devices = load_devices()
+    rows = []
+    for label, ident, cores, model, seq, batch, ms in PUBLISHED:
+        full = devices[ident]
+        smt = (full.threads or full.cores or 1) // (full.cores or 1)
+        entry = full if cores == full.cores else cpu_share(full, cores * smt)
+        wl = build_workload(
+            model=model, task="infer", batch_size=batch, seq_len=seq, precision="fp32"
+        )
+        rates = catalog_rates(entry, wl.precision)
+        st = step_time(wl, rates)
+        est = (st.total or float("nan")) * 1e3
+        rows.append({"anchor": label, "device": ident, "cores": cores, "published_ms": ms,
+                     "estimated_ms": est, "ratio": ms / est,
+                     "band_class": band_class(rates, 1, st.parts)})  # fmt: skip
+    return rows
+
+
+def print_published(rows: list[dict[str, Any]]) -> None:
+    """The published rows, their errors and the band they give."""
+    print(f"\npublished: {PUBLISHED_SOURCE}")
+    print(f"{'anchor':20s} {'published':>10s} {'estimated':>10s} {'error':>7s}  class")
+    for r in rows:
+        err = r["estimated_ms"] / r["published_ms"] - 1.0
+        print(f"{r['anchor']:20s} {r['published_ms']:8.1f}ms {r['estimated_ms']:8.1f}ms "
+              f"{err:+7.1%}  {r['band_class']}")  # fmt: skip
+    errs = [abs(r["estimated_ms"] / r["published_ms"] - 1.0) for r in rows]
+    ratios = [r["ratio"] for r in rows]
+    print(f"median |error| {statistics.median(errs):.1%}, worst {max(errs):.1%}; "
+          f"measured/estimated {min(ratios):.3f}-{max(ratios):.3f}")  # fmt: skip
 
 
 def this_cpu() -> tuple[str, int, int] | None:
@@ -115,7 +175,13 @@ def main() -> int:
         "--entry", default=None, help="catalog CPU id (default: this CPU's generation)"
     )
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--published", action="store_true", help="only the published rows (nothing is run)"
+    )
     args = parser.parse_args()
+    if args.published:
+        print_published(published_rows())
+        return 0
     import torch
 
     from hwadvisor.catalog import load_devices
@@ -151,8 +217,11 @@ def main() -> int:
     errs = [abs(r["error"]) for r in rows]
     med, worst = statistics.median(errs), max(errs)
     print(f"median |error| {med:.1%}, max {worst:.1%}; load average at the end: {ea._load()}")
+    pub = published_rows()
+    print_published(pub)
     if args.json:
-        args.json.write_text(json.dumps({"entry": ident, "rows": rows, "median": med}, indent=2))
+        doc = {"entry": ident, "rows": rows, "median": med, "published": pub}
+        args.json.write_text(json.dumps(doc, indent=2))
     return 0
 
 

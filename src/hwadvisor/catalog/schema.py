@@ -105,6 +105,11 @@ class DeviceEntry(_Entry):
     all_core_ghz: float | None = Field(
         None, gt=0, description="CPU: sustained all-core turbo clock, where the vendor states it"
     )
+    microarchitecture: str | None = Field(
+        None,
+        description="CPU: archspec's name of its cores (zen4, sapphirerapids); picks the "
+        "recorded per-core sweep of the same kind (catalog/data/cpu_sweeps.yaml)",
+    )
     # LLM serving on unified memory (issue 12).
     gpu_memory_fraction: float | None = Field(
         None,

@@ -62,10 +62,25 @@ def band_class(rates: Rates, gpus: int, parts: dict[str, float]) -> str:
     if rates.device == "here":
         return "cpu_measured" if rates.basis.startswith("measured") else "cpu_assumed"
     if not rates.gpu:
-        return "catalog_cpu"
+        return "catalog_cpu" if _validated_cpu(rates) else "catalog_cpu_other"
     if gpus > 1:
         return "multi_gpu"
     return "catalog_gpu_host_bound" if parts.get("overhead", 0.0) > 0 else "catalog_gpu"
+
+
+#: The largest catalog CPU share ``benchmarks/catalog_cpu_accuracy.py`` has validated.
+VALIDATED_CPU_CORES = 2
+
+
+def _validated_cpu(rates: Rates) -> bool:
+    """Whether a catalog CPU estimate is of the kind the validation covered: a share of a
+    CPU whose own kind of core has a recorded sweep, on as many cores as it ran."""
+    from hwadvisor.estimate.cpu_catalog import SharedLevels
+
+    levels = rates.levels
+    return (
+        isinstance(levels, SharedLevels) and levels.matched and levels.cores <= VALIDATED_CPU_CORES
+    )
 
 
 def band(value: float | None, name: str, *, inverse: bool = False) -> TimeBand | None:

@@ -96,6 +96,8 @@ class SharedLevels(MemoryLevels):
     cores: int = 1
     cache_bytes: float = 0.0
     dram_seconds_per_byte: float = 0.0
+    #: The recorded core is of this CPU's own microarchitecture (not another kind's).
+    matched: bool = False
 
     def threads_for(self, working_set: float) -> int:
         """Threads PyTorch splits an operator of ``working_set`` bytes over."""
@@ -128,7 +130,7 @@ def catalog_levels(entry: DeviceEntry, bandwidth: float) -> tuple[SharedLevels |
     runs per element, so the recorded core's rates scale with the clock: ``entry``'s
     sustained clock over the recorded core's (same work per cycle assumed).
     """
-    sweep = reference_sweep(None)
+    sweep = reference_sweep(entry.microarchitecture)
     if sweep is None:
         return None, "no recorded CPU sweep: memory-bound operators over bandwidth"
     mops = float(sweep.get("dispatch_mops") or 0)
@@ -159,8 +161,11 @@ def catalog_levels(entry: DeviceEntry, bandwidth: float) -> tuple[SharedLevels |
         cores=cores,
         cache_bytes=cores * l2 + l3,
         dram_seconds_per_byte=1.0 / bandwidth if bandwidth else 0.0,
+        matched=sweep["microarchitecture"] == entry.microarchitecture,
     )
     scaled = f" x {speed:.2f} (its {clock:g} GHz over {ref:g})" if speed != 1.0 else ""
+    if not levels.matched:
+        scaled += f", another kind of core than this {entry.microarchitecture or 'CPU'}'s"
     note = (
         f"{entry.id}: memory-bound operators at the per-core rates recorded on a "
         f"{sweep_label(sweep)} (catalog/data/cpu_sweeps.yaml){scaled}, over up to {cores} core(s) "
