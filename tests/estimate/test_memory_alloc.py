@@ -6,9 +6,11 @@ from hwadvisor.estimate.cpu_alloc import (
     MMAP_THRESHOLD,
     MMAP_THRESHOLD_MAX,
     PAGE,
+    START_STATES,
     STORAGE_IMPL,
     GlibcArena,
     replay,
+    replay_starts,
 )
 
 MiB = 1 << 20
@@ -120,3 +122,28 @@ def test_storage_impls_between_tensors_keep_freed_chunks_apart() -> None:
         else:
             with_impls += [(op, key, n), ("f", ("s", key), 0)]
     assert replay(with_impls, warm=True).peak > replay(plain, warm=True).peak
+
+
+def test_memalign_takes_a_chunk_112_bytes_larger_than_its_request() -> None:
+    # _int_memalign asks _int_malloc for nb + 64 + 32 bytes, rounded as any request
+    arena = GlibcArena()
+    arena.memalign(1, 1000)
+    assert arena.top == _request2size(1000) + 112
+
+
+def _request2size(n: int) -> int:
+    """glibc's request2size."""
+    return max(32, (n + 8 + 15) & ~15)
+
+
+def test_the_start_states_move_the_resident_peak() -> None:
+    # the alignment phase of the heap's free space sets every leader's and trailer's
+    # size, the per-thread cache whether they merge: one sequence, several peaks
+    events: list[tuple[str, object, int]] = []
+    for i in range(30):
+        events += [("s", ("s", i), STORAGE_IMPL), ("a", i, 40_000 + 16 * (i % 5))]
+        if i >= 3:
+            events += [("f", i - 3, 0), ("f", ("s", i - 3), 0)]
+    peaks = {r.peak for r in replay_starts(events)}
+    assert len(replay_starts(events)) == len(START_STATES) == 8
+    assert len(peaks) > 1

@@ -8,7 +8,7 @@ through the main arena of glibc's malloc (``malloc/malloc.c``, glibc 2.26 and la
 64-bit), with its documented defaults (mallopt(3)):
 
 - ``posix_memalign`` asks the arena for the request plus the alignment plus a minimum
-  chunk (64 + 32 bytes), then frees the misaligned leader and the spare trailer as small
+  chunk (64 + 32 bytes, rounded as a request: a chunk 112 bytes larger), then frees the misaligned leader and the spare trailer as small
   chunks of their own (``_int_memalign``);
 - a freed chunk of up to 1032 bytes goes to the per-thread cache (7 per size), else one
   of up to 128 bytes to a fast bin; both stay marked in use, so their neighbours cannot
@@ -41,7 +41,7 @@ is served by the main arena.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 PAGE = 4096
@@ -90,7 +90,7 @@ class Resident:
 class GlibcArena:
     """glibc's main arena, as far as its resident memory goes."""
 
-    def __init__(self, *, pinned: bool = False, warm: bool = False) -> None:
+    def __init__(self, *, pinned: bool = False, warm: bool = False, phase: int = 0) -> None:
         #: ``pinned``: every small fragment stays in use, as if other small objects took
         #: each one (the worst case of the cached fragments: no chunk merges across them).
         #: ``warm``: the per-thread cache starts full, as in a process that has imported
@@ -101,8 +101,10 @@ class GlibcArena:
         self.pinned = pinned
         self.mmap_threshold = MMAP_THRESHOLD
         self.trim_threshold = TRIM_THRESHOLD
-        self.top = 0
-        self.brk = 0
+        #: where the heap's free space starts, modulo the alignment: it sets how large
+        #: every memalign's leader and trailer are (``phase`` bytes, a multiple of 16)
+        self.top = phase
+        self.brk = phase
         self.touched = 0
         self.mapped = 0
         self.live = 0
@@ -229,12 +231,15 @@ class GlibcArena:
         nb = _chunk(n)
         n = n if tensor else 0
         self.live += n
-        if self._maps(nb + ALIGNMENT + MINSIZE):
-            size = _page_up(nb + ALIGNMENT + MINSIZE + 8)
+        # _int_memalign asks _int_malloc for nb + alignment + MINSIZE bytes, which it
+        # rounds as any request: a chunk of nb + 112
+        req = _chunk(nb + ALIGNMENT + MINSIZE)
+        if self._maps(req):
+            size = _page_up(req + 8)
             self.mapped += size
             self.blocks[key] = (True, 0, size, n)
             return
-        start, size = self._arena_malloc(nb + ALIGNMENT + MINSIZE)
+        start, size = self._arena_malloc(req)
         mem = start + 16
         if mem % ALIGNMENT:
             aligned = ((mem + ALIGNMENT - 1) & -ALIGNMENT) - 16
@@ -260,13 +265,15 @@ class GlibcArena:
         self._free_chunk(start, size)
 
 
-def replay(events: Iterable[Event], *, pinned: bool = False, warm: bool = False) -> Resident:
+def replay(
+    events: Iterable[Event], *, pinned: bool = False, warm: bool = False, phase: int = 0
+) -> Resident:
     """Replay ``events`` from an empty arena: peak resident and live bytes, and the end.
 
     ``pinned`` replays the worst case of the small fragments, ``warm`` starts with the
     per-thread cache a process that has imported torch holds (see :class:`GlibcArena`).
     """
-    arena = GlibcArena(pinned=pinned, warm=warm)
+    arena = GlibcArena(pinned=pinned, warm=warm, phase=phase)
     out = Resident()
     for op, key, n in events:
         if op == "f":
@@ -283,3 +290,18 @@ def replay(events: Iterable[Event], *, pinned: bool = False, warm: bool = False)
         out.live_peak = max(out.live_peak, arena.live)
     out.final = arena.resident
     return out
+
+
+#: The start states a job's process may be in, which the sequence cannot tell: the
+#: per-thread cache full of small chunks (a process that has just imported torch) or
+#: drained (what building the model took from it), and the heap's free space starting
+#: at any of the four 16-byte phases of the 64-byte alignment (which sets the size of
+#: every memalign's leader and trailer, so which cached sizes they fill). Under glibc
+#: the resident peak of one sequence moves by up to 2x between them, as it does
+#: between fresh processes of the same job (benchmarks/memory_accuracy.py's spread).
+START_STATES = tuple((warm, phase) for warm in (True, False) for phase in (0, 16, 32, 48))
+
+
+def replay_starts(events: Sequence[Event]) -> list[Resident]:
+    """``events`` replayed from each of :data:`START_STATES`."""
+    return [replay(events, warm=warm, phase=phase) for warm, phase in START_STATES]

@@ -59,14 +59,26 @@ from typing import Any
 
 from hwadvisor.estimate.convpath import native_path
 
-#: One step of a call's script: ("+", slot, bytes) allocates, ("-", slot, 0) frees, and
-#: ("out", i, 0) is where the call's i-th output is made (outputs a script does not
-#: place are made after its last step).
+#: One step of a call's script: ("+", slot, bytes) allocates an aligned buffer, ("s",
+#: slot, bytes) a plain malloc, ("-", slot, 0) frees either, and ("out", i, 0) is where
+#: the call's i-th output is made (outputs a script does not place are made after its
+#: last step).
 Step = tuple[str, int, int]
 OUT: Step = ("out", 0, 0)
 
 #: Below this many input channels oneDNN reads a plain NCHW source (no input copy).
 FIRST_LAYER_CHANNELS = 8
+#: The small blocks a traced oneDNN call makes around its buffers (torch 2.13.0+cpu,
+#: oneDNN 3.12): 2144-byte blocks through ``posix_memalign(64)``, several per memory
+#: object it wraps (by their size and alignment, oneDNN's memory descriptors: its
+#: ``c_compatible`` objects are allocated 64-aligned), and in a backward call a
+#: 2216-byte aligned block and a 6560-byte plain ``malloc`` of its primitive. They
+#: are few and small, but they take the head of the freed chunk they land in, so a
+#: buffer of the freed one's size no longer fits there.
+MEMORY_DESC = 2144
+PRIMITIVE_BLOCK = 2216
+PD_MALLOC = 6560
+_BLOCK_SLOT = 1000
 
 
 def _bytes(t: Any) -> int:
@@ -102,17 +114,55 @@ def _uses_onednn(x: Any, w: Any, stride: Any, dilation: Any, groups: Any, transp
     )
 
 
+def _traced(script: str, big: dict[str, int]) -> list[Step]:
+    """A call's script from its trace: ``dN`` makes oneDNN's N-th descriptor block,
+    ``pN`` a primitive's block, ``mN`` a plain malloc of the primitive's (each freed by
+    ``-dN``, ``-pN``, ``-mN``); a name in ``big`` makes that buffer of the call
+    (``-name`` frees it) and ``outI`` is where the call's I-th output is made."""
+    slots = {name: i for i, name in enumerate(big, 1)}
+    steps: list[Step] = []
+    for tok in script.split():
+        free, name = tok.startswith("-"), tok.lstrip("-")
+        if name.startswith("out"):
+            steps.append(("out", int(name[3:]), 0))
+            continue
+        if name in big:
+            slot, n, op = slots[name], big[name], "+"
+        else:
+            slot = _BLOCK_SLOT + 100 * "dpm".index(name[0]) + int(name[1:])
+            n, op = {"d": (MEMORY_DESC, "+"), "p": (PRIMITIVE_BLOCK, "+"), "m": (PD_MALLOC, "s")}[
+                name[0]
+            ]
+        steps.append(("-", slot, 0) if free else (op, slot, n))
+    return steps
+
+
+#: A steady oneDNN convolution (its primitive cached), as traced: the descriptors, the
+#: input copy (``x``, not below 8 channels), the weights' (``w``) and the destination.
+_CONV_FWD = (
+    "d0 d1 d2 d3 d4 d5 -d1 d6 -d6 d7 d8 d9 {x} -d9 d12 w d14 -d14 -d12 dst "
+    "-w {free_x} -d8 -d7 -d4 -d3 -d2 -d5 out0 d17 d18 -d18 -d17 -dst -d0"
+)
+#: Its backward, the input's gradient then the weights': copies of the output's
+#: gradient (``gy``) and of the weights or the input (``b``), a blocked gradient.
+_CONV_BWD_INPUT = (
+    "d0 d1 d2 d3 -d3 -d2 p4 m5 d6 gy d8 -d8 -d6 d9 b d11 -d11 -d9 dst "
+    "-b -gy -m5 -p4 -d1 out0 d14 d15 -d15 -d14 -dst -d0"
+)
+_CONV_BWD_WEIGHT = (
+    "d16 d17 d18 -d18 p19 m20 d21 gy2 d23 -d23 -d21 d24 b2 d26 -d26 -d24 dst2 "
+    "-b2 -gy2 -m20 -p19 -d17 out1 d29 d30 -d30 -d29 -dst2 -d16"
+)
+
+
 def _conv(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
     x, w = args[0], args[1]
     if not outs or not _plain_nchw(x) or not _uses_onednn(x, w, args[3], args[5], args[8], args[6]):
         return []
-    steps: list[Step] = []
-    if x.shape[1] >= FIRST_LAYER_CHANNELS:
-        steps.append(("+", 1, _bytes(x)))
-    steps += [("+", 2, _bytes(w)), ("+", 3, _bytes(outs[0])), ("-", 2, 0)]
-    if x.shape[1] >= FIRST_LAYER_CHANNELS:
-        steps.append(("-", 1, 0))
-    return [*steps, OUT, ("-", 3, 0)]
+    copy = x.shape[1] >= FIRST_LAYER_CHANNELS
+    big = {"x": _bytes(x), "w": _bytes(w), "dst": _bytes(outs[0])}
+    script = _CONV_FWD.format(x="x d11 -d11" if copy else "", free_x="-x" if copy else "")
+    return _traced(script, big)
 
 
 def _conv_backward(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
@@ -120,14 +170,10 @@ def _conv_backward(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:
     mask = args[10] if len(args) > 10 else (True, True, True)
     if not _plain_nchw(x) or not _uses_onednn(x, w, args[4], args[6], args[9], args[7]):
         return []
-    steps: list[Step] = []
-    if mask[0]:
-        steps += [("+", 1, _bytes(gy)), ("+", 2, _bytes(w)), ("+", 3, _bytes(x))]
-        steps += [("-", 2, 0), ("-", 1, 0), ("out", 0, 0), ("-", 3, 0)]
-    if mask[1]:
-        steps += [("+", 4, _bytes(gy)), ("+", 5, _bytes(x)), ("+", 6, _bytes(w))]
-        steps += [("-", 5, 0), ("-", 4, 0), ("out", 1, 0), ("-", 6, 0)]
-    return steps
+    script = (_CONV_BWD_INPUT if mask[0] else "") + " " + (_CONV_BWD_WEIGHT if mask[1] else "")
+    big = {"gy": _bytes(gy), "b": _bytes(w), "dst": _bytes(x)}
+    big |= {"gy2": _bytes(gy), "b2": _bytes(x), "dst2": _bytes(w)}
+    return _traced(script, big)
 
 
 def _batch_norm_backward(args: Sequence[Any], outs: Sequence[Any]) -> list[Step]:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hwadvisor.errors import UsageError
-from hwadvisor.estimate.cpu_alloc import replay
+from hwadvisor.estimate.cpu_alloc import replay, replay_starts
 from hwadvisor.estimate.memtrack import TORCH_TRACKER, Live, MemCount, count_memory
 from hwadvisor.models.memory import CountedPeak, MemoryCounts
 
@@ -62,17 +62,18 @@ def peak_from(a: MemCount, b: MemCount) -> CountedPeak:
 
 def resident_ratio(c: MemCount, *, infer: bool = False, pinned: bool = False) -> float:
     """Resident over live bytes of the count's three training steps (or its three
-    inference passes) replayed through glibc's malloc, from the per-thread cache a
-    process that has imported torch holds (``pinned``: the worst case of fragments)."""
+    inference passes) replayed through glibc's malloc: the mean over the start states a
+    process may be in (``cpu_alloc.START_STATES``); ``pinned``: the worst case, the
+    largest of them and of the replay with every fragment pinned."""
     events = c.infer_events if infer else c.train_events
+    ratios = [max(1.0, r.peak / r.live_peak) if r.live_peak else 1.0 for r in replay_starts(events)]
     if pinned:
         # the worst case of the fragments, over the tensors alone: with the kernel
         # buffers' fragments pinned as well the bound is 5-6x the live bytes of
         # ResNet-50, past every real peak measured (benchmarks/memory_accuracy.py)
         r = replay([e for e in events if e[0] in "af"], pinned=True)
-        return max(r.peak / r.live_peak if r.live_peak else 1.0, resident_ratio(c, infer=infer))
-    r = replay(events, warm=True)
-    return max(1.0, r.peak / r.live_peak) if r.live_peak else 1.0
+        return max([r.peak / r.live_peak if r.live_peak else 1.0, *ratios])
+    return sum(ratios) / len(ratios)
 
 
 def memory_counts(

@@ -130,8 +130,8 @@ def own_tracker_class() -> type:
                 self.tokens += 1
                 call = self.tokens
                 for op, slot, n in script:
-                    if op == "+":
-                        self.events.append(("k", ("k", call, slot), n))
+                    if op in ("+", "s"):
+                        self.events.append(("k" if op == "+" else "s", ("k", call, slot), n))
                     elif op == "-":
                         self.events.append(("f", ("k", call, slot), 0))
                     elif slot < len(items):
