@@ -127,7 +127,7 @@ class GlibcArena:
         return _page_up(self.touched) + self.mapped
 
     def _take(self, start: int, size: int) -> None:
-        self.by_size.remove((size, start))
+        del self.by_size[bisect.bisect_left(self.by_size, (size, start))]
         del self.free_at[start]
         del self.free_end[start + size]
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hwadvisor.errors import UsageError
-from hwadvisor.estimate.cpu_alloc import replay, replay_starts
+from hwadvisor.estimate.cpu_alloc import Event, replay, replay_starts
 from hwadvisor.estimate.memtrack import TORCH_TRACKER, Live, MemCount, count_memory
 from hwadvisor.models.memory import CountedPeak, MemoryCounts
 
@@ -60,20 +60,27 @@ def peak_from(a: MemCount, b: MemCount) -> CountedPeak:
     )
 
 
+def _start_ratios(events: tuple[Event, ...]) -> list[float]:
+    """Resident over live bytes of ``events`` replayed from each start state."""
+    return [max(1.0, r.peak / r.live_peak) if r.live_peak else 1.0 for r in replay_starts(events)]
+
+
+def _upper(events: tuple[Event, ...], ratios: list[float]) -> float:
+    # the worst case of the fragments, over the tensors alone: with the kernel
+    # buffers' fragments pinned as well the bound is 5-6x the live bytes of
+    # ResNet-50, past every real peak measured (benchmarks/memory_accuracy.py)
+    r = replay([e for e in events if e[0] in "af"], pinned=True)
+    return max([r.peak / r.live_peak if r.live_peak else 1.0, *ratios])
+
+
 def resident_ratio(c: MemCount, *, infer: bool = False, pinned: bool = False) -> float:
     """Resident over live bytes of the count's three training steps (or its three
     inference passes) replayed through glibc's malloc: the mean over the start states a
     process may be in (``cpu_alloc.START_STATES``); ``pinned``: the worst case, the
     largest of them and of the replay with every fragment pinned."""
     events = c.infer_events if infer else c.train_events
-    ratios = [max(1.0, r.peak / r.live_peak) if r.live_peak else 1.0 for r in replay_starts(events)]
-    if pinned:
-        # the worst case of the fragments, over the tensors alone: with the kernel
-        # buffers' fragments pinned as well the bound is 5-6x the live bytes of
-        # ResNet-50, past every real peak measured (benchmarks/memory_accuracy.py)
-        r = replay([e for e in events if e[0] in "af"], pinned=True)
-        return max([r.peak / r.live_peak if r.live_peak else 1.0, *ratios])
-    return sum(ratios) / len(ratios)
+    ratios = _start_ratios(events)
+    return _upper(events, ratios) if pinned else sum(ratios) / len(ratios)
 
 
 def memory_counts(
@@ -112,8 +119,9 @@ def memory_counts(
             runs_out.extend(runs)
         if precision == "fp32":
             largest = max(runs, key=lambda c: c.batch)
-            ratio, infer_ratio = resident_ratio(largest), resident_ratio(largest, infer=True)
-            upper_ratio = resident_ratio(largest, pinned=True)
+            train = _start_ratios(largest.train_events)
+            ratio, upper_ratio = sum(train) / len(train), _upper(largest.train_events, train)
+            infer_ratio = resident_ratio(largest, infer=True)
             leaves = runs[0].leaf_modules
         if any(r.tracker != TORCH_TRACKER for r in runs):
             tracker = runs[-1].tracker
