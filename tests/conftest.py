@@ -40,6 +40,11 @@ settings.load_profile(
 )
 
 
+# No test keeps or reads this machine's remembered bench figures (bench.remembered): each
+# test that wants them points HWADVISOR_CACHE_DIR at its own folder. Children inherit it.
+os.environ["HWADVISOR_CACHE_DIR"] = "off"
+
+
 # The CLI, run in this process through its one entry point. -----------------------------
 
 

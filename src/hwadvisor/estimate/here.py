@@ -191,6 +191,12 @@ def _measured(
         notes.append(
             "no conv2d figure measured: convolutions assumed at 0.58 x the largest matmul rate"
         )
+    stamps = sorted({r.measured_at for r in bench.results if r.device == "cpu" and r.measured_at})
+    if stamps:
+        notes.append(
+            f"here: the CPU figures of this machine's last steady bench ({stamps[-1]}), not "
+            "this run's: this run's were not steady (a busy machine)"
+        )
     levels = memory_levels(bench)
     overhead = _level_notes(levels, notes, unreliable_sweep(bench))
     notes.append(machine_note(facts, bench))

@@ -46,6 +46,10 @@ class BenchResult(Document):
         None,
         description="IQR / median of the timed runs (null with fewer than 4 runs: unknown)",
     )
+    measured_at: str | None = Field(
+        None,
+        description="set when the figure is not this run's: the time (UTC) of this machine's last steady run it comes from, used because this run's CPU figures were not steady (a busy machine); null: measured in this run",
+    )
 
 
 class BenchSkip(Document):

@@ -93,9 +93,11 @@ class BenchAttempt:
 
 def quick_bench(facts: Facts | None, progress: ProgressScope = no_progress) -> BenchAttempt:
     """The quick CPU microbenchmark the advice and the estimates use; never raises for a
-    missing or broken torch (the reason is returned instead)."""
+    missing or broken torch (the reason is returned instead). A steady run is kept; a
+    busy one takes this machine's last steady CPU figures (``bench.remembered``)."""
     try:
         from hwadvisor.bench import run_bench
+        from hwadvisor.bench.remembered import with_remembered
 
         with progress() as bar:
             report = run_bench(facts=facts, device="cpu", quick=True, progress=bar)
@@ -103,7 +105,8 @@ def quick_bench(facts: Facts | None, progress: ProgressScope = no_progress) -> B
         return BenchAttempt(None, exc.message)
     except ImportError as exc:
         return BenchAttempt(None, f"microbenchmark unavailable ({exc})")
-    return BenchAttempt(report)
+    # Kept when steady; when not, this machine's last steady CPU figures stand in.
+    return BenchAttempt(with_remembered(report, facts))
 
 
 def bench_into_facts(

@@ -1,0 +1,139 @@
+"""This machine's last steady CPU figures, kept between runs for when it is busy.
+
+A quick bench on a busy machine measures the neighbours as much as the CPU: its figures
+are marked unreliable and, without anything better, the estimates fall back to the
+theoretical peak. Better than the peak is what this same machine measured when it was
+quiet. After each quick bench whose CPU figures are steady (the products and the
+convolution reliable, the load under :data:`~hwadvisor.bench.reliability.BUSY_LOAD`
+per benchmark thread) the report is kept in the cache folder, keyed by what the figures
+depend on (the CPU's model, kind of core, vector features, usable cores, torch's
+version, the threads). A later quick bench that is not steady takes that report's CPU
+figures in place of its own, each stamped with when it was measured (``measured_at``);
+its own load stays in the report, so the verdict still lowers its confidence.
+
+The folder is ``$HWADVISOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/hwadvisor``, else
+``~/.cache/hwadvisor``; ``HWADVISOR_CACHE_DIR=off`` keeps nothing. Figures older than
+:data:`MAX_AGE_DAYS` days are not used; a file that cannot be read is ignored.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hwadvisor.bench.derived import derive
+from hwadvisor.bench.reliability import BUSY_LOAD
+from hwadvisor.models.bench import BenchReport
+
+if TYPE_CHECKING:
+    from hwadvisor.models.facts import Facts
+
+#: Figures older than this are not used in place of a busy run's.
+MAX_AGE_DAYS = 30
+#: The kernels whose reliability decides whether a run is steady: the ones every CPU
+#: time estimate rests on.
+KEY_KERNELS = frozenset({"matmul", "conv2d"})
+
+
+def cache_dir() -> Path | None:
+    """The folder the figures are kept in (None: keeping them is off)."""
+    raw = os.environ.get("HWADVISOR_CACHE_DIR")
+    if raw is not None:
+        return None if raw.strip().lower() in ("", "off", "0", "no") else Path(raw)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "hwadvisor" if xdg else Path.home() / ".cache" / "hwadvisor"
+
+
+def _threads(report: BenchReport) -> int | None:
+    return next((r.threads for r in report.results if r.device == "cpu" and r.threads), None)
+
+
+def fingerprint(facts: Facts | None, report: BenchReport) -> str | None:
+    """What the CPU figures depend on, hashed; None without the facts to tell machines apart."""
+    if facts is None:
+        return None
+    cpu = facts.cpu
+    features = sorted(k for k, v in cpu.features.model_dump().items() if v)
+    key = [cpu.vendor, cpu.model, cpu.microarchitecture, features, cpu.usable_cores,
+           report.torch_version, _threads(report)]  # fmt: skip
+    return hashlib.sha256(json.dumps(key, default=str).encode()).hexdigest()[:16]
+
+
+def steady(report: BenchReport) -> bool:
+    """Whether the CPU figures the estimates rest on were measured on a quiet machine."""
+    cpu = [r for r in report.results if r.device == "cpu" and r.measured_at is None]
+    if not any(r.kernel == "matmul" for r in cpu):
+        return False
+    if any(r.kernel in KEY_KERNELS and r.reliable is False for r in cpu):
+        return False
+    threads = _threads(report)
+    load = report.load_avg_1m
+    return load is None or not threads or load / threads < BUSY_LOAD
+
+
+def _path(facts: Facts | None, report: BenchReport) -> Path | None:
+    folder, key = cache_dir(), fingerprint(facts, report)
+    return None if folder is None or key is None else folder / f"bench-cpu-{key}.json"
+
+
+def remember(report: BenchReport, facts: Facts | None) -> Path | None:
+    """Keep ``report`` when its CPU figures are steady; the file written (None: not kept).
+
+    Failing to write (a read-only home, a full disk) costs the next busy run its
+    fallback, never this run: it is ignored.
+    """
+    from hwadvisor.io import atomic_write_text
+
+    path = _path(facts, report)
+    if path is None or report.interrupted or not steady(report):
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, report.model_dump_json())
+    except OSError:
+        return None
+    return path
+
+
+def recall(facts: Facts | None, report: BenchReport, *, today: dt.date | None = None) -> BenchReport | None:  # fmt: skip
+    """The steady report kept for this machine, if there is one young enough."""
+    path = _path(facts, report)
+    if path is None or not path.is_file():
+        return None
+    try:
+        kept = BenchReport.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    try:
+        when = dt.datetime.fromisoformat(kept.generated_at.replace("Z", "+00:00")).date()
+    except ValueError:
+        return None
+    if ((today or dt.date.today()) - when).days > MAX_AGE_DAYS:
+        return None
+    return kept
+
+
+def with_remembered(report: BenchReport, facts: Facts | None) -> BenchReport:
+    """``report``, kept if steady; if not, with this machine's last steady CPU figures in
+    place of its own (each stamped ``measured_at``); unchanged when none are kept."""
+    if steady(report):
+        remember(report, facts)
+        return report
+    kept = recall(facts, report)
+    if kept is None:
+        return report
+    stamp = kept.generated_at
+    cpu = [
+        r.model_copy(update={"measured_at": r.measured_at or stamp})
+        for r in kept.results
+        if r.device == "cpu"
+    ]
+    results = cpu + [r for r in report.results if r.device != "cpu"]
+    # The comparisons follow the figures; this run's load stays said (and in load_avg_1m).
+    busy = [d for d in report.derived if d.id == "cpu.load_over_threads"]
+    fresh = [d for d in derive(results, facts) if d.id != "cpu.load_over_threads"]
+    return report.model_copy(update={"results": results, "derived": busy + fresh})

@@ -1,0 +1,96 @@
+"""A busy quick bench takes this machine's last steady CPU figures (bench.remembered)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from hwadvisor.bench.remembered import cache_dir, recall, remember, steady, with_remembered
+from hwadvisor.estimate import build_workload, estimate_workload
+from hwadvisor.models.bench import BenchReport, BenchResult
+from hwadvisor.models.facts import Cpu, CpuFeatures, Facts, PeakGflops
+
+FACTS = Facts(
+    cpu=Cpu(vendor="AMD", model="AMD EPYC", microarchitecture="zen4", usable_cores=2,
+            features=CpuFeatures(avx2=True, avx512f=True), peak_gflops=PeakGflops(fp32=166.0))
+)  # fmt: skip
+
+
+def _report(gflops: float, *, reliable: bool = True, load: float = 0.2,
+            when: str = "2026-12-01T12:40:00Z") -> BenchReport:  # fmt: skip
+    def r(kernel: str, shape: list[int], value: float, unit: str = "GFLOP/s") -> BenchResult:
+        return BenchResult(device="cpu", kernel=kernel, dtype="fp32", shape=shape, value=value,
+                           unit=unit, median_s=1e-3, iqr_s=0.0, runs=8, threads=2,
+                           reliable=reliable)  # fmt: skip
+
+    results = [r("matmul", [512, 512, 512], gflops), r("conv2d", [8, 64, 56, 56, 64, 3, 3],
+               gflops * 1.1), r("triad", [1 << 23], 20.0, "GB/s")]  # fmt: skip
+    return BenchReport(budget_s=3.0, elapsed_s=3.0, torch_version="2.13.0+cpu",
+                       load_avg_1m=load, results=results, generated_at=when)  # fmt: skip
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HWADVISOR_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_a_steady_run_is_kept_and_a_busy_one_takes_its_figures(cache: Path) -> None:
+    quiet = _report(200.0)
+    assert steady(quiet)
+    kept = with_remembered(quiet, FACTS)
+    assert kept is quiet and len(list(cache.glob("bench-cpu-*.json"))) == 1
+    busy = _report(40.0, reliable=False, load=6.0, when="2026-12-01T13:00:00Z")
+    assert not steady(busy)
+    used = with_remembered(busy, FACTS)
+    matmul = next(r for r in used.results if r.kernel == "matmul")
+    assert matmul.value == 200.0 and matmul.reliable is not False
+    assert matmul.measured_at == "2026-12-01T12:40:00Z"
+    assert used.load_avg_1m == 6.0  # this run's load stays: the verdict still sees it
+    # The busy run replaced nothing on disk: the next busy run gets the quiet figures too.
+    assert recall(FACTS, busy) is not None and recall(FACTS, busy).results[0].value == 200.0  # type: ignore[union-attr]
+
+
+def test_the_estimate_says_whose_figures_it_priced(cache: Path) -> None:
+    wl = build_workload(model="resnet50", batch_size=32, dataset_size=10_000)
+    with_remembered(_report(200.0), FACTS)
+    busy = with_remembered(_report(40.0, reliable=False, load=6.0), FACTS)
+    here = estimate_workload(wl, facts=FACTS, bench=busy, on=["here"]).estimates[0]
+    same = estimate_workload(wl, facts=FACTS, bench=_report(200.0), on=["here"]).estimates[0]
+    assert here.step_time_s == pytest.approx(same.step_time_s)
+    assert any("last steady bench (2026-12-01T12:40:00Z)" in a for a in here.assumptions)
+
+
+def test_nothing_is_kept_or_used_across_machines_or_when_off(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remember(_report(200.0), FACTS)
+    other = FACTS.model_copy(update={"cpu": FACTS.cpu.model_copy(update={"usable_cores": 4})})
+    busy = _report(40.0, reliable=False, load=6.0)
+    assert with_remembered(busy, other) is busy  # another machine (or core count)
+    assert with_remembered(busy, None) is busy  # no facts: no way to tell machines apart
+    monkeypatch.setenv("HWADVISOR_CACHE_DIR", "off")
+    assert cache_dir() is None and with_remembered(busy, FACTS) is busy
+
+
+def test_old_or_broken_files_are_not_used(cache: Path) -> None:
+    path = remember(_report(200.0, when="2026-10-01T00:00:00Z"), FACTS)
+    assert path is not None
+    busy = _report(40.0, reliable=False, load=6.0)
+    assert recall(FACTS, busy, today=dt.date(2026, 10, 20)) is not None
+    assert recall(FACTS, busy, today=dt.date(2026, 12, 1)) is None  # over 30 days
+    path.write_text("{not json", encoding="utf-8")
+    assert recall(FACTS, busy, today=dt.date(2026, 10, 20)) is None
+
+
+def test_an_unwritable_folder_costs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    monkeypatch.setenv("HWADVISOR_CACHE_DIR", str(blocker / "sub"))
+    assert remember(_report(200.0), FACTS) is None
+    busy = _report(40.0, reliable=False, load=6.0)
+    assert with_remembered(busy, FACTS) is busy
