@@ -8,8 +8,9 @@ through the main arena of glibc's malloc (``malloc/malloc.c``, glibc 2.26 and la
 64-bit), with its documented defaults (mallopt(3)):
 
 - ``posix_memalign`` asks the arena for the request plus the alignment plus a minimum
-  chunk (64 + 32 bytes, rounded as a request: a chunk 112 bytes larger), then frees the misaligned leader and the spare trailer as small
-  chunks of their own (``_int_memalign``);
+  chunk (64 + 32 bytes, rounded as a request: a chunk 112 bytes larger), then frees the
+  misaligned leader and the spare trailer as small chunks of their own
+  (``_int_memalign``);
 - a freed chunk of up to 1032 bytes goes to the per-thread cache (7 per size), else one
   of up to 128 bytes to a fast bin; both stay marked in use, so their neighbours cannot
   merge with them; fast bins are merged on a request of 1 KiB or more and when a chunk of
@@ -33,9 +34,11 @@ Each tensor's ``c10::StorageImpl`` is such a small object (``"s"`` events): PyTo
 makes it with ``new`` just before the storage's ``posix_memalign`` and deletes it just
 after the data is freed, so where the heap has no small hole it takes the head of the
 free chunk the data then lands behind, and once freed it sits in the per-thread cache
-between freed data chunks, keeping them from merging. The other small objects (tensor
-and autograd metadata, a kernel's descriptors) are left out. One thread: every request
-is served by the main arena.
+between freed data chunks, keeping them from merging. A kernel's own small blocks come
+with its script (:mod:`hwadvisor.estimate.cpu_kernels`); tensor and autograd metadata
+are left out. What the heap holds when the job starts is unknown, and the resident peak
+of one sequence moves with it: :func:`replay_starts` replays from each of
+:data:`START_STATES`. One thread: every request is served by the main arena.
 """
 
 from __future__ import annotations
