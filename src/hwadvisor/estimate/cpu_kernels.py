@@ -23,7 +23,9 @@ between dispatcher calls, recorded by an ``LD_PRELOAD`` shim), for each kind of 
   the destination freed;
 - ``convolution_backward``: for the input's gradient, a copy of the output's gradient
   and of the weights and a blocked gradient; for the weights' gradient, a second copy of
-  the output's gradient, a copy of the input and a blocked weight gradient;
+  the output's gradient, a copy of the input and a blocked weight gradient; forward and
+  backward, oneDNN's small descriptor blocks around them (:data:`MEMORY_DESC`), in the
+  order a steady call (its primitive cached) showed;
 - ``native_batch_norm_backward``: one buffer the size of the input;
 - ``_transformer_encoder_layer_fwd`` (the encoder's inference fast path): the
   projected input, the packed and the split q/k/v (three times the input each), the
