@@ -161,14 +161,20 @@ def test_an_unsteady_figure_above_the_base_clock_peak_raises_the_peak() -> None:
         budget_s=1.0, elapsed_s=1.0, results=[_fig("fp32", 220.0, reliable=False, peak=150.0)]
     )
     rates = here_rates(facts, fast, Precision.FP32)
-    assert rates.gemm(1024.0) == pytest.approx(220e9 * ASSUMED_HERE_GEMM)
+    # The peak rises to it, and the products run no slower than the figure itself did.
+    assert rates.gemm(1024.0) == pytest.approx(220e9)
     assert any("faster than base" in a for a in rates.assumptions)
+    assert any("it is the floor used" in a for a in rates.assumptions)
     slow = BenchReport(
-        budget_s=1.0, elapsed_s=1.0, results=[_fig("fp32", 90.0, reliable=False, peak=150.0)]
+        budget_s=1.0, elapsed_s=1.0, results=[_fig("fp32", 80.0, reliable=False, peak=150.0)]
     )
     assert here_rates(facts, slow, Precision.FP32).gemm(1024.0) == pytest.approx(
         150e9 * ASSUMED_HERE_GEMM
     )
+    between = BenchReport(
+        budget_s=1.0, elapsed_s=1.0, results=[_fig("fp32", 120.0, reliable=False, peak=150.0)]
+    )
+    assert here_rates(facts, between, Precision.FP32).gemm(1024.0) == pytest.approx(120e9)
 
 
 def test_the_fallback_takes_the_peak_of_the_jobs_precision() -> None:

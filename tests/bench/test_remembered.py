@@ -60,7 +60,7 @@ def test_the_estimate_says_whose_figures_it_priced(cache: Path) -> None:
     here = estimate_workload(wl, facts=FACTS, bench=busy, on=["here"]).estimates[0]
     same = estimate_workload(wl, facts=FACTS, bench=_report(200.0), on=["here"]).estimates[0]
     assert here.step_time_s == pytest.approx(same.step_time_s)
-    assert any("last steady bench (2026-12-01T12:40:00Z)" in a for a in here.assumptions)
+    assert any("last steady benches (2026-12-01T12:40:00Z)" in a for a in here.assumptions)
 
 
 def test_nothing_is_kept_or_used_across_machines_or_when_off(
@@ -94,3 +94,37 @@ def test_an_unwritable_folder_costs_nothing(
     assert remember(_report(200.0), FACTS) is None
     busy = _report(40.0, reliable=False, load=6.0)
     assert with_remembered(busy, FACTS) is busy
+
+
+def test_a_steady_run_takes_the_faster_of_its_own_and_the_kept_figures(cache: Path) -> None:
+    with_remembered(_report(200.0, when="2026-12-01T12:40:00Z"), FACTS)
+    slower = with_remembered(_report(150.0, when="2026-12-01T12:50:00Z"), FACTS)
+    matmul = next(r for r in slower.results if r.kernel == "matmul")
+    assert matmul.value == 200.0 and matmul.measured_at == "2026-12-01T12:40:00Z"
+    faster = with_remembered(_report(260.0, when="2026-12-01T13:00:00Z"), FACTS)
+    matmul = next(r for r in faster.results if r.kernel == "matmul")
+    assert matmul.value == 260.0 and matmul.measured_at is None
+    # The kept file now holds the fastest of each figure, each with its own time.
+    busy = with_remembered(_report(40.0, reliable=False, load=6.0), FACTS)
+    assert {r.value for r in busy.results if r.kernel == "matmul"} == {260.0}
+    wl = build_workload(model="resnet50", batch_size=32, dataset_size=10_000)
+    est = estimate_workload(wl, facts=FACTS, bench=slower, on=["here"]).estimates[0]
+    assert any("faster than this run's" in a for a in est.assumptions)
+
+
+def test_a_figure_kept_too_long_ago_drops_out_alone(cache: Path) -> None:
+    today = dt.date.today()
+
+    def stamp(days_ago: int) -> str:
+        return f"{(today - dt.timedelta(days=days_ago)).isoformat()}T00:00:00Z"
+
+    remember(_report(300.0, when=stamp(20)), FACTS)
+    newer = with_remembered(_report(200.0, when=stamp(5)), FACTS)
+    assert {r.value for r in newer.results if r.kernel == "matmul"} == {300.0}
+    busy = _report(40.0, reliable=False, load=6.0)
+    kept = recall(FACTS, busy, today=today)
+    assert kept is not None and {r.value for r in kept.results if r.kernel == "matmul"} == {300.0}
+    # Fifteen days on, the 300 is 35 days old and drops out; the slower 200 of five days
+    # ago was never kept in its place, so no matmul figure is left to use.
+    later = recall(FACTS, busy, today=today + dt.timedelta(days=15))
+    assert later is None or not [r for r in later.results if r.kernel == "matmul"]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from hwadvisor.bench.derived import derive
 from hwadvisor.bench.reliability import BUSY_LOAD
-from hwadvisor.models.bench import BenchReport
+from hwadvisor.models.bench import BenchReport, BenchResult
 
 if TYPE_CHECKING:
     from hwadvisor.models.facts import Facts
@@ -108,30 +108,72 @@ def recall(facts: Facts | None, report: BenchReport, *, today: dt.date | None = 
         kept = BenchReport.model_validate_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    day = today or dt.date.today()
+    if _age_days(kept.generated_at, day) is None:
+        return None
+    young = [r for r in kept.results if _young(r.measured_at or kept.generated_at, day)]
+    if not young:
+        return None
+    return kept.model_copy(update={"results": young})
+
+
+def _young(stamp: str, today: dt.date) -> bool:
+    """Whether a figure measured at ``stamp`` is young enough to use."""
+    age = _age_days(stamp, today)
+    return age is not None and age <= MAX_AGE_DAYS
+
+
+def _age_days(stamp: str, today: dt.date) -> int | None:
+    """Days from ``stamp`` (ISO 8601, UTC) to ``today``; None when it cannot be read."""
     try:
-        when = dt.datetime.fromisoformat(kept.generated_at.replace("Z", "+00:00")).date()
+        return (today - dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).date()).days
     except ValueError:
         return None
-    if ((today or dt.date.today()) - when).days > MAX_AGE_DAYS:
-        return None
-    return kept
+
+
+def _key(r: BenchResult) -> tuple[object, ...]:
+    return (r.kernel, r.dtype.lower(), tuple(r.shape), r.level)
+
+
+def _fastest(report: BenchReport, kept: BenchReport, *, steady_run: bool = True) -> list[BenchResult]:  # fmt: skip
+    """Per CPU figure, the faster of this run's (when reliable) and the kept one; for a run
+    that is not steady (``steady_run`` false), the kept one, and this run's only where
+    nothing of the kind was kept."""
+    stamp = kept.generated_at
+    out = {
+        _key(r): r.model_copy(update={"measured_at": r.measured_at or stamp})
+        for r in kept.results
+        if r.device == "cpu"
+    }
+    for r in report.results:
+        if r.device != "cpu":
+            continue
+        old = out.get(_key(r))
+        if old is None or (steady_run and r.reliable is not False and r.value >= old.value):
+            out[_key(r)] = r
+    return list(out.values())
 
 
 def with_remembered(report: BenchReport, facts: Facts | None) -> BenchReport:
-    """``report``, kept if steady; if not, with this machine's last steady CPU figures in
-    place of its own (each stamped ``measured_at``); unchanged when none are kept."""
-    if steady(report):
-        remember(report, facts)
-        return report
+    """``report`` with this machine's kept steady CPU figures where they serve better.
+
+    A steady run takes, per figure, the faster of its own and the kept one (interference
+    only slows a run: the fastest steady figure is the best evidence of this machine's
+    speed), and the result is kept. A run that is not steady takes the kept figures in
+    place of its own CPU figures. Kept figures carry ``measured_at``; the report is
+    unchanged when none are kept.
+    """
     kept = recall(facts, report)
+    if steady(report):
+        merged = report if kept is None else _with_results(report, _fastest(report, kept), facts)
+        remember(merged, facts)
+        return merged
     if kept is None:
         return report
-    stamp = kept.generated_at
-    cpu = [
-        r.model_copy(update={"measured_at": r.measured_at or stamp})
-        for r in kept.results
-        if r.device == "cpu"
-    ]
+    return _with_results(report, _fastest(report, kept, steady_run=False), facts)
+
+
+def _with_results(report: BenchReport, cpu: list[BenchResult], facts: Facts | None) -> BenchReport:
     results = cpu + [r for r in report.results if r.device != "cpu"]
     # The comparisons follow the figures; this run's load stays said (and in load_avg_1m).
     busy = [d for d in report.derived if d.id == "cpu.load_over_threads"]

@@ -191,12 +191,7 @@ def _measured(
         notes.append(
             "no conv2d figure measured: convolutions assumed at 0.58 x the largest matmul rate"
         )
-    stamps = sorted({r.measured_at for r in bench.results if r.device == "cpu" and r.measured_at})
-    if stamps:
-        notes.append(
-            f"here: the CPU figures of this machine's last steady bench ({stamps[-1]}), not "
-            "this run's: this run's were not steady (a busy machine)"
-        )
+    notes.extend(_kept_note(bench))
     levels = memory_levels(bench)
     overhead = _level_notes(levels, notes, unreliable_sweep(bench))
     notes.append(machine_note(facts, bench))
@@ -214,6 +209,25 @@ def _measured(
         levels=levels,
         threads=_bench_threads(bench, facts),
     )
+
+
+def _kept_note(bench: BenchReport) -> list[str]:
+    """What the estimate says of figures kept from this machine's earlier runs."""
+    cpu = [r for r in bench.results if r.device == "cpu"]
+    stamps = sorted({r.measured_at for r in cpu if r.measured_at})
+    if not stamps:
+        return []
+    when = stamps[0] if len(stamps) == 1 else f"{stamps[0]} to {stamps[-1]}"
+    if all(r.measured_at for r in cpu):
+        return [
+            f"here: the CPU figures of this machine's last steady benches ({when}), not this "
+            "run's: this run's were not steady (a busy machine)"
+        ]
+    kept = sum(1 for r in cpu if r.measured_at)
+    return [
+        f"here: {kept} CPU figure(s) from this machine's earlier steady benches ({when}), "
+        "faster than this run's (interference only slows a run)"
+    ]
 
 
 def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precision) -> Rates:
@@ -238,23 +252,56 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
             assumptions=["no bench figures and no theoretical peak: time here is unknown"],
             basis="unknown",
         )
+    gemm = _floored(peak * 1e9 * ASSUMED_HERE_GEMM, raw, "matmul", dtype, notes)
+    conv = _floored(peak * 1e9 * ASSUMED_HERE_CONV, raw, "conv2d", dtype, notes)
+    levels = memory_levels(raw) if raw is not None else None
+    overhead = _level_notes(levels, notes) if levels is not None else CPU_OP_OVERHEAD_S
     notes.append(
-        f"no bench figures: {ASSUMED_HERE_GEMM:.0%} of the theoretical {dtype} peak "
-        f"({peak:.0f} GFLOP/s) assumed for products, {ASSUMED_HERE_CONV:.0%} for convolutions; "
-        "memory-bound operators not priced"
+        f"no usable bench figures: {ASSUMED_HERE_GEMM:.0%} of the theoretical {dtype} peak "
+        f"({peak:.0f} GFLOP/s) assumed for products, {ASSUMED_HERE_CONV:.0%} for convolutions"
+        + ("" if levels is not None else "; memory-bound operators not priced")
     )
     return Rates(
         "here",
         name,
-        [(1024.0, peak * 1e9 * ASSUMED_HERE_GEMM)],
-        peak * 1e9 * ASSUMED_HERE_CONV,
+        [(1024.0, gemm)],
+        conv,
         None,
-        CPU_OP_OVERHEAD_S,
+        overhead,
         memory_bytes=mem,
         assumptions=notes,
         basis="assumed efficiency x theoretical peak (no bench)",
         threads=facts.cpu.usable_cores if facts else None,
+        levels=levels,
     )
+
+
+def _floored(
+    assumed: float, bench: BenchReport | None, kernel: str, dtype: str, notes: list[str]
+) -> float:
+    """``assumed`` FLOP/s, or the fastest ``kernel`` figure the bench measured at ``dtype``
+    where that is more, steady or not: interference only slows a run, so a figure too
+    unsteady to price with is still a floor under the rate the machine reaches."""
+    if bench is None:
+        return assumed
+    best = max(
+        (
+            r.value * 1e9
+            for r in bench.results
+            if r.device == "cpu"
+            and r.kernel == kernel
+            and r.dtype.lower() in _DTYPE_ALIASES.get(dtype, (dtype,))
+            and r.unit == "GFLOP/s"
+        ),
+        default=0.0,
+    )
+    if best <= assumed:
+        return assumed
+    notes.append(
+        f"here: the bench's fastest {dtype} {kernel} figure ({best / 1e9:.0f} GFLOP/s), too "
+        f"unsteady to price with, is above the assumed {assumed / 1e9:.0f}: it is the floor used"
+    )
+    return best
 
 
 def _fallback_peak(
