@@ -123,53 +123,69 @@ def core_clock_ghz(entry: DeviceEntry) -> float | None:
     return entry.base_ghz * sustained_scale(entry)[0]
 
 
+def _curves(sweep: dict[str, Any], speed: float, dispatch: float) -> dict[str, list[tuple[float, float]]]:  # fmt: skip
+    """Seconds per byte by family and working set, at ``speed`` x the recorded core's rate.
+
+    As for "here" (``levels.memory_levels``): the per-call cost leaves each figure and is
+    charged once per operator launch instead.
+    """
+    curves: dict[str, list[tuple[float, float]]] = {}
+    for family, points in sweep["families_gb_s"].items():
+        calls = [(float(ws), ws / (gbs * 1e9 * speed)) for ws, gbs in points if gbs > 0]
+        curves[family] = [
+            (ws, max(call - dispatch, MIN_DATA_SHARE * call) / ws) for ws, call in calls
+        ]
+    return curves
+
+
+def _one_core_stream(curves: dict[str, list[tuple[float, float]]], speed: float) -> float:
+    """Bytes/s the recorded core streamed from DRAM alone (its element-wise DRAM figure,
+    unscaled: DRAM does not follow the clock)."""
+    stream = curves.get("eltwise") or []
+    return 1.0 / (stream[-1][1] * speed) if stream else 0.0
+
+
+def _levels_note(entry: DeviceEntry, sweep: dict[str, Any], levels: SharedLevels, speed: float) -> str:  # fmt: skip
+    """The assumption the catalog levels add to the estimate."""
+    clock, ref = core_clock_ghz(entry), float(sweep.get("clock_ghz") or 0)
+    scaled = f" x {speed:.2f} (its {clock:g} GHz over {ref:g})" if speed != 1.0 else ""
+    if not levels.matched:
+        scaled += f", another kind of core than this {entry.microarchitecture or 'CPU'}'s"
+    return (
+        f"{entry.id}: memory-bound operators at the per-core rates recorded on a "
+        f"{sweep_label(sweep)} (catalog/data/cpu_sweeps.yaml){scaled}, over up to "
+        f"{levels.cores} core(s) as PyTorch splits them, from DRAM at the share's part of the "
+        "socket's bandwidth (at least what one core streams alone)"
+    )
+
+
 def catalog_levels(entry: DeviceEntry, bandwidth: float) -> tuple[SharedLevels | None, str]:
     """The memory-bound rates of catalog CPU ``entry`` (at ``bandwidth`` bytes/s from DRAM).
 
     A memory-bound operator whose data sits in cache is bound by the instructions its core
     runs per element, so the recorded core's rates scale with the clock: ``entry``'s
-    sustained clock over the recorded core's (same work per cycle assumed).
+    sustained clock over the recorded core's (same work per cycle assumed). A share draws
+    its part of the socket's bandwidth when every neighbour streams too, and never less
+    than one core alone draws.
     """
     sweep = reference_sweep(entry.microarchitecture)
     if sweep is None:
         return None, "no recorded CPU sweep: memory-bound operators over bandwidth"
-    mops = float(sweep.get("dispatch_mops") or 0)
     clock, ref = core_clock_ghz(entry), float(sweep.get("clock_ghz") or 0)
     speed = clock / ref if clock and ref else 1.0
+    mops = float(sweep.get("dispatch_mops") or 0)
     dispatch = 1.0 / (mops * 1e6 * speed) if mops else 0.0
-    curves: dict[str, list[tuple[float, float]]] = {}
-    for family, points in sweep["families_gb_s"].items():
-        # As for "here" (levels.memory_levels): the per-call cost leaves each figure and is
-        # charged once per operator launch instead.
-        curves[family] = []
-        for ws, gbs in points:
-            if gbs > 0:
-                call = ws / (gbs * 1e9 * speed)
-                curves[family].append((float(ws), max(call - dispatch, MIN_DATA_SHARE * call) / ws))
+    curves = _curves(sweep, speed, dispatch)
     cores = max(1, entry.cores or 1)
-    l2 = float(sweep.get("l2_bytes") or 0)
-    l3 = float(sweep.get("l3_bytes") or 0)
-    # A share draws its part of the socket's bandwidth when every neighbour streams too,
-    # and never less than one core alone draws (the recorded core's streaming from DRAM).
-    stream = [(ws, spb * speed) for ws, spb in curves.get("eltwise") or []]  # DRAM: no clock
-    one_core = 1.0 / stream[-1][1] if stream else 0.0
-    bandwidth = max(bandwidth, one_core)
+    cache = cores * float(sweep.get("l2_bytes") or 0) + float(sweep.get("l3_bytes") or 0)
+    dram = max(bandwidth, _one_core_stream(curves, speed))
     levels = SharedLevels(
         curves=curves,
         dispatch_s=dispatch or None,
         threads=cores,
         cores=cores,
-        cache_bytes=cores * l2 + l3,
-        dram_seconds_per_byte=1.0 / bandwidth if bandwidth else 0.0,
+        cache_bytes=cache,
+        dram_seconds_per_byte=1.0 / dram if dram else 0.0,
         matched=sweep["microarchitecture"] == entry.microarchitecture,
     )
-    scaled = f" x {speed:.2f} (its {clock:g} GHz over {ref:g})" if speed != 1.0 else ""
-    if not levels.matched:
-        scaled += f", another kind of core than this {entry.microarchitecture or 'CPU'}'s"
-    note = (
-        f"{entry.id}: memory-bound operators at the per-core rates recorded on a "
-        f"{sweep_label(sweep)} (catalog/data/cpu_sweeps.yaml){scaled}, over up to {cores} core(s) "
-        "as PyTorch splits them, from DRAM at the share's part of the socket's bandwidth "
-        "(at least what one core streams alone)"
-    )
-    return levels, note
+    return levels, _levels_note(entry, sweep, levels, speed)

@@ -130,6 +130,29 @@ def _curve_rate(pts: list[tuple[float, float]], size: float) -> float:
     return rate if rate is not None else pts[-1][1]
 
 
+def _class_fractions(
+    entry: DeviceEntry, precision: Precision, peak: float, tensor: bool, notes: list[str]
+) -> dict[str, float]:
+    """The achieved fraction of the peak for each class (GPU class rates; a CPU's ``gemm``)."""
+    a = entry.achieved
+    gpu = entry.kind is not DeviceKind.CPU
+    if gpu and not tensor:
+        # Without tensor cores every class runs on the FMA units at about the fp32 fraction.
+        fracs = dict.fromkeys(CLASSES, a.fp32)
+        notes.append(
+            f"{entry.id}: fp32 without tensor cores: {a.fp32:.0%} of the fp32 peak for products"
+        )
+        if precision is Precision.FP32 and entry.peaks_tflops.tf32:
+            # PyTorch lets cuDNN use TF32 for convolutions by default (allow_tf32), not matmuls.
+            tf32 = entry.peaks_tflops.tf32 / peak
+            fracs["cnn_train"] = a.cnn_train * tf32
+            fracs["inference"] = max(a.inference * tf32, a.fp32)
+            notes.append(f"{entry.id}: fp32 convolutions run as TF32 (cuDNN default in PyTorch)")
+        return fracs
+    scale = (a.tensor_gemm / a.gemm) if (tensor and a.tensor_gemm and not gpu) else 1.0
+    return {k: (getattr(a, k) or a.inference) * scale for k in CLASSES}
+
+
 def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
     """Rates of a catalog device: dtype peak × the achieved fraction of each class."""
     notes: list[str] = []
@@ -153,21 +176,7 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
         scale, clock = sustained_scale(entry)
         flops *= scale
         notes.extend([clock] if clock else [])
-    if gpu and not tensor:
-        # Without tensor cores every class runs on the FMA units at about the fp32 fraction.
-        fracs = dict.fromkeys(CLASSES, a.fp32)
-        notes.append(
-            f"{entry.id}: fp32 without tensor cores: {a.fp32:.0%} of the fp32 peak for products"
-        )
-        if precision is Precision.FP32 and entry.peaks_tflops.tf32 and gpu:
-            # PyTorch lets cuDNN use TF32 for convolutions by default (allow_tf32), not matmuls.
-            tf32 = entry.peaks_tflops.tf32 / peak
-            fracs["cnn_train"] = a.cnn_train * tf32
-            fracs["inference"] = max(a.inference * tf32, a.fp32)
-            notes.append(f"{entry.id}: fp32 convolutions run as TF32 (cuDNN default in PyTorch)")
-    else:
-        scale = (a.tensor_gemm / a.gemm) if (tensor and a.tensor_gemm and not gpu) else 1.0
-        fracs = {k: (getattr(a, k) or a.inference) * scale for k in CLASSES}
+    fracs = _class_fractions(entry, precision, peak, tensor, notes)
     class_rate = {k: flops * v for k, v in fracs.items()}
     # Products below ~1k wide reach a smaller share of a big device's peak. A CPU splits a
     # product over its cores: each core's block is the product over the core count, so
