@@ -62,14 +62,29 @@ CASES: list[tuple[str, str, str, list[int], int]] = [
 #: of its chart assets/35_bert_cpu_scaling_part_2/baselines/eager_mode_pytorch_baseline.svg):
 #: BERT-base, fp32, PyTorch 1.9.0 eager, glibc malloc, one Xeon Platinum 8380 socket (its
 #: 80-core points span two sockets and are left out), one sequence per call.
+#: Then the CSVs of github.com/philschmid/aws-neuron-samples (benchmark/results/
+#: benchmmark_c6i.2xlarge_bert_base_uncased.csv, 2022-12, and ..._bert_large_uncased.csv,
+#: 2023-02; script benchmark/scripts/inference_transformers.py): an AWS c6i.2xlarge (8
+#: vCPUs, 4 cores of a Xeon Platinum 8375C), torch 1.13.0 eager, batch 1, padded to the
+#: sequence length, the mean of 100 runs.
 PUBLISHED_SOURCE = (
     "Hugging Face blog, Scaling up BERT-like model Inference on modern CPU - Part 2 (2021-11): "
-    "BERT-base fp32, PyTorch 1.9.0 eager, Xeon Platinum 8380, 1-40 cores of one socket"
+    "BERT-base fp32, PyTorch 1.9.0 eager, Xeon Platinum 8380, 1-40 cores of one socket; "
+    "philschmid/aws-neuron-samples CPU baseline (2022-12, 2023-02): BERT-base and -large "
+    "fp32, torch 1.13.0 eager, c6i.2xlarge (4 cores of a Xeon Platinum 8375C)"
 )
 PUBLISHED: list[tuple[str, str, int, str, int, int, float]] = [
     (f"BERT-base s{seq} {cores}c", "xeon-8380", cores, "bert-base", seq, 1, ms)
     for seq, times in ((128, (296.0, 77.0, 33.0, 19.0)), (512, (1623.0, 388.0, 126.0, 83.0)))
     for cores, ms in zip((1, 4, 16, 40), times, strict=True)
+] + [
+    (f"{model} s{seq} c6i.2xl", "xeon-8375c", 4, model, seq, 1, ms)
+    for model, seq, ms in (
+        ("bert-base", 128, 54.1),
+        ("bert-base", 512, 205.5),
+        ("bert-large", 128, 210.9),
+        ("bert-large", 512, 779.7),
+    )
 ]
 
 
