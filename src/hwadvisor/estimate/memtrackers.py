@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from hwadvisor.estimate import cpu_autograd as ag
 from hwadvisor.estimate.cpu_alloc import STORAGE_IMPL, Event
 from hwadvisor.estimate.cpu_kernels import Step, in_place_bias, kernel_script, output_bytes
 from hwadvisor.estimate.memjob import FakeJob, Live, nbytes, storages
@@ -96,6 +97,11 @@ def own_tracker_class() -> type:
             self.tokens = 0
             #: storages the last operator that made any made
             self.fresh: set[int] = set()
+            #: the autograd graph's small objects (freed with the step's output), the
+            #: leaves it reached, and whether the outputs being recorded get a grad_fn
+            self.graph: list[Any] = []
+            self.leaves: set[int] = set()
+            self.meta = False
             for st in storages(
                 [list(job.model.parameters()), list(job.model.buffers()), list(job.masters)]
             ):
@@ -115,6 +121,8 @@ def own_tracker_class() -> type:
             self.current += n
             # the storage's StorageImpl is made just before its data, freed just after
             self.events += [("s", ("s", token), STORAGE_IMPL), ("a", token, n)]
+            if self.meta:  # its AutogradMeta, made by set_history, dies with it
+                self.events.append(("s", ("m", token), ag.AUTOGRAD_META))
 
         def _resized(self, out: Any, sizes: dict[int, int]) -> None:
             """Record outputs whose fake kernel reports too few bytes at their real size."""
@@ -145,7 +153,42 @@ def own_tracker_class() -> type:
             if entry is not None and entry[2] == token:
                 del self.live[key]
                 self.current -= entry[0]
-                self.events += [("f", token, 0), ("f", ("s", token), 0)]
+                self.events += [("f", ("m", token), 0), ("f", token, 0), ("f", ("s", token), 0)]
+
+        def _small(self, n: int, long: bool = True, op: str = "s") -> Any:
+            """Record a small object's malloc (kept in the graph when ``long``)."""
+            self.tokens += 1
+            key = ("g", self.tokens)
+            self.events.append((op, key, n))
+            if long:
+                self.graph.append(key)
+            return key
+
+        def _record_node(self, func: Any, args: Any) -> None:
+            """The backward node of a recorded call and its new leaves' accumulators."""
+            self._small(ag.node_bytes(func))
+            for _ in ag.new_leaves(args, self.leaves):
+                self._small(ag.ACCUMULATE_GRAD)
+
+        def _scalars(self, count: int) -> list[Any]:
+            """The wrapped scalars of a call: made before it, copied inside it."""
+            outer: list[Any] = []
+            for data in (ag.SCALAR_OUTER, ag.SCALAR_INNER) if count else ():
+                made = [
+                    self._small(n, long=False, op="k" if n == data else "s")
+                    for _ in range(count)
+                    for n in (STORAGE_IMPL, data, ag.TENSOR_IMPL, ag.VERSION_COUNTER)
+                ]
+                if data == ag.SCALAR_INNER:
+                    self.events += [("f", key, 0) for key in made]
+                else:
+                    outer = made
+            return outer
+
+        def end_graph(self) -> None:
+            """Free the graph's objects (the step's output dropped)."""
+            self.events += [("f", key, 0) for key in self.graph]
+            self.graph, self.leaves = [], set()
 
         def split(self) -> Live:
             """The live bytes now, by what they are."""
@@ -168,12 +211,18 @@ def own_tracker_class() -> type:
         def __torch_dispatch__(
             self, func: Any, types: Any, args: Any = (), kwargs: Any = None
         ) -> Any:
+            self.meta = ag.recorded(func, args)
+            if self.meta:
+                self._record_node(func, args)
+            outer = self._scalars(ag.wrapped_scalars(func, args))
             out = func(*args, **(kwargs or {}))
             if in_place_bias(func, args, self.fresh):
                 self._release(args[0].untyped_storage())
             before = self.tokens
             self._resized(out, output_bytes(func, args, out))
             self._made(out, kernel_script(func, args, out))
+            self.meta = False
+            self.events += [("f", key, 0) for key in outer]
             made = {key for key, e in self.live.items() if e[2] > before}
             if made:  # a view (as the product's reshape) keeps the last storages fresh
                 self.fresh = made
@@ -186,7 +235,16 @@ def own_tracker_class() -> type:
             entry = self.live.pop(st._cdata, None)
             if entry is not None:
                 self.current -= entry[0]
-                self.events += [("f", entry[2], 0), ("f", ("s", entry[2]), 0)]
+                self.events += [
+                    ("f", ("m", entry[2]), 0),
+                    ("f", entry[2], 0),
+                    ("f", ("s", entry[2]), 0),
+                ]
+
+        def _engine(self) -> list[Any]:
+            """The backward engine's per-node blocks, made as the pass starts."""
+            count = len(self.graph)
+            return [self._small(n, long=False) for _ in range(count) for n in ag.ENGINE_BLOCKS]
 
         @contextmanager
         def phase(self, name: str, out: dict[str, Live]) -> Iterator[None]:
@@ -194,8 +252,12 @@ def own_tracker_class() -> type:
             self.kind = "a" if name in ("inference", "forward") else "t"
             self.peak = self.split()
             first = len(self.events)
+            engine = self._engine() if name == "backward" else []
             with self:
                 yield
+            self.events += [("f", key, 0) for key in engine]
+            if name == "zero_grad":
+                self.end_graph()
             self.marks[name] = (first, len(self.events))
             out[name] = self.peak
 
