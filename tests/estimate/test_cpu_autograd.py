@@ -106,3 +106,20 @@ def test_adamw_wraps_its_python_numbers_per_parameter() -> None:
     # the for-loop AdamW: decay, the step count, beta2, the bias correction, eps; and
     # the loss's ``sum`` (0 + the output's sum)
     assert outer == inner == 5 * params + 1
+
+
+def _metas_of(layers: list[Any]) -> int:
+    def build() -> Any:
+        with torch.device("meta"):
+            return torch.nn.Sequential(*layers)
+
+    c = count_memory(build, [3, 8, 8], 2, tokens=False, trackers=(OWN_TRACKER,))
+    return _sizes(_first_pass(c.train_events), "s").count(ag.AUTOGRAD_META)
+
+
+def test_only_differentiable_outputs_get_autograd_meta() -> None:
+    conv = [torch.nn.Conv2d(3, 4, 3)]
+    base = _metas_of(conv)
+    # batch norm returns three tensors, max pooling two: one of each gets a grad_fn
+    assert _metas_of([*conv, torch.nn.BatchNorm2d(4)]) == base + 1
+    assert _metas_of([*conv, torch.nn.MaxPool2d(2, return_indices=False)]) == base + 1

@@ -12,7 +12,7 @@ from typing import Any
 from hwadvisor.estimate import cpu_autograd as ag
 from hwadvisor.estimate.cpu_alloc import STORAGE_IMPL, Event
 from hwadvisor.estimate.cpu_kernels import Step, in_place_bias, kernel_script, output_bytes
-from hwadvisor.estimate.memjob import FakeJob, Live, nbytes, storages
+from hwadvisor.estimate.memjob import FakeJob, Live, flat_tensors, nbytes, storages
 
 TORCH_TRACKER = "torch MemTracker"
 OWN_TRACKER = "hwadvisor storage tracker"
@@ -102,6 +102,8 @@ def own_tracker_class() -> type:
             self.graph: list[Any] = []
             self.leaves: set[int] = set()
             self.meta = False
+            #: the last recorded call's new outputs, (tensor, storage token)
+            self.pending: list[tuple[Any, int]] = []
             for st in storages(
                 [list(job.model.parameters()), list(job.model.buffers()), list(job.masters)]
             ):
@@ -121,8 +123,6 @@ def own_tracker_class() -> type:
             self.current += n
             # the storage's StorageImpl is made just before its data, freed just after
             self.events += [("s", ("s", token), STORAGE_IMPL), ("a", token, n)]
-            if self.meta:  # its AutogradMeta, made by set_history, dies with it
-                self.events.append(("s", ("m", token), ag.AUTOGRAD_META))
 
         def _resized(self, out: Any, sizes: dict[int, int]) -> None:
             """Record outputs whose fake kernel reports too few bytes at their real size."""
@@ -208,11 +208,30 @@ def own_tracker_class() -> type:
                 parts[cat] += n
             return Live(parts["p"], parts["g"], parts["o"], parts["a"], parts["t"])
 
+        def _metas(self) -> None:
+            """The AutogradMeta of each output of the last recorded call that autograd
+            gave a ``grad_fn`` (``set_history``, after the call returns: its
+            differentiable outputs), freed with its storage."""
+            for t, token in self.pending:
+                if t.requires_grad and any(e[2] == token for e in self.live.values()):
+                    self.events.append(("s", ("m", token), ag.AUTOGRAD_META))
+            self.pending = []
+
+        def _outputs(self, out: Any, before: int) -> list[tuple[Any, int]]:
+            """The call's outputs with the token of the storage it made for each."""
+            made = []
+            for t in flat_tensors(out):
+                entry = self.live.get(t.untyped_storage()._cdata)
+                if entry is not None and entry[2] > before:
+                    made.append((t, entry[2]))
+            return made
+
         def __torch_dispatch__(
             self, func: Any, types: Any, args: Any = (), kwargs: Any = None
         ) -> Any:
             self.meta = ag.recorded(func, args)
-            if self.meta:
+            if self.meta:  # the last recorded call's outputs have their history by now
+                self._metas()
                 self._record_node(func, args)
             outer = self._scalars(ag.wrapped_scalars(func, args))
             out = func(*args, **(kwargs or {}))
@@ -221,6 +240,8 @@ def own_tracker_class() -> type:
             before = self.tokens
             self._resized(out, output_bytes(func, args, out))
             self._made(out, kernel_script(func, args, out))
+            if self.meta:
+                self.pending = self._outputs(out, before)
             self.meta = False
             self.events += [("f", key, 0) for key in outer]
             made = {key for key, e in self.live.items() if e[2] > before}
@@ -255,6 +276,7 @@ def own_tracker_class() -> type:
             engine = self._engine() if name == "backward" else []
             with self:
                 yield
+            self._metas()
             self.events += [("f", key, 0) for key in engine]
             if name == "zero_grad":
                 self.end_graph()
