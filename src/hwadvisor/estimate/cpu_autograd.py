@@ -14,8 +14,9 @@ alive across many tensor allocations, which keep a freed tensor's chunk split):
   the graph reaches for the first time its ``AccumulateGrad`` node
   (:data:`ACCUMULATE_GRAD`); the graph is held by the step's output, so these live until
   the output is dropped, after the optimizer step;
-- **each recorded output's ``AutogradMeta``** (:data:`AUTOGRAD_META`), made when the
-  output gets its ``grad_fn`` (``set_history``), freed with the tensor;
+- **the ``AutogradMeta``** (:data:`AUTOGRAD_META`) of each output autograd gives a
+  ``grad_fn`` (``set_history``, after the call: its differentiable outputs, not batch
+  norm's saved statistics nor max pooling's indices), freed with the tensor;
 - **the backward engine's bookkeeping**: when backward starts, the graph task counts each
   node's dependencies and makes an input buffer per node (a 16- and a 24-byte block per
   node as traced: ``torch/csrc/autograd/engine.cpp``), freed when the task ends;
