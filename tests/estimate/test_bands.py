@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.benchmark_modules import load_benchmark
 
 from hwadvisor.estimate import build_workload, estimate_workload
 from hwadvisor.estimate.bands import band, load_bands
@@ -19,13 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_anchors() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "gpu_anchors", ROOT / "benchmarks" / "gpu_anchors.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("gpu_anchors")
 
 
 def _bench() -> BenchReport:

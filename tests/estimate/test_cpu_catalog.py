@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from typing import Any
-
 import pytest
+from tests.benchmark_modules import load_benchmark
 
 from hwadvisor.catalog import find_device
 from hwadvisor.catalog.instances import cpu_share
@@ -138,22 +135,11 @@ def test_the_band_is_validated_only_where_the_validation_ran() -> None:
     assert any("another kind of core" in n for n in spr_core.assumptions)
 
 
-def _load_benchmark() -> Any:
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location(
-        "catalog_cpu_accuracy", root / "benchmarks" / "catalog_cpu_accuracy.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_the_other_band_is_a_fresh_run_of_the_published_rows() -> None:
     """catalog_cpu_other's band is the published rows' (refresh error_bands.yaml if not)."""
     from hwadvisor.estimate.bands import load_bands
 
-    rows = _load_benchmark().published_rows()
+    rows = load_benchmark("catalog_cpu_accuracy").published_rows()
     assert len(rows) == 12 and {r["band_class"] for r in rows} == {"catalog_cpu_other"}
     ratios = [r["ratio"] for r in rows]
     spec = load_bands()["catalog_cpu_other"]

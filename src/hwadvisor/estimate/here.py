@@ -284,17 +284,7 @@ def _floored(
     unsteady to price with is still a floor under the rate the machine reaches."""
     if bench is None:
         return assumed
-    best = max(
-        (
-            r.value * 1e9
-            for r in bench.results
-            if r.device == "cpu"
-            and r.kernel == kernel
-            and r.dtype.lower() in _DTYPE_ALIASES.get(dtype, (dtype,))
-            and r.unit == "GFLOP/s"
-        ),
-        default=0.0,
-    )
+    best = _fastest_any(bench, (kernel,), dtype) * 1e9
     if best <= assumed:
         return assumed
     notes.append(
@@ -302,6 +292,21 @@ def _floored(
         f"unsteady to price with, is above the assumed {assumed / 1e9:.0f}: it is the floor used"
     )
     return best
+
+
+def _fastest_any(bench: BenchReport, kernels: tuple[str, ...], dtype: str) -> float:
+    """The fastest CPU figure (GFLOP/s) of ``kernels`` at ``dtype``, steady or not; 0: none."""
+    return max(
+        (
+            r.value
+            for r in bench.results
+            if r.device == "cpu"
+            and r.kernel in kernels
+            and r.dtype.lower() in _DTYPE_ALIASES.get(dtype, (dtype,))
+            and r.unit == "GFLOP/s"
+        ),
+        default=0.0,
+    )
 
 
 def _fallback_peak(
@@ -330,17 +335,7 @@ def _evidenced_peak(
     under the real peak even when it was too unsteady to price anything with."""
     if peak is None or bench is None:
         return peak
-    best = max(
-        (
-            r.value
-            for r in bench.results
-            if r.device == "cpu"
-            and r.kernel in ("matmul", "conv2d")
-            and r.dtype.lower() in _DTYPE_ALIASES.get(dtype, (dtype,))
-            and r.unit == "GFLOP/s"
-        ),
-        default=0.0,
-    )
+    best = _fastest_any(bench, ("matmul", "conv2d"), dtype)
     if best <= peak:
         return peak
     notes.append(
