@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -215,7 +216,7 @@ def main() -> int:
 
     folder = tempfile.mkdtemp(prefix="hwadvisor-verdicts-")
     os.environ["HWADVISOR_CACHE_DIR"] = "off" if args.no_memory else folder
-    print(f"kept figures: {os.environ['HWADVISOR_CACHE_DIR']}", flush=True)
+    print(f"kept figures: {os.environ['HWADVISOR_CACHE_DIR']} (removed at the end)", flush=True)
     signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(TimeoutError("deadline")))
     signal.alarm(int(TOTAL_DEADLINE_S))
     cores = usable_cores()
@@ -228,6 +229,7 @@ def main() -> int:
             loaded = run_pass(f"busy ({count} spinning processes)")
     finally:
         signal.alarm(0)
+        shutil.rmtree(folder, ignore_errors=True)  # the kept figures were this run's only
     held = table(idle, loaded)
     unreliable = [b.get("unreliable", 0) for b in loaded]
     print(
