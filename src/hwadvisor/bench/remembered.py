@@ -1,19 +1,21 @@
-"""This machine's last steady CPU figures, kept between runs for when it is busy.
+"""This machine's steady CPU figures, kept between runs for when it is busy.
 
 A quick bench on a busy machine measures the neighbours as much as the CPU: its figures
 are marked unreliable and, without anything better, the estimates fall back to the
 theoretical peak. Better than the peak is what this same machine measured when it was
 quiet. After each quick bench whose CPU figures are steady (the products and the
 convolution reliable, the load under :data:`~hwadvisor.bench.reliability.BUSY_LOAD`
-per benchmark thread) the report is kept in the cache folder, keyed by what the figures
+per benchmark thread) its figures are kept in the cache folder, keyed by what they
 depend on (the CPU's model, kind of core, vector features, usable cores, torch's
-version, the threads). A later quick bench that is not steady takes that report's CPU
-figures in place of its own, each stamped with when it was measured (``measured_at``);
-its own load stays in the report, so the verdict still lowers its confidence.
+version, the threads): per figure, the faster of this run's and the one kept before
+(interference only slows a run). A later quick bench that is not steady takes the kept
+CPU figures in place of its own, each stamped with when it was measured
+(``measured_at``); its own load stays in the report, so the verdict still lowers its
+confidence.
 
 The folder is ``$HWADVISOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/hwadvisor``, else
-``~/.cache/hwadvisor``; ``HWADVISOR_CACHE_DIR=off`` keeps nothing. Figures older than
-:data:`MAX_AGE_DAYS` days are not used; a file that cannot be read is ignored.
+``~/.cache/hwadvisor``; ``HWADVISOR_CACHE_DIR=off`` keeps nothing. A figure measured over
+:data:`MAX_AGE_DAYS` days ago is not used; a file that cannot be read is ignored.
 """
 
 from __future__ import annotations

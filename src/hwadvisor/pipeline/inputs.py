@@ -93,8 +93,9 @@ class BenchAttempt:
 
 def quick_bench(facts: Facts | None, progress: ProgressScope = no_progress) -> BenchAttempt:
     """The quick CPU microbenchmark the advice and the estimates use; never raises for a
-    missing or broken torch (the reason is returned instead). A steady run is kept; a
-    busy one takes this machine's last steady CPU figures (``bench.remembered``)."""
+    missing or broken torch (the reason is returned instead). A steady run's figures are
+    kept (the faster of each, its own or the kept one); a busy run takes the kept CPU
+    figures (``bench.remembered``)."""
     try:
         from hwadvisor.bench import run_bench
         from hwadvisor.bench.remembered import with_remembered
@@ -105,7 +106,7 @@ def quick_bench(facts: Facts | None, progress: ProgressScope = no_progress) -> B
         return BenchAttempt(None, exc.message)
     except ImportError as exc:
         return BenchAttempt(None, f"microbenchmark unavailable ({exc})")
-    # Kept when steady; when not, this machine's last steady CPU figures stand in.
+    # Kept when steady; when not, this machine's kept steady CPU figures stand in.
     return BenchAttempt(with_remembered(report, facts))
 
 
