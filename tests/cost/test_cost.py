@@ -23,6 +23,7 @@ from hwadvisor.cost import (
     job_cost,
     options_for,
     own_cost,
+    replicas_per_instance,
     s5_holds,
     serving_cost,
     serving_option,
@@ -257,6 +258,25 @@ def test_serving_counts_enough_instances_billed_busy_or_idle() -> None:
     assert any("over the 100 ms target" in n for n in slow.notes)
     with pytest.raises(UsageError):
         instances_for_qps(-1, 10)
+
+
+def test_serving_runs_one_replica_per_gpu_group_on_a_many_gpu_instance() -> None:
+    """An 8-GPU instance serving a one-GPU job runs 8 replicas, so 250 QPS at 100 per
+    replica needs one instance, not three; a two-GPU job runs 4 replicas; a CPU one."""
+    eight = Instance(
+        "p", "t4", 8, 96, 384.0, price=8.0, spot_price=None, price_date="2026-11", source="t"
+    )
+    one = serving_cost(eight, qps=250, throughput_samples_s=100, device=DEVICES["t4"], today=TODAY)
+    assert one.instances == 1 and one.monthly_usd == pytest.approx(8.0 * 730)
+    # 8 GPUs working 250/800 of the month at the T4's 70 W
+    assert one.energy_kwh == pytest.approx(70 * 8 * (250 / 800) * 730 / 1000)
+    assert "8 replicas of the job on each instance" in one.notes
+    pairs = serving_cost(eight, qps=900, throughput_samples_s=100, per_replica=2, today=TODAY)
+    assert pairs.instances == 3  # 4 replicas x 100 per instance
+    cpu = Instance(
+        "c", None, 0, 4, 8.0, price=0.2, spot_price=None, price_date="2026-11", source="t"
+    )
+    assert replicas_per_instance(cpu) == 1 and replicas_per_instance(eight, 3) == 2
 
 
 def test_own_hardware_by_the_hour_or_by_purchase() -> None:

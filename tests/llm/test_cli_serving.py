@@ -125,6 +125,23 @@ def test_inference_scenario_serves_a_decoder_by_default(cli: Cli) -> None:
     assert trained["workload"]["task"] == "train"
 
 
+def test_serving_a_language_model_at_a_qps_is_priced_by_the_month(cli: Cli) -> None:
+    """--task serve with --qps: each row is a month of enough instances for the load, an
+    8-GPU instance running one replica per GPU, and the picks name the cheapest."""
+    doc = _estimate(
+        cli, "--model", "llama-3-8b", "--task", "serve", "--qps", "2", "--on", "h100-sxm",
+        "--on", "l4",
+    )  # fmt: skip
+    rows = {e["device"]: e for e in doc["estimates"]}
+    for row in rows.values():
+        cost, rps = row["cost"], row["serving"]["requests_per_s"]
+        assert cost["monthly_usd"] > 0 and cost["instances"] >= 1
+        replicas = 8 if cost["instance"] == "p5.48xlarge" else 1
+        assert cost["instances"] == max(1, -(-2 // (rps * replicas)))  # ceil
+        assert cost["monthly_usd"] == pytest.approx(cost["hourly_usd"] * cost["instances"] * 730)
+    assert doc["cheapest"] is not None and doc["cheapest"]["usd"] > 0
+
+
 def test_recommend_reads_serving_in_tokens_and_requests(cli: Cli, data_dir: Path) -> None:
     facts = data_dir / "facts" / "laptop.json"
     code, out, err = cli(

@@ -27,7 +27,12 @@ from hwadvisor.cost.choose import (
 )
 from hwadvisor.cost.job import billed_usd, device_power, energy_kwh, job_cost, own_cost
 from hwadvisor.cost.model import DEFAULT_ALLOWANCE, Cost, OwnHardware, SpotAllowance
-from hwadvisor.cost.serving import instances_for_qps, serving_cost, serving_option
+from hwadvisor.cost.serving import (
+    instances_for_qps,
+    replicas_per_instance,
+    serving_cost,
+    serving_option,
+)
 
 __all__ = [
     "DEFAULT_ALLOWANCE",
@@ -49,6 +54,7 @@ __all__ = [
     "job_cost",
     "options_for",
     "own_cost",
+    "replicas_per_instance",
     "s5_holds",
     "serving_cost",
     "serving_option",

@@ -145,6 +145,7 @@ def _serve(
         latency_s=est.step_time_s,
         latency_target_s=target.latency_target_s,
         device=entry,
+        per_replica=est.gpus or 1,
     )
 
 
@@ -164,6 +165,7 @@ def _serve_cost(
         latency_s=est.step_time_s,
         latency_target_s=target.latency_target_s,
         device=entry,
+        per_replica=est.gpus or 1,
         today=today,
     )
 

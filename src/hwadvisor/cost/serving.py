@@ -1,7 +1,9 @@
 """A month of serving at a QPS: enough instances for the load, billed busy or idle.
 
-An instance serves ``throughput_samples_s`` requests per second at the estimated
-latency; ``ceil(qps / throughput)`` instances (at least one) carry the load, and each is
+A replica of the job serves ``throughput_samples_s`` requests per second at the estimated
+latency; a GPU instance with more GPUs than one replica uses runs as many replicas as
+its GPUs hold (8 one-GPU replicas on an 8-GPU instance), a CPU instance one;
+``ceil(qps / (throughput x replicas))`` instances (at least one) carry the load, and each is
 billed for every hour of the month whether it is busy or not (GUIDANCE S5: an idle GPU
 instance is still billed). When the latency per request is over the target no number of
 instances meets it (more instances add throughput, not speed): the cost is still given,
@@ -42,13 +44,16 @@ def serving_cost(
     latency_s: float | None = None,
     latency_target_s: float | None = None,
     device: DeviceEntry | None = None,
+    per_replica: int = 1,
     spot: bool = False,
     today: date | None = None,
 ) -> Cost:
-    """The monthly bill of serving ``qps`` on ``inst`` (on-demand, or spot when asked)."""
+    """The monthly bill of serving ``qps`` on ``inst`` (on-demand, or spot when asked),
+    each replica of the job on ``per_replica`` of its GPUs."""
     from hwadvisor.catalog.instances import stale_warning
 
-    count = instances_for_qps(qps, throughput_samples_s)
+    replicas = replicas_per_instance(inst, per_replica)
+    count = instances_for_qps(qps, throughput_samples_s * replicas)
     hourly = inst.spot_price if spot else inst.price
     notes = []
     if latency_s is not None and latency_target_s is not None and latency_s > latency_target_s:
@@ -56,11 +61,12 @@ def serving_cost(
             f"latency {latency_s * 1000:.1f} ms is over the {latency_target_s * 1000:g} ms target "
             "on any number of these instances"
         )
-    busy = min(1.0, qps / (count * throughput_samples_s))
+    busy = min(1.0, qps / (count * throughput_samples_s * replicas))
     power, power_source = device_power(device)
     used = max(inst.accelerator_count, 1) if not inst.is_cpu else 1
+    working = 1 if inst.is_cpu else min(used, replicas * max(1, per_replica))
     month_s = HOURS_PER_MONTH * 3600
-    energy = None if power is None else power * used * count * busy * month_s / 3.6e6
+    energy = None if power is None else power * working * count * busy * month_s / 3.6e6
     stale = stale_warning(inst, today)
     if stale:
         notes.append(stale)
@@ -73,13 +79,25 @@ def serving_cost(
         monthly_usd=None if hourly is None else hourly * count * HOURS_PER_MONTH,
         instances=count,
         energy_kwh=energy,
-        power_w=None if power is None else power * used * count,
+        power_w=None if power is None else power * working * count,
         power_source=power_source,
         price_date=inst.price_date,
         price_source=inst.source,
         stale=stale is not None,
-        notes=[f"{busy:.2%} busy: billed for the whole month", *notes],
+        notes=[
+            *([f"{replicas} replicas of the job on each instance"] if replicas > 1 else []),
+            f"{busy:.2%} busy: billed for the whole month",
+            *notes,
+        ],
     )
+
+
+def replicas_per_instance(inst: Instance, per_replica: int = 1) -> int:
+    """Replicas of a job on ``per_replica`` GPUs that one instance of ``inst`` runs: as many
+    as its GPUs hold (a CPU instance runs one)."""
+    if inst.is_cpu or inst.accelerator_count <= 0:
+        return 1
+    return max(1, inst.accelerator_count // max(1, per_replica))
 
 
 def serving_option(
@@ -90,6 +108,7 @@ def serving_option(
     latency_s: float | None = None,
     latency_target_s: float | None = None,
     device: DeviceEntry | None = None,
+    per_replica: int = 1,
 ) -> Option:
     """One serving option for :func:`hwadvisor.cost.choose.cheapest`: the monthly bill on
     demand (a spot instance's interruptions take the service down, so serving is priced
@@ -103,6 +122,7 @@ def serving_option(
         latency_s=latency_s,
         latency_target_s=latency_target_s,
         device=device,
+        per_replica=per_replica,
     )
     meets = latency_s is None or latency_target_s is None or latency_s <= latency_target_s
     return Option(

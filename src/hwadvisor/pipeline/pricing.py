@@ -209,7 +209,8 @@ def target_for(workload: Workload) -> Target:
     """The deadline (a job) or the QPS and latency target (serving) the picks weigh."""
     from hwadvisor.cost.price import Target
 
-    infer = workload.task is Task.INFER
+    # Serving a language model (task serve) is inference priced by the month as well.
+    infer = workload.task in (Task.INFER, Task.SERVE)
     serving = infer and workload.qps is not None
     return Target(
         deadline_s=None if serving else workload.deadline_hours * 3600.0,
