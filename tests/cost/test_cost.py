@@ -83,8 +83,32 @@ def test_the_whole_instance_is_billed_when_the_job_uses_fewer_gpus() -> None:
     assert one.energy_kwh == pytest.approx(0.4) and one.stale
     assert any("1 of 8 GPUs" in n for n in one.notes)
     assert any("2024-09" in n for n in one.notes)
-    with pytest.raises(UsageError):
-        job_cost(p4d, 3600, devices_used=9)
+    nine = job_cost(p4d, 3600, devices_used=9, today=TODAY)  # two nodes, both billed
+    assert nine.instances == 2 and nine.on_demand_usd == pytest.approx(2 * p4d.price)
+    assert any("9 of 16 GPUs" in n for n in nine.notes)
+
+
+def test_a_job_past_one_node_is_priced_on_full_nodes() -> None:
+    """64 H100s are 8 x p5.48xlarge (the type with the most of them), billed together; a
+    GPU no instance carries four of is not clustered."""
+    catalog = load_instances()
+    nodes = catalog.offering("h100-sxm", 64)
+    assert nodes and {i.accelerator_count for i in nodes} == {8}
+    p5 = min((i for i in nodes if i.price is not None), key=lambda i: i.price or 0.0)
+    cost = job_cost(p5, 7200, device=DEVICES["h100-sxm"], devices_used=64, today=TODAY)
+    assert cost.instances == 8 and cost.devices == 64
+    assert cost.on_demand_usd == pytest.approx(8 * (p5.price or 0.0) * 2)
+    assert cost.energy_kwh == pytest.approx(64 * 700 * 2 / 1000)
+    opts = options_for(DEVICES["h100-sxm"], 64, 7200, catalog)
+    assert opts and min(o.usd for o in opts if o.usd) == pytest.approx(cost.on_demand_usd)
+    assert cheapest_instance(catalog, "h100-sxm", 64) is not None
+    small = [
+        d
+        for d in DEVICES
+        if catalog.offering(d)
+        and all(not i.is_cpu and i.accelerator_count < 4 for i in catalog.offering(d))
+    ]
+    assert small and all(catalog.offering(d, 64) == [] for d in small)
 
 
 def test_the_interruption_allowance_is_stated_and_adjustable() -> None:

@@ -57,6 +57,7 @@ __all__ = [
     "cpu_share",
     "instance_device",
     "load_instances",
+    "nodes_for",
     "parse_own",
     "parse_price_date",
     "price_age_days",
@@ -96,13 +97,31 @@ class InstanceCatalog:
         return min(rows, key=_price_key)
 
     def offering(self, device_id: str, count: int = 1) -> list[Instance]:
-        """Instances carrying ``count`` or more of ``device_id`` (GPU) or that processor (CPU)."""
+        """Instances carrying ``count`` or more of ``device_id`` (GPU) or that processor (CPU).
+
+        Where no instance carries ``count`` GPUs, the job runs on several nodes: the
+        instances with the most of them (a cluster is built of full nodes, e.g. 8 x
+        p5.48xlarge for 64 H100s; :func:`nodes_for` counts them)."""
         need = 0 if count < 1 else count
-        return [
-            i
-            for i in self.instances
-            if i.device_id == device_id and (i.is_cpu or i.accelerator_count >= need)
-        ]
+        mine = [i for i in self.instances if i.device_id == device_id]
+        one = [i for i in mine if i.is_cpu or i.accelerator_count >= need]
+        gpus = [i.accelerator_count for i in mine if not i.is_cpu]
+        if one or not gpus or max(gpus) < MIN_NODE_GPUS:
+            return one
+        return [i for i in mine if not i.is_cpu and i.accelerator_count == max(gpus)]
+
+
+#: Fewest GPUs an instance has to be a node of a multi-node job (a cluster of one-GPU
+#: instances is not how a job past one node is run).
+MIN_NODE_GPUS = 4
+
+
+def nodes_for(inst: Instance, count: int) -> int:
+    """Instances of ``inst`` a job on ``count`` GPUs needs: one, or as many full nodes as
+    hold them (a CPU instance: one)."""
+    if inst.is_cpu or inst.accelerator_count <= 0 or count <= inst.accelerator_count:
+        return 1
+    return -(-count // inst.accelerator_count)
 
 
 def _price_key(inst: Instance) -> tuple[int, float, str]:

@@ -133,12 +133,14 @@ def instance_options(
     ``time_s`` is the job's time on ``device`` x ``count`` there (for a CPU instance, the
     time estimated on its vCPUs); on spot the time grows by the interruption allowance.
     """
+    from hwadvisor.catalog.instances import nodes_for
     from hwadvisor.cost.job import billed_usd
 
+    nodes = nodes_for(inst, count or 1)
     on_demand = Option(
         device=inst.device_id if inst.is_cpu else device.id,
         instance=inst.instance_type,
-        usd=billed_usd(inst.price, time_s),
+        usd=billed_usd(None if inst.price is None else inst.price * nodes, time_s),
         time_s=time_s,
         cpu=inst.is_cpu,
         count=count or max(inst.accelerator_count, 1),
@@ -151,7 +153,7 @@ def instance_options(
     slow = None if time_s is None else time_s * (1 + allowance.fraction())
     return [
         on_demand,
-        replace(on_demand, usd=billed_usd(inst.spot_price, slow), time_s=slow, spot=True),
+        replace(on_demand, usd=billed_usd(inst.spot_price * nodes, slow), time_s=slow, spot=True),
     ]
 
 

@@ -69,22 +69,22 @@ def job_cost(
     of the processor: :func:`hwadvisor.catalog.instances.cpu_share`); ``devices_used`` the
     GPUs the job uses (default: all the instance has).
     """
-    from hwadvisor.catalog.instances import stale_warning
+    from hwadvisor.catalog.instances import nodes_for, stale_warning
 
     _check_time(time_s)
     used = devices_used or max(inst.accelerator_count, 1)
-    if not inst.is_cpu and used > inst.accelerator_count:
-        raise UsageError(
-            f"{inst.instance_type} has {inst.accelerator_count} GPUs, not the {used} the job uses"
-        )
+    if not inst.is_cpu and inst.accelerator_count <= 0:
+        raise UsageError(f"{inst.instance_type} has no GPU for a job on {used}")
+    nodes = nodes_for(inst, used)
     power, power_source = device_power(device)
     frac = allowance.fraction()
     spot_time = None if time_s is None else time_s * (1 + frac)
     notes: list[str] = []
-    if not inst.is_cpu and used < inst.accelerator_count:
-        notes.append(
-            f"the job uses {used} of {inst.accelerator_count} GPUs: the whole instance is billed"
-        )
+    carried = nodes * inst.accelerator_count
+    if nodes > 1:
+        notes.append(f"{nodes} nodes of {inst.instance_type} for the job's {used} GPUs, all billed")
+    if not inst.is_cpu and used < carried:
+        notes.append(f"the job uses {used} of {carried} GPUs: the whole instance is billed")
     if inst.price is None and inst.spot_price is None:
         notes.append(inst.note or "unpriced")
     stale = stale_warning(inst, today)
@@ -95,8 +95,8 @@ def job_cost(
         devices=used,
         hourly_usd=inst.price,
         time_s=time_s,
-        on_demand_usd=billed_usd(inst.price, time_s),
-        spot_usd=billed_usd(inst.spot_price, spot_time),
+        on_demand_usd=billed_usd(_times(inst.price, nodes), time_s),
+        spot_usd=billed_usd(_times(inst.spot_price, nodes), spot_time),
         spot_allowance=frac if inst.spot_price is not None else None,
         spot_basis=allowance.basis() if inst.spot_price is not None else None,
         energy_kwh=energy_kwh(power, time_s, used if not inst.is_cpu else 1),
@@ -105,8 +105,13 @@ def job_cost(
         price_date=inst.price_date,
         price_source=inst.source,
         stale=stale is not None,
+        instances=nodes if nodes > 1 else None,
         notes=notes,
     )
+
+
+def _times(hourly: float | None, nodes: int) -> float | None:
+    return None if hourly is None else hourly * nodes
 
 
 def own_cost(

@@ -45,7 +45,11 @@ class Cost(Document):
     monthly_usd: float | None = Field(
         None, description="serving: a month of enough instances for the QPS, billed busy or idle"
     )
-    instances: int | None = Field(None, description="serving: instances counted for the QPS")
+    instances: int | None = Field(
+        None,
+        description="serving: instances counted for the QPS; a job on more GPUs than one "
+        "instance has: its nodes",
+    )
     notes: list[str] = Field(default_factory=list)
 
 

@@ -52,7 +52,8 @@ def cost_summary(cost: Cost) -> str:
     if cost.monthly_usd is not None:
         parts.append(f"{usd(cost.monthly_usd)} a month on {cost.instances} x {cost.instance}")
     elif cost.on_demand_usd is not None:
-        parts.append(f"{usd(cost.on_demand_usd)} on demand on {cost.instance}")
+        nodes = f"{cost.instances} x " if cost.instances and cost.instances > 1 else ""
+        parts.append(f"{usd(cost.on_demand_usd)} on demand on {nodes}{cost.instance}")
     if cost.spot_usd is not None and cost.spot_allowance is not None:
         parts.append(f"{usd(cost.spot_usd)} on spot (+{cost.spot_allowance:.1%} for interruptions)")
     if parts and cost.price_date:
