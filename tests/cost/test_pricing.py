@@ -347,6 +347,36 @@ def test_ratio_table_bert_base_short_requests_on_the_documents_instances(
     assert 5 <= cpu_ms / gpu_ms <= 20, cpu_ms / gpu_ms
 
 
+def test_a_job_no_single_gpu_holds_is_priced_on_its_plan(cli: Cli) -> None:
+    """70B at 4,096 tokens fits no GPU as written: the picks are the plan (its GPUs on
+    full nodes, timed with its fixes), never a row the job does not fit."""
+    doc = _estimate(
+        cli, "--params", "70B", "--seq-len", "4096", "--task", "train",
+        "--dataset-size", "100000", "--on", "h100-sxm", "--on", "a100-80gb",
+    )  # fmt: skip
+    rows = _rows(doc)
+    assert all(r["fits"] is False and r["plan"]["total_time_s"] for r in rows.values())
+    pick = doc["cheapest"]
+    assert pick["fits"] is True and pick["plan"] in {r["plan"]["plan"] for r in rows.values()}
+    row = next(r for r in rows.values() if r["plan"]["plan"] == pick["plan"])
+    assert pick["time_s"] == pytest.approx(row["plan"]["total_time_s"])
+    assert pick["nodes"] == -(-row["plan"]["gpus"] // 8)
+    assert doc["fastest"]["fits"] is True
+
+
+def test_picks_skip_an_option_the_job_does_not_fit() -> None:
+    from hwadvisor.cost import Option, cheapest, fastest
+
+    small = Option("t4", "g", 1.0, 10.0, fits=False)
+    big = Option("h100-sxm", "p", 9.0, 20.0, fits=True)
+    unknown = Option("l4", "q", 5.0, 30.0)
+    assert cheapest([small, big, unknown], None).instance == "q"  # type: ignore[union-attr]
+    assert fastest([small, big], None).instance == "p"  # type: ignore[union-attr]
+    only = cheapest([small], None)
+    assert only is not None and only.fits is False
+    assert "no priced option holds the job in memory as written" in only.why
+
+
 # Bad input: one line on stderr, exit 2, nothing written. -----------------------------------
 
 

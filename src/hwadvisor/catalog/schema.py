@@ -43,6 +43,13 @@ class Interconnect(_Entry):
         description="nvlink2, nvlink3, nvlink4, pcie3, pcie4, pcie5, infinity-fabric, none"
     )
     gb_s_per_direction: float | None = None
+    network_gb_s_per_gpu: float | None = Field(
+        None,
+        gt=0,
+        description="the network between nodes, per GPU and direction, of the vendor's "
+        "reference cluster node (GB/s)",
+    )
+    network_source: str | None = None
 
 
 class Achieved(_Entry):

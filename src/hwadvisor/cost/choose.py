@@ -47,6 +47,10 @@ class Option:
     price_date: str | None = None
     price_source: str | None = None
     per: str = "job"  # what usd pays for: job, month (serving) or 1000 requests
+    #: Whether the job fits the option's memory (None: unknown); a plan's option fits.
+    fits: bool | None = None
+    plan: str | None = None  # the multi-GPU plan the option runs, as its text says it
+    nodes: int = 1  # instances billed together (a job past one node)
 
 
 def _meets(opt: Option, deadline_s: float | None) -> bool:
@@ -58,8 +62,13 @@ def _meets(opt: Option, deadline_s: float | None) -> bool:
 
 
 def _choice(opt: Option, deadline_s: float | None, why: list[str], cites: list[str]) -> Choice:
+    if opt.fits is False:
+        why = [*why, "no priced option holds the job in memory as written"]
     return Choice(
         device=opt.device if opt.count == 1 else f"{opt.device} x{opt.count}",
+        fits=opt.fits,
+        plan=opt.plan,
+        nodes=opt.nodes,
         instance=opt.instance,
         usd=opt.usd,
         time_s=opt.time_s,
@@ -72,6 +81,12 @@ def _choice(opt: Option, deadline_s: float | None, why: list[str], cites: list[s
         why=why,
         cites=cites,
     )
+
+
+def _holding(options: list[Option]) -> list[Option]:
+    """The options that may hold the job (fits true or unknown); all of them when none may."""
+    held = [o for o in options if o.fits is not False]
+    return held or options
 
 
 def _time(opt: Option) -> float:
@@ -87,7 +102,7 @@ def cheapest(
     Spot options are weighed only with ``spot=True`` (``--budget low``: :func:`budget_low`);
     the plain answer is on demand, the price a job that must not be interrupted pays.
     """
-    priced = [o for o in options if o.usd is not None and (spot or not o.spot)]
+    priced = _holding([o for o in options if o.usd is not None and (spot or not o.spot)])
     if not priced:
         return None
     meeting = [o for o in priced if _meets(o, deadline_s)]
@@ -100,7 +115,7 @@ def cheapest(
 
 def fastest(options: Iterable[Option], deadline_s: float | None = None) -> Choice | None:
     """The option with the shortest time (the cheaper of equals; unpriced ones too)."""
-    timed = [o for o in options if o.time_s is not None and math.isfinite(o.time_s)]
+    timed = _holding([o for o in options if o.time_s is not None and math.isfinite(o.time_s)])
     if not timed:
         return None
     best = min(timed, key=lambda o: (o.time_s, math.inf if o.usd is None else o.usd))
@@ -147,6 +162,7 @@ def instance_options(
         released=device.released,
         price_date=inst.price_date,
         price_source=inst.source,
+        nodes=nodes,
     )
     if not spot or inst.spot_price is None:
         return [on_demand]

@@ -107,9 +107,32 @@ def price_row(
     else:
         priced = _on_device(est, runs, catalog, target, today)
     per = _per(est, target)
-    return Priced(
-        priced.cost, [o if o.per == "month" else replace(o, per=per) for o in priced.options]
-    )
+    options = [
+        replace(o, fits=est.fits) if o.per == "month" else replace(o, per=per, fits=est.fits)
+        for o in priced.options
+    ]
+    return Priced(priced.cost, options + _plan_options(est, runs, catalog, target))
+
+
+def _plan_options(
+    est: DeviceEstimate, runs: Runs, catalog: InstanceCatalog, target: Target
+) -> list[Option]:
+    """A row the job does not fit, on a catalog GPU with a timed plan: the plan's options
+    (its GPUs on the instances that carry them, full nodes past one), which do fit."""
+    plan = est.plan
+    if (
+        est.fits is not False
+        or plan is None
+        or target.serving
+        or runs.kind != "device"
+        or runs.entry is None
+        or plan.total_time_s is None
+    ):
+        return []
+    return [
+        replace(o, fits=True, plan=plan.plan)
+        for o in options_for(runs.entry, plan.gpus, plan.total_time_s, catalog)
+    ]
 
 
 def _per(est: DeviceEstimate, target: Target) -> str:

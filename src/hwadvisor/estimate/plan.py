@@ -39,6 +39,9 @@ COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 #: The most GPUs a plan may use by default (a frontier training cluster's order).
 MAX_GPUS = COUNTS[-1]
 _STAGES = ((1, "ZeRO-1"), (2, "ZeRO-2"), (3, "FSDP (ZeRO-3)"))
+#: The fixes by the names plans carry (what the plan's time reads).
+CHECKPOINTING = "activation checkpointing"
+OFFLOAD = "optimizer offload to the host"
 
 
 @dataclass(frozen=True)
@@ -90,14 +93,14 @@ def fix_levels(wl: Workload, *, cuda: bool = True) -> list[tuple[tuple[str, ...]
         plan = replace(plan, batch=1)
         fixes = (*fixes, f"batch 1 per device with {accum} steps of gradient accumulation")
         out.append((fixes, plan))
-    plan, fixes = replace(plan, checkpointing=True), (*fixes, "activation checkpointing")
+    plan, fixes = replace(plan, checkpointing=True), (*fixes, CHECKPOINTING)
     out.append((fixes, plan))
     if not cuda:
         return out
     if wl.optimizer is Optimizer.ADAMW:
         plan, fixes = replace(plan, optimizer_8bit=True), (*fixes, "an 8-bit optimizer")
         out.append((fixes, plan))
-    plan, fixes = replace(plan, offload=True), (*fixes, "optimizer offload to the host")
+    plan, fixes = replace(plan, offload=True), (*fixes, OFFLOAD)
     out.append((fixes, plan))
     return out
 
@@ -143,7 +146,7 @@ def plan_for(
     if wl.params is None:
         return None
     levels = fix_levels(wl, cuda=gpu.cuda)
-    offload = [lv for lv in levels if "optimizer offload to the host" in lv[0]]
+    offload = [lv for lv in levels if OFFLOAD in lv[0]]
     plain = [lv for lv in levels if lv not in offload]
     found = [
         c
@@ -189,6 +192,8 @@ def _to_plan(wl: Workload, gpu: Gpu, c: _Candidate, counts: MemoryCounts | None)
         memory=mb,
         fits=True,
         plan=text,
+        precision=c.plan.precision.value,
+        batch_per_gpu=c.plan.batch,
         notes=notes,
     )
 

@@ -54,6 +54,9 @@ class Rates:
     memory_bytes: int | None = None
     link_gb_s: float | None = None
     link_kind: str | None = None
+    #: The network between nodes per GPU (GB/s) and its source (multi-node scaling).
+    network_gb_s: float | None = None
+    network_source: str | None = None
     assumptions: list[str] = field(default_factory=list)
     basis: str = ""
 
@@ -211,6 +214,8 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
         memory_bytes=entry.memory_bytes,
         link_gb_s=entry.interconnect.gb_s_per_direction,
         link_kind=entry.interconnect.kind,
+        network_gb_s=entry.interconnect.network_gb_s_per_gpu,
+        network_source=entry.interconnect.network_source,
         assumptions=notes,
         basis=f"catalog peak {peak:g} TFLOP/s{tf32_text(roof)} x achieved fraction ({entry.source})",
     )

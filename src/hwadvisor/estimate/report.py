@@ -7,7 +7,9 @@ model's serving or fine-tuning through :mod:`.llm_bridge`."""
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +20,14 @@ from hwadvisor.estimate.fixes import memory_fixes
 from hwadvisor.estimate.here import here_rates
 from hwadvisor.estimate.memory import MemoryPlan, breakdown, decide_fit
 from hwadvisor.estimate.plan import Gpu, plan_for
+from hwadvisor.estimate.plan_time import timed_plan
 from hwadvisor.estimate.rates import Rates, catalog_rates
 from hwadvisor.estimate.scaling import efficiency
 from hwadvisor.estimate.timing import step_time
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport, MemoryFix
 from hwadvisor.models.facts import Facts
-from hwadvisor.models.workload import Task, Workload
+from hwadvisor.models.workload import Precision, Task, Workload
 
 #: ``--on`` when none is given: this machine and a spread of GPUs, small to large.
 DEFAULT_DEVICES = ["here", "t4", "l4", "a10", "rtx-4090", "a100-80gb", "h100-sxm"]
@@ -73,6 +76,7 @@ def estimate_workload(
                     gpus=n,
                     gpu=entry.kind is not DeviceKind.CPU,
                     plannable=entry.kind is DeviceKind.GPU,
+                    rates_at=functools.partial(catalog_rates, entry),
                 )
             if found[dev].notes:
                 est = est.model_copy(update={"assumptions": [*found[dev].notes, *est.assumptions]})
@@ -123,9 +127,16 @@ def _here(wl: Workload, facts: Facts | None, bench: BenchReport | None) -> Devic
 
 
 def _estimate(
-    wl: Workload, rates: Rates, *, gpus: int, gpu: bool, plannable: bool = False
+    wl: Workload,
+    rates: Rates,
+    *,
+    gpus: int,
+    gpu: bool,
+    plannable: bool = False,
+    rates_at: Callable[[Precision], Rates] | None = None,
 ) -> DeviceEstimate:
-    """Time and memory on one device; ``plannable``: a GPU a multi-GPU plan may use."""
+    """Time and memory on one device; ``plannable``: a GPU a multi-GPU plan may use;
+    ``rates_at``: the device's rates at another precision, to time the plan."""
     notes = list(wl.assumptions) + list(rates.assumptions)
     st = step_time(wl, rates)
     notes += st.notes
@@ -143,6 +154,9 @@ def _estimate(
         total = math.ceil(samples / (wl.batch_size * gpus)) * step
     elif wl.dataset_size is None:
         notes.append("dataset size unknown: total time unknown (give --dataset-size)")
+    memory = _memory(wl, rates, gpus=gpus, gpu=gpu, plannable=plannable, notes=notes)
+    if memory["plan"] is not None and rates_at is not None:
+        memory["plan"] = timed_plan(wl, memory["plan"], rates_at)
     est = DeviceEstimate(
         device=rates.device,
         name=rates.name,
@@ -150,7 +164,7 @@ def _estimate(
         step_time_s=step,
         total_time_s=total,
         throughput_samples_s=throughput,
-        **_memory(wl, rates, gpus=gpus, gpu=gpu, plannable=plannable, notes=notes),
+        **memory,
         basis=rates.basis,
         assumptions=notes,
         time_breakdown_s=parts,

@@ -65,6 +65,13 @@ class Choice(Document):
     )
     spot: bool = False
     cpu: bool = Field(False, description="the pick runs on a CPU (a CPU instance, or here)")
+    fits: bool | None = Field(
+        None, description="the job fits the pick's memory (false only when no option does)"
+    )
+    plan: str | None = Field(
+        None, description="the multi-GPU plan the pick runs (its fixes and sharding), if any"
+    )
+    nodes: int = Field(1, ge=1, description="instances billed together (a job past one node)")
     per: str = Field(
         "job", description="what usd pays for: job, month (serving at the QPS) or 1000 requests"
     )

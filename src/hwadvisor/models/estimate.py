@@ -62,6 +62,15 @@ class MultiGpuPlan(Document):
     plan: str = Field(
         description='e.g. "4 × A100 80GB with FSDP (ZeRO-3) and activation checkpointing"'
     )
+    precision: str | None = Field(None, description="the precision the plan runs in")
+    batch_per_gpu: int | None = Field(
+        None, ge=1, description="samples per GPU per step (gradient accumulation keeps the rest)"
+    )
+    step_time_s: float | None = Field(
+        None, description="one step of the plan (every GPU), recomputation and sharding included"
+    )
+    total_time_s: float | None = Field(None, description="the job on the plan")
+    throughput_samples_s: float | None = None
     notes: list[str] = Field(default_factory=list)
 
 

@@ -70,7 +70,11 @@ def choice_summary(label: str, choice: Choice | None) -> str:
     """One line for a cheapest / fastest / budget-low pick."""
     if choice is None:
         return f"{label}: no priced option"
-    where = f"{choice.device} on {choice.instance}" if choice.instance else choice.device
+    who = choice.plan or choice.device
+    nodes = f"{choice.nodes} x " if choice.nodes > 1 else ""
+    where = f"{who} on {nodes}{choice.instance}" if choice.instance else who
+    if choice.fits is False:
+        where += " (does not fit in memory: no priced option holds the job)"
     goal = "the latency target" if choice.per == "month" else "the deadline"
     met = f"meets {goal}" if choice.meets_deadline else f"misses {goal}"
     spot = " (spot)" if choice.spot else ""

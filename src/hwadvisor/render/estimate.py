@@ -74,7 +74,12 @@ def _fit_note(est: DeviceEstimate) -> Text | None:
         return None
     parts = [est.fit_reason] if est.fit_reason else []
     if est.plan is not None:
-        parts.append(f"plan: {est.plan.plan}")
+        timed = ""
+        if est.plan.step_time_s is not None:
+            total = est.plan.total_time_s
+            whole = f", {duration(total)} in all" if total is not None else ""
+            timed = f" ({duration(est.plan.step_time_s)} a step{whole})"
+        parts.append(f"plan: {est.plan.plan}{timed}")
     return Text("; ".join(parts)) if parts else None
 
 

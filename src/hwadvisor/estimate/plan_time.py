@@ -1,0 +1,83 @@
+"""The time of a multi-GPU plan: the job as the plan runs it, priced like any step.
+
+A plan (:mod:`hwadvisor.estimate.plan`) changes what runs, and so the time:
+
+- its precision: mixed precision, when the plan turned it on;
+- the batch per GPU: gradient accumulation keeps the effective batch, so the samples a
+  step processes are the plan's batch per GPU times its GPUs;
+- recomputation: activation checkpointing runs each segment's forward again during the
+  backward, one forward pass more per step (Chen et al. 2016, "Training Deep Nets with
+  Sublinear Memory Cost", arXiv:1604.06174, section 3): a third more compute on a step
+  whose forward and backward are three forwards' work;
+- sharding: ZeRO-1 and ZeRO-2 move DDP's bytes, ZeRO-3 / FSDP 1.5x as many
+  (:data:`hwadvisor.estimate.scaling.ZERO3_VOLUME`), over NVLink within a node and the
+  network between nodes (:func:`hwadvisor.estimate.scaling.efficiency`).
+
+An 8-bit optimizer leaves the time as it is (its step is a small share of a step).
+Offloading the optimizer moves its step to the host CPU, whose time this does not
+estimate, and tensor-parallel inference plans are not timed either: such plans keep
+``step_time_s`` null with a note saying why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from hwadvisor.estimate.memory import is_inference
+from hwadvisor.estimate.plan import CHECKPOINTING, OFFLOAD
+from hwadvisor.estimate.rates import Rates
+from hwadvisor.estimate.scaling import ZERO3_VOLUME, efficiency
+from hwadvisor.estimate.timing import step_time
+from hwadvisor.models.estimate import MultiGpuPlan
+from hwadvisor.models.workload import Precision, Task, Workload
+
+#: Parts of a step that are forward or backward work (recomputation repeats a third).
+RECOMPUTED = frozenset({"gemm", "conv", "other", "memory", "layout", "compute"})
+#: Forward passes' worth of work in a training step (one forward, a backward of two).
+TRAIN_FORWARDS = 3.0
+
+
+def _untimed(plan: MultiGpuPlan, why: str) -> MultiGpuPlan:
+    return plan.model_copy(update={"notes": [*plan.notes, f"time not estimated: {why}"]})
+
+
+def timed_plan(
+    wl: Workload, plan: MultiGpuPlan, rates_at: Callable[[Precision], Rates]
+) -> MultiGpuPlan:
+    """``plan`` with its step time, total time and throughput (see the module)."""
+    if is_inference(wl.task):
+        return _untimed(plan, "tensor-parallel inference is not timed")
+    if OFFLOAD in plan.fixes:
+        return _untimed(plan, "the offloaded optimizer step runs on the host CPU")
+    precision = Precision(plan.precision) if plan.precision else wl.precision
+    batch = plan.batch_per_gpu or wl.batch_size
+    job = wl.model_copy(update={"precision": precision, "batch_size": batch})
+    rates = rates_at(precision)
+    st = step_time(job, rates)
+    if st.total is None:
+        return _untimed(plan, st.notes[-1] if st.notes else "the step's time is unknown")
+    step, notes = st.total, []
+    if CHECKPOINTING in plan.fixes:
+        extra = sum(v for k, v in st.parts.items() if k in RECOMPUTED) / TRAIN_FORWARDS
+        step += extra
+        notes.append(
+            f"activation checkpointing recomputes the forward: +{extra * 1e3:.3g} ms a step"
+        )
+    volume = ZERO3_VOLUME if "ZeRO-3" in plan.strategy else 1.0
+    eff, text = efficiency(job, rates, step, plan.gpus, volume=volume)
+    step /= eff
+    if text:
+        notes.append(text)
+    total = None
+    if wl.dataset_size is not None:
+        samples = wl.dataset_size * (wl.epochs if wl.task is Task.TRAIN else 1.0)
+        total = math.ceil(samples / (batch * plan.gpus)) * step
+    return plan.model_copy(
+        update={
+            "step_time_s": step,
+            "total_time_s": total,
+            "throughput_samples_s": batch * plan.gpus / step,
+            "notes": [*plan.notes, *notes],
+        }
+    )
