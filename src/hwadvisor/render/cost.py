@@ -59,11 +59,18 @@ def cost_summary(cost: Cost) -> str:
     if parts and cost.price_date:
         parts[-1] += f" (prices of {cost.price_date}{', stale' if cost.stale else ''})"
     if not parts:
-        why = cost.notes[-1].removeprefix("unpriced: ") if cost.notes else ""
-        parts.append(f"unpriced ({why})" if why else "unpriced")
+        parts.append(f"unpriced ({_why_unpriced(cost)})" if cost.notes else "unpriced")
     if cost.energy_kwh is not None:
         parts.append(f"{cost.energy_kwh:.3g} kWh at {watts(cost.power_w)}")
     return "; ".join(parts)
+
+
+def _why_unpriced(cost: Cost) -> str:
+    """Why a cost has no dollars: an instance with a price but no time for the job says
+    so (a stale price is only warned about, never the reason), else its last note."""
+    if cost.hourly_usd is not None and cost.time_s is None:
+        return f"{cost.instance} at {usd(cost.hourly_usd)} an hour; the job's time is unknown"
+    return cost.notes[-1].removeprefix("unpriced: ")
 
 
 def choice_summary(label: str, choice: Choice | None) -> str:
