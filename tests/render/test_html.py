@@ -232,6 +232,10 @@ def test_cost_is_charted_when_the_estimate_is_priced(cli: Cli) -> None:
     assert costs["NVIDIA T4 16GB"]["usd"] == 10.0 and costs["NVIDIA T4 16GB"]["spot_usd"] == 4.0
     assert costs["NVIDIA A100 SXM 80GB"]["cost_text"] == "$11.00 on inst-1 (2026-11-01 price)"
     assert "Cost picks" in page.text and "cheapest that meets the deadline" in page.text
+    plan = "32 × NVIDIA H100 SXM 80GB with FSDP (ZeRO-3)"
+    doc["cheapest"] |= {"plan": plan, "nodes": 4, "instance": "p5.48xlarge"}
+    page = Page(estimate_html(EstimateReport.model_validate(doc)))
+    assert plan in page.text and "4 x p5.48xlarge" in page.text
 
 
 @needs_report

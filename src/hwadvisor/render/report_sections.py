@@ -219,9 +219,13 @@ def _choice_row(title: str, choice: object) -> str:
     date, source = getattr(choice, "price_date", None), getattr(choice, "price_source", None)
     price = ", ".join(str(p) for p in (date, source) if p)
     why = "; ".join(getattr(choice, "why", None) or [])
+    nodes = getattr(choice, "nodes", 1) or 1
+    where = f"{nodes} x " if nodes > 1 else ""
+    where += getattr(choice, "instance", None) or ""
+    what = getattr(choice, "plan", None) or getattr(choice, "device", "")
     cells = [
         f"<td>{esc(title)}</td>",
-        f"<td>{esc(getattr(choice, 'device', ''))}<br><span class='meta'>{esc(getattr(choice, 'instance', None) or '')}{esc(spot)}</span></td>",
+        f"<td>{esc(what)}<br><span class='meta'>{esc(where)}{esc(spot)}</span></td>",
         f'<td class="num">{esc(f"${usd:,.2f}" if usd is not None else "unpriced")}</td>',
         f'<td class="num">{esc(duration(getattr(choice, "time_s", None)))}</td>',
         f"<td>{esc('meets' if meets else 'misses' if meets is not None else 'unknown')}</td>",
