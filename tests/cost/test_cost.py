@@ -301,6 +301,12 @@ def test_serving_runs_one_replica_per_gpu_group_on_a_many_gpu_instance() -> None
         "c", None, 0, 4, 8.0, price=0.2, spot_price=None, price_date="2026-11", source="t"
     )
     assert replicas_per_instance(cpu) == 1 and replicas_per_instance(eight, 3) == 2
+    # a 16-GPU replica spans two 8-GPU instances: 250 QPS at 100 a replica is 3 replicas
+    wide = serving_cost(
+        eight, qps=250, throughput_samples_s=100, per_replica=16, device=DEVICES["t4"], today=TODAY
+    )
+    assert wide.instances == 6 and wide.monthly_usd == pytest.approx(6 * 8.0 * 730)
+    assert wide.energy_kwh == pytest.approx(70 * 8 * 6 * (250 / 300) * 730 / 1000)
 
 
 def test_own_hardware_by_the_hour_or_by_purchase() -> None:

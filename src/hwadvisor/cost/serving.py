@@ -52,8 +52,12 @@ def serving_cost(
     each replica of the job on ``per_replica`` of its GPUs."""
     from hwadvisor.catalog.instances import stale_warning
 
+    from hwadvisor.catalog.instances import nodes_for
+
     replicas = replicas_per_instance(inst, per_replica)
-    count = instances_for_qps(qps, throughput_samples_s * replicas)
+    # A replica on more GPUs than the instance has spans nodes: each replica bills them all.
+    nodes = nodes_for(inst, per_replica)
+    count = instances_for_qps(qps, throughput_samples_s * replicas) * nodes
     hourly = inst.spot_price if spot else inst.price
     notes = []
     if latency_s is not None and latency_target_s is not None and latency_s > latency_target_s:
@@ -61,10 +65,10 @@ def serving_cost(
             f"latency {latency_s * 1000:.1f} ms is over the {latency_target_s * 1000:g} ms target "
             "on any number of these instances"
         )
-    busy = min(1.0, qps / (count * throughput_samples_s * replicas))
+    busy = min(1.0, qps / (count // nodes * throughput_samples_s * replicas))
     power, power_source = device_power(device)
     used = max(inst.accelerator_count, 1) if not inst.is_cpu else 1
-    working = 1 if inst.is_cpu else min(used, replicas * max(1, per_replica))
+    working = 1 if inst.is_cpu else min(used, replicas * max(1, per_replica) // nodes)
     month_s = HOURS_PER_MONTH * 3600
     energy = None if power is None else power * working * count * busy * month_s / 3.6e6
     stale = stale_warning(inst, today)
