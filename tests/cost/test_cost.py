@@ -341,3 +341,23 @@ def test_fleet_price_per_hour_minus_one_is_one_line_exit_2(cli) -> None:  # type
     assert res.code == 2
     (line,) = res.error_lines()
     assert "--price-per-hour must be 0 or more, got -1" in line
+
+
+def test_the_cpu_instance_weighed_is_the_cheapest_that_holds_the_job() -> None:
+    """A 16 GiB job on a CPU: of one processor's instances the cheapest with the memory
+    (with the 10% headroom), and a processor none of whose instances holds it keeps its
+    cheapest."""
+    from hwadvisor.catalog.instances import InstanceCatalog
+    from hwadvisor.pipeline.pricing import cpu_instances
+
+    def cpu(name: str, gib: float, price: float, device: str = "xeon-8488c") -> Instance:
+        return Instance(name, device, 0, 4, gib, price=price, spot_price=None,
+                        price_date="2026-11", source="t")  # fmt: skip
+
+    catalog = InstanceCatalog(instances=(
+        cpu("small", 8, 0.1), cpu("mid", 16, 0.2), cpu("big", 32, 0.4), cpu("bigger", 64, 0.8),
+        cpu("other", 8, 0.05, device="epyc-9654"),
+    ))  # fmt: skip
+    names = {i.instance_type for i in cpu_instances(catalog, need_bytes=16 * (1 << 30))}
+    assert names == {"big", "other"}
+    assert {i.instance_type for i in cpu_instances(catalog)} == {"small", "other"}

@@ -50,9 +50,7 @@ def serving_cost(
 ) -> Cost:
     """The monthly bill of serving ``qps`` on ``inst`` (on-demand, or spot when asked),
     each replica of the job on ``per_replica`` of its GPUs."""
-    from hwadvisor.catalog.instances import stale_warning
-
-    from hwadvisor.catalog.instances import nodes_for
+    from hwadvisor.catalog.instances import nodes_for, stale_warning
 
     replicas = replicas_per_instance(inst, per_replica)
     # A replica on more GPUs than the instance has spans nodes: each replica bills them all.

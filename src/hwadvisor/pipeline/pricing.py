@@ -166,12 +166,29 @@ def instance_estimates(
     return out
 
 
-def cpu_instances(catalog: InstanceCatalog) -> list[Instance]:
+def cpu_instances(catalog: InstanceCatalog, *, need_bytes: int | None = None) -> list[Instance]:
     """The cheapest priced CPU instance of each processor: the CPU options a
-    recommendation weighs (S5: low-QPS serving is cheaper on a CPU instance)."""
+    recommendation weighs (S5: low-QPS serving is cheaper on a CPU instance). With
+    ``need_bytes`` (the job's memory on a CPU), the cheapest whose memory holds it with
+    the estimate's headroom, where one does."""
+    from hwadvisor.estimate.memory import USABLE_FRACTION
+
+    def holds(inst: Instance) -> bool:
+        if need_bytes is None or inst.memory_gib is None:
+            return True
+        return need_bytes <= inst.memory_gib * (1 << 30) * USABLE_FRACTION
+
+    priced = [i for i in catalog.instances if i.is_cpu and i.price is not None]
+    held = [i for i in priced if holds(i)]
+    some = {h.device_id for h in held}
+    # a processor none of whose instances holds the job keeps its cheapest (it won't fit)
+    return _cheapest_each(held + [i for i in priced if i.device_id not in some])
+
+
+def _cheapest_each(pool: list[Instance]) -> list[Instance]:
     best: dict[str, Instance] = {}
-    for inst in catalog.instances:
-        if not inst.is_cpu or inst.price is None:
+    for inst in pool:
+        if inst.device_id is None:
             continue
         have = best.get(inst.device_id)
         if have is None or (inst.price, inst.instance_type) < (
@@ -292,13 +309,15 @@ def price_for_advice(
     facts: Facts | None = None,
 ) -> EstimateReport | None:
     """The advice's estimates priced, with the options a recommendation weighs added:
-    the cheapest CPU instance of each processor and, under ``--budget low``, every GPU a
-    priced instance carries (previous generations included)."""
+    the cheapest CPU instance of each processor that holds the job's memory on a CPU
+    (what ``here`` needs), and under ``--budget low`` every GPU a priced instance carries
+    (previous generations included)."""
     if report is None:
         return None
     from hwadvisor.estimate import estimate_workload
 
-    cpus = cpu_instances(pricing.catalog)
+    here = next((e for e in report.estimates if e.device == "here"), None)
+    cpus = cpu_instances(pricing.catalog, need_bytes=here.memory_bytes if here else None)
     rows = [*report.estimates, *instance_estimates(workload, cpus, pricing)]
     if budget is Budget.LOW:
         more = previous_generation(pricing, {e.device for e in rows if e.gpus == 1})
