@@ -142,6 +142,13 @@ def test_serving_a_language_model_at_a_qps_is_priced_by_the_month(cli: Cli) -> N
     assert doc["cheapest"] is not None and doc["cheapest"]["usd"] > 0
 
 
+def test_a_served_model_is_stated_in_bf16_unless_told(cli: Cli) -> None:
+    doc = _estimate(cli, "--model", "llama-3-8b", "--task", "serve", "--on", "l4")
+    assert doc["workload"]["precision"] == "bf16"
+    fp16 = _estimate(cli, "--model", "llama-3-8b", "--task", "serve", "--precision", "fp16")
+    assert fp16["workload"]["precision"] == "fp16"
+
+
 def test_recommend_reads_serving_in_tokens_and_requests(cli: Cli, data_dir: Path) -> None:
     facts = data_dir / "facts" / "laptop.json"
     code, out, err = cli(

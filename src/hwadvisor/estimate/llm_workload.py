@@ -94,10 +94,14 @@ def _serve_fields(
     flops = arch.prefill_flops(
         max(1, given.prompt_tokens)
     ) + given.output_tokens * arch.flops_per_token(mean)
+    # The weights' own format is --quant (16-bit by default); the workload's precision,
+    # the compute type, is stated as bf16 like any served LLM's unless it was given.
+    precision = given.precision if "precision" in given.model_fields_set else Precision.BF16
     return {
         "batch_size": given.concurrency,
         "seq_len": given.context,
         "flops_per_sample": flops,
+        "precision": precision,
     }
 
 
