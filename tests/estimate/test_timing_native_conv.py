@@ -137,3 +137,16 @@ def test_catalog_cpu_runs_on_its_cores_so_nothing_changes() -> None:
     assert rates.threads == entry.cores and (rates.threads or 0) > 1
     st = step_time(_resnet_like(4), rates)
     assert not any("native path" in n for n in st.notes)
+
+
+def test_a_convolution_is_never_priced_above_the_measured_rate() -> None:
+    """The matmul curve lowers a convolution smaller than the measured one and never
+    raises a larger one: the measured conv2d (172 effective size here) has amortised the
+    per-call costs that make small squares slow."""
+    rates = here_rates(None, _bench(threads=2), Precision.FP32)
+    assert rates.conv_size == effective_size(8 * 56 * 56, 64, 64 * 9) == 172
+    assert rates.conv_at(600.0) == pytest.approx(150e9)  # the curve says 100/~70 above it
+    small = rates.conv_at(64.0)
+    ref, low = rates.gemm(172.0), rates.gemm(64.0)
+    assert small is not None and ref is not None and low is not None
+    assert small == pytest.approx(150e9 * low / ref) and small < 150e9

@@ -70,14 +70,22 @@ class Rates:
     threads: int | None = None
 
     def conv_at(self, size: float) -> float | None:
-        """Convolution FLOP/s at ``size``: the matmul curve scaled to the measured conv rate."""
+        """Convolution FLOP/s at ``size``: the measured conv rate, lowered along the matmul
+        curve for a product smaller (skinnier) than the measured convolution's.
+
+        Never raised above the measured rate: the square products' curve climbs past the
+        measured convolution's effective size (172 for the bench's 64-channel 3x3) because
+        a small square's per-call and threading costs amortise, and the measured
+        convolution, 3.7 GFLOP a call, has already amortised its own (at two threads this
+        climb was 16%, and the step's convolutions ran 25% under the measured rate).
+        """
         if self.conv is None:
             return None
         ref = self.gemm(self.conv_size) if self.conv_size else None
         at = self.gemm(size)
         if ref is None or at is None or ref <= 0:
             return self.conv
-        return self.conv * at / ref
+        return self.conv * min(1.0, at / ref)
 
     def gemm(self, size: float) -> float | None:
         """Matmul FLOP/s at ``size`` (cube root of M·N·K), interpolated in log size.
