@@ -63,7 +63,8 @@ def threads() -> int:
 
 
 def micro_bench(min_run_time: float = 0.2) -> Any:
-    """Microbenchmark figures measured here: matmul at six sizes, one conv2d, triad.
+    """Microbenchmark figures measured here: matmul at six sizes, one conv2d and its
+    backward, triad.
 
     The same kernels and shape conventions as ``hwadvisor bench`` (matmul [n, n, n];
     conv2d [N, C, H, W, Cout, kh, kw]; triad GB/s), kept short so that it can run right
@@ -103,9 +104,13 @@ def micro_bench(min_run_time: float = 0.2) -> Any:
     x = torch.randn(8, 64, 56, 56).to(memory_format=torch.channels_last)
     w = torch.randn(64, 64, 3, 3).to(memory_format=torch.channels_last)
     m = timed("torch.nn.functional.conv2d(x, w, padding=1)", {"x": x, "w": w})
-    results.append(
-        result("conv2d", [8, 64, 56, 56, 64, 3, 3], 2 * 8 * 64 * 56 * 56 * 64 * 9, "GFLOP/s", m)
-    )
+    conv_shape, conv_flops = [8, 64, 56, 56, 64, 3, 3], 2 * 8 * 64 * 56 * 56 * 64 * 9
+    results.append(result("conv2d", conv_shape, conv_flops, "GFLOP/s", m))
+    # its backward (input and weight gradients, 2x the FLOPs), as hwadvisor bench times it
+    g = torch.randn(8, 64, 56, 56).to(memory_format=torch.channels_last)
+    back = "torch.ops.aten.convolution_backward(g, x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, False])"
+    m = timed(back, {"x": x, "w": w, "g": g})
+    results.append(result("conv2d_backward", conv_shape, 2 * conv_flops, "GFLOP/s", m))
     n = 1 << 23
     a, b, c = torch.randn(n), torch.randn(n), torch.randn(n)
     m = timed("torch.add(b, c, alpha=2.0, out=a)", {"a": a, "b": b, "c": c})

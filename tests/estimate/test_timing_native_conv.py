@@ -150,3 +150,33 @@ def test_a_convolution_is_never_priced_above_the_measured_rate() -> None:
     ref, low = rates.gemm(172.0), rates.gemm(64.0)
     assert small is not None and ref is not None and low is not None
     assert small == pytest.approx(150e9 * low / ref) and small < 150e9
+
+
+def test_the_backward_convolutions_run_at_the_measured_backward_rate() -> None:
+    """With a measured aten.convolution_backward of the forward's shape, a training step's
+    backward convolutions (two forwards' FLOPs) run at its rate; inference is unchanged."""
+    from hwadvisor.estimate.here import conv_backward_ratio
+
+    bench = _bench(threads=2)
+    shape = [8, 64, 56, 56, 64, 3, 3]
+    back = bench.results[2].model_copy(update={"kernel": "conv2d_backward", "value": 120.0})
+    assert back.shape == shape
+    slow = bench.model_copy(update={"results": [*bench.results, back]})
+    assert conv_backward_ratio(slow) == pytest.approx(120.0 / 150.0)
+    assert conv_backward_ratio(bench) is None
+    shaky = back.model_copy(update={"reliable": False})
+    assert (
+        conv_backward_ratio(bench.model_copy(update={"results": [*bench.results, shaky]})) is None
+    )
+
+    def conv_part(b: BenchReport, task: Task) -> float:
+        rates = here_rates(None, b, Precision.FP32)
+        wl = _resnet_like(16).model_copy(update={"task": task})
+        return step_time(wl, rates).parts["conv"]
+
+    plain, measured = conv_part(bench, Task.TRAIN), conv_part(slow, Task.TRAIN)
+    # forward 1 + backward 2 forwards' work, the backward at 0.8 of the forward's rate
+    assert measured == pytest.approx(plain * (1 + 2 / 0.8) / 3)
+    assert conv_part(slow, Task.INFER) == pytest.approx(conv_part(bench, Task.INFER))
+    notes = here_rates(None, slow, Precision.FP32).assumptions
+    assert any("backward at the measured backward's rate, 0.80x" in n for n in notes)

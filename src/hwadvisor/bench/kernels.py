@@ -55,6 +55,11 @@ def conv_work(shape: Shape) -> float:
     return 2.0 * n * c * h * w * c * 9
 
 
+def conv_backward_work(shape: Shape) -> float:
+    """The backward of the same convolution: its input and weight gradients, 2x the forward."""
+    return 2.0 * conv_work(shape)
+
+
 def _matmul_builder(torch: Any, dev: Any, dtype: str) -> Callable[[Shape], Callable[[], object]]:
     def build(shape: Shape) -> Callable[[], object]:
         m, n, k = shape
@@ -80,6 +85,26 @@ def _conv_builder(torch: Any, dev: Any, dtype: str) -> Callable[[Shape], Callabl
         wt = torch.randn(c, c, 3, 3, dtype=dt, device=dev).contiguous(memory_format=cl)
         conv = torch.nn.functional.conv2d
         return lambda: conv(x, wt, padding=1)
+
+    return build
+
+
+def _conv_backward_builder(
+    torch: Any, dev: Any, dtype: str
+) -> Callable[[Shape], Callable[[], object]]:
+    """The backward of the forward's convolution (``aten.convolution_backward``, as autograd
+    calls it): the input gradient and the weight gradient, no bias."""
+
+    def build(shape: Shape) -> Callable[[], object]:
+        n, c, h, w = shape
+        dt = torch_dtype(torch, dtype)
+        cl = torch.channels_last
+        x = torch.randn(n, c, h, w, dtype=dt, device=dev).contiguous(memory_format=cl)
+        wt = torch.randn(c, c, 3, 3, dtype=dt, device=dev).contiguous(memory_format=cl)
+        grad = torch.randn(n, c, h, w, dtype=dt, device=dev).contiguous(memory_format=cl)
+        back = torch.ops.aten.convolution_backward
+        mask = [True, True, False]
+        return lambda: back(grad, x, wt, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, mask)
 
     return build
 
@@ -202,6 +227,20 @@ def plan(
             flags=flags,
         )
 
+    def conv_backward(dtype: str, weight: float) -> KernelCase:
+        flags = (lambda: _tf32(torch, False)) if target.kind == "cuda" and dtype == "fp32" else None
+        return KernelCase(
+            target,
+            "conv2d_backward",
+            dtype,
+            "GFLOP/s",
+            conv_ladder,
+            conv_backward_work,
+            _conv_backward_builder(torch, dev, dtype),
+            weight=weight,
+            flags=flags,
+        )
+
     def stream(kernel: str) -> KernelCase:
         moved = 2.0 if kernel == "copy" else 3.0
         return KernelCase(
@@ -219,6 +258,8 @@ def plan(
 
     # Weights share the budget: the figures the advice leans on most get more time.
     cases = [mm("fp32", 2.0), mm("bf16"), stream("copy"), stream("triad"), conv("fp32", 1.5)]
+    # The backward of the same convolution: training's convolutions are two-thirds backward.
+    cases.append(conv_backward("fp32", 0.8))
     if target.kind == "cuda":
         cases.insert(1, mm("tf32"))
     minor = 1.0 if gpu else 0.6  # fp16 / int8 are the GPU's fast paths, side notes on a CPU

@@ -129,6 +129,8 @@ FLOOR_WORK: dict[tuple[str, str], float] = {
     ("matmul", "gpu"): 2.0 * 2048**3,
     ("conv2d", "cpu"): 2.0 * 1 * 64 * 64 * 9 * 56 * 56,
     ("conv2d", "gpu"): 2.0 * 8 * 128 * 128 * 9 * 56 * 56,
+    ("conv2d_backward", "cpu"): 4.0 * 1 * 64 * 64 * 9 * 56 * 56,
+    ("conv2d_backward", "gpu"): 4.0 * 8 * 128 * 128 * 9 * 56 * 56,
 }
 
 

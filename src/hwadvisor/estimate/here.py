@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import math
+
 from hwadvisor.estimate.levels import (
     MemoryLevels,
     machine_note,
@@ -87,6 +89,31 @@ def _conv_size(bench: BenchReport) -> float | None:
             n, c, h, w = r.shape
             return float(effective_size(n * h * w, c, c * 9))
     return None
+
+
+def conv_backward_ratio(bench: BenchReport) -> float | None:
+    """The measured convolution backward's rate over the forward's, of the same shape.
+
+    ``hwadvisor bench`` times ``aten.convolution_backward`` (input and weight gradients)
+    on the forward's shapes; the ratio of the two at the largest shape both reliably
+    measured prices a training step's backward convolutions (None: not measured).
+    """
+
+    def reliable(kernel: str) -> dict[tuple[int, ...], float]:
+        out: dict[tuple[int, ...], float] = {}
+        for r in bench.results:
+            ours = r.device == "cpu" and r.kernel == kernel and r.dtype == "fp32"
+            if ours and r.value > 0 and r.reliable is not False:
+                key = tuple(r.shape)
+                out[key] = max(out.get(key, 0.0), r.value)
+        return out
+
+    fwd, bwd = reliable("conv2d"), reliable("conv2d_backward")
+    shared = [k for k in fwd if k in bwd]
+    if not shared:
+        return None
+    shape = max(shared, key=lambda k: math.prod(k))
+    return bwd[shape] / fwd[shape]
 
 
 def _bench_threads(bench: BenchReport, facts: Facts | None) -> int | None:
@@ -178,6 +205,12 @@ def _measured(
         )
     if conv_pts:
         notes.append("here: measured conv2d rate for convolutions")
+    back = conv_backward_ratio(bench)
+    if back is not None:
+        notes.append(
+            f"here: convolutions' backward at the measured backward's rate, {back:.2f}x the "
+            "forward's (aten.convolution_backward of the same shape)"
+        )
     if bw_pts:
         notes.append(
             "here: measured memory bandwidth for memory-bound operators and the optimizer step"
@@ -206,6 +239,7 @@ def _measured(
         assumptions=notes,
         basis="measured here (microbenchmark figures)",
         conv_size=_conv_size(bench),
+        conv_backward_ratio=back,
         levels=levels,
         threads=_bench_threads(bench, facts),
     )

@@ -61,6 +61,8 @@ class Rates:
     basis: str = ""
 
     conv_size: float | None = None  # effective size of the measured convolution
+    #: The measured convolution backward's rate over the forward's (None: the forward's).
+    conv_backward_ratio: float | None = None
     #: Memory-bound operators by family and working set (the bench's memory sweep).
     levels: MemoryLevels | None = None
     #: A catalog GPU's roofs for counted models (``estimate.gpu_time``).
