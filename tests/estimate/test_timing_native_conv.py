@@ -153,30 +153,35 @@ def test_a_convolution_is_never_priced_above_the_measured_rate() -> None:
 
 
 def test_the_backward_convolutions_run_at_the_measured_backward_rate() -> None:
-    """With a measured aten.convolution_backward of the forward's shape, a training step's
-    backward convolutions (two forwards' FLOPs) run at its rate; inference is unchanged."""
-    from hwadvisor.estimate.here import conv_backward_ratio
-
+    """With a measured aten.convolution_backward, a training step's backward convolutions
+    (two forwards' FLOPs) run at its rate, lowered along the curve from its own size as the
+    forward's is; inference is unchanged, and without it the backward runs at the forward's."""
     bench = _bench(threads=2)
-    shape = [8, 64, 56, 56, 64, 3, 3]
-    back = bench.results[2].model_copy(update={"kernel": "conv2d_backward", "value": 120.0})
-    assert back.shape == shape
-    slow = bench.model_copy(update={"results": [*bench.results, back]})
-    assert conv_backward_ratio(slow) == pytest.approx(120.0 / 150.0)
-    assert conv_backward_ratio(bench) is None
-    shaky = back.model_copy(update={"reliable": False})
-    assert (
-        conv_backward_ratio(bench.model_copy(update={"results": [*bench.results, shaky]})) is None
+    back = bench.results[2].model_copy(
+        update={"kernel": "conv2d_backward", "value": 120.0, "shape": [16, 128, 56, 56]}
     )
+    slow = bench.model_copy(update={"results": [*bench.results, back]})
+    rates = here_rates(None, slow, Precision.FP32)
+    assert rates.conv_backward == pytest.approx(120e9)
+    assert rates.conv_backward_size == effective_size(16 * 56 * 56, 128, 128 * 9)
+    assert rates.conv_at(2000.0, backward=True) == pytest.approx(120e9)
+    assert rates.conv_at(2000.0) == pytest.approx(150e9)
 
     def conv_part(b: BenchReport, task: Task) -> float:
-        rates = here_rates(None, b, Precision.FP32)
         wl = _resnet_like(16).model_copy(update={"task": task})
-        return step_time(wl, rates).parts["conv"]
+        return step_time(wl, here_rates(None, b, Precision.FP32)).parts["conv"]
 
+    forward = conv_part(bench, Task.INFER) * 16 / 16
     plain, measured = conv_part(bench, Task.TRAIN), conv_part(slow, Task.TRAIN)
-    # forward 1 + backward 2 forwards' work, the backward at 0.8 of the forward's rate
-    assert measured == pytest.approx(plain * (1 + 2 / 0.8) / 3)
+    assert plain == pytest.approx(3 * forward)
+
+    def at(size: float, backward: bool) -> float:
+        return rates.conv_at(size, backward=backward) or 1.0
+
+    backward = 16 * 2 * (1e8 / at(154.0, True) + 2e8 / at(173.0, True))
+    assert measured == pytest.approx(forward + backward)
     assert conv_part(slow, Task.INFER) == pytest.approx(conv_part(bench, Task.INFER))
-    notes = here_rates(None, slow, Precision.FP32).assumptions
-    assert any("backward at the measured backward's rate, 0.80x" in n for n in notes)
+    notes = rates.assumptions
+    assert any(
+        "backward convolutions at the measured conv2d backward rate (120" in n for n in notes
+    )

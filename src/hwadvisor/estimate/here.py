@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-import math
-
 from hwadvisor.estimate.levels import (
     MemoryLevels,
     machine_note,
@@ -70,7 +68,7 @@ def _results(bench: BenchReport, kernel: str, dtype: str) -> list[tuple[float, f
     return sorted(pts.items())
 
 
-def _conv_size(bench: BenchReport) -> float | None:
+def _conv_size(bench: BenchReport, kernel: str = "conv2d") -> float | None:
     """Effective product size of the measured conv2d, from its shape when it is readable.
 
     Shapes are [N, C, H, W] (3x3, C in = C out, as ``hwadvisor bench`` runs it) or
@@ -80,7 +78,7 @@ def _conv_size(bench: BenchReport) -> float | None:
     from hwadvisor.estimate.counting import effective_size
 
     for r in bench.results:
-        if r.device != "cpu" or r.kernel != "conv2d":
+        if r.device != "cpu" or r.kernel != kernel:
             continue
         if len(r.shape) == 7:
             n, c, h, w, cout, kh, kw = r.shape
@@ -89,31 +87,6 @@ def _conv_size(bench: BenchReport) -> float | None:
             n, c, h, w = r.shape
             return float(effective_size(n * h * w, c, c * 9))
     return None
-
-
-def conv_backward_ratio(bench: BenchReport) -> float | None:
-    """The measured convolution backward's rate over the forward's, of the same shape.
-
-    ``hwadvisor bench`` times ``aten.convolution_backward`` (input and weight gradients)
-    on the forward's shapes; the ratio of the two at the largest shape both reliably
-    measured prices a training step's backward convolutions (None: not measured).
-    """
-
-    def reliable(kernel: str) -> dict[tuple[int, ...], float]:
-        out: dict[tuple[int, ...], float] = {}
-        for r in bench.results:
-            ours = r.device == "cpu" and r.kernel == kernel and r.dtype == "fp32"
-            if ours and r.value > 0 and r.reliable is not False:
-                key = tuple(r.shape)
-                out[key] = max(out.get(key, 0.0), r.value)
-        return out
-
-    fwd, bwd = reliable("conv2d"), reliable("conv2d_backward")
-    shared = [k for k in fwd if k in bwd]
-    if not shared:
-        return None
-    shape = max(shared, key=lambda k: math.prod(k))
-    return bwd[shape] / fwd[shape]
 
 
 def _bench_threads(bench: BenchReport, facts: Facts | None) -> int | None:
@@ -205,11 +178,12 @@ def _measured(
         )
     if conv_pts:
         notes.append("here: measured conv2d rate for convolutions")
-    back = conv_backward_ratio(bench)
+    back_pts = _results(bench, "conv2d_backward", "fp32")
+    back = back_pts[-1][1] if back_pts else None
     if back is not None:
         notes.append(
-            f"here: convolutions' backward at the measured backward's rate, {back:.2f}x the "
-            "forward's (aten.convolution_backward of the same shape)"
+            f"here: training's backward convolutions at the measured conv2d backward rate "
+            f"({back / 1e9:.0f} GFLOP/s, aten.convolution_backward)"
         )
     if bw_pts:
         notes.append(
@@ -239,7 +213,8 @@ def _measured(
         assumptions=notes,
         basis="measured here (microbenchmark figures)",
         conv_size=_conv_size(bench),
-        conv_backward_ratio=back,
+        conv_backward=back,
+        conv_backward_size=_conv_size(bench, "conv2d_backward") if back else None,
         levels=levels,
         threads=_bench_threads(bench, facts),
     )

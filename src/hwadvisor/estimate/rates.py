@@ -61,8 +61,10 @@ class Rates:
     basis: str = ""
 
     conv_size: float | None = None  # effective size of the measured convolution
-    #: The measured convolution backward's rate over the forward's (None: the forward's).
-    conv_backward_ratio: float | None = None
+    #: The measured convolution backward's rate and the effective size it was measured at
+    #: (None: the backward at the forward's rate).
+    conv_backward: float | None = None
+    conv_backward_size: float | None = None
     #: Memory-bound operators by family and working set (the bench's memory sweep).
     levels: MemoryLevels | None = None
     #: A catalog GPU's roofs for counted models (``estimate.gpu_time``).
@@ -71,9 +73,10 @@ class Rates:
     #: catalog CPU's cores; it decides PyTorch's convolution path (``timing``).
     threads: int | None = None
 
-    def conv_at(self, size: float) -> float | None:
-        """Convolution FLOP/s at ``size``: the measured conv rate, lowered along the matmul
-        curve for a product smaller (skinnier) than the measured convolution's.
+    def conv_at(self, size: float, *, backward: bool = False) -> float | None:
+        """Convolution FLOP/s at ``size``: the measured conv rate (``backward``: the
+        measured backward's, where there is one), lowered along the matmul curve for a
+        product smaller (skinnier) than the measured convolution's.
 
         Never raised above the measured rate: the square products' curve climbs past the
         measured convolution's effective size (172 for the bench's 64-channel 3x3) because
@@ -81,13 +84,16 @@ class Rates:
         convolution, 3.7 GFLOP a call, has already amortised its own (at two threads this
         climb was 16%, and the step's convolutions ran 25% under the measured rate).
         """
-        if self.conv is None:
+        rate, measured_at = self.conv, self.conv_size
+        if backward and self.conv_backward:
+            rate, measured_at = self.conv_backward, self.conv_backward_size
+        if rate is None:
             return None
-        ref = self.gemm(self.conv_size) if self.conv_size else None
+        ref = self.gemm(measured_at) if measured_at else None
         at = self.gemm(size)
         if ref is None or at is None or ref <= 0:
-            return self.conv
-        return self.conv * min(1.0, at / ref)
+            return rate
+        return rate * min(1.0, at / ref)
 
     def gemm(self, size: float) -> float | None:
         """Matmul FLOP/s at ``size`` (cube root of M·N·K), interpolated in log size.

@@ -197,7 +197,7 @@ def _operator_parts(
     parts = {"gemm": _gemm_time(prof, rates, work)}
     if prof.conv_flops:
         native = _native_convs(wl, prof, rates)
-        parts["conv"] = _conv_time(prof, rates, work, native, _conv_work(wl, rates, work))
+        parts["conv"] = _conv_time(prof, rates, wl, native)
         if native:
             notes.append(_native_note(native, wl.batch_size, rates))
     if prof.other_flops:
@@ -222,37 +222,35 @@ def _gemm_time(prof: OpProfile, rates: Rates, work: float) -> float:
     return seconds
 
 
-def _conv_work(wl: Workload, rates: Rates, work: float) -> float:
-    """Forward-equivalents of convolution work: a training step's backward (two forwards'
-    FLOPs) at the measured backward's rate where the bench measured one."""
-    ratio = rates.conv_backward_ratio
-    if wl.task is not Task.TRAIN or not ratio or ratio <= 0:
-        return work
-    return float(wl.batch_size) * (1.0 + BACKWARD_FACTOR / ratio)
-
-
-def _conv_time(
-    prof: OpProfile,
-    rates: Rates,
-    work: float,
-    native: list[ConvShape],
-    onednn_work: float | None = None,
-) -> float:
-    """Convolutions at the convolution rate, scaled to the size of their implicit product
-    (``onednn_work``: their forward-equivalents, the backward at its measured rate); those
-    PyTorch runs on its native path (``native``) as per-sample products instead."""
+def _conv_time(prof: OpProfile, rates: Rates, wl: Workload, native: list[ConvShape]) -> float:
+    """Convolutions at the convolution rate, scaled to the size of their implicit product;
+    a training step's backward (two forwards' FLOPs) at the measured backward's rate where
+    the bench timed it; those PyTorch runs on its native path (``native``) as per-sample
+    products instead."""
     if rates.conv is None:
         raise _Unknown("convolution rate unknown: time unknown")
-    conv = rates.conv
+    batch = float(wl.batch_size)
+    forward = _onednn_seconds(prof, rates, native, backward=False) * batch
+    work = batch
+    if wl.task is Task.TRAIN:
+        forward += _onednn_seconds(prof, rates, native, backward=True) * batch * BACKWARD_FACTOR
+        work *= 1.0 + BACKWARD_FACTOR
+    return forward + _native_seconds(native, rates) * work
+
+
+def _onednn_seconds(
+    prof: OpProfile, rates: Rates, native: list[ConvShape], *, backward: bool
+) -> float:
+    """Seconds per sample of the convolutions oneDNN runs (a forward's worth of FLOPs)."""
+    conv = (rates.conv_backward if backward else None) or rates.conv or 1.0
     buckets = prof.conv or [GemmBucket(size=0, flops=prof.conv_flops)]
     seconds = 0.0
     for bucket in buckets:
-        rate = rates.conv_at(bucket.size) if bucket.size else conv
+        rate = rates.conv_at(bucket.size, backward=backward) if bucket.size else None
         seconds += bucket.flops / (rate or conv)
     # The native ones leave the oneDNN buckets they were counted in (at their bucket's size).
-    seconds -= sum(c.flops / (rates.conv_at(c.size) or conv) for c in native)
-    onednn = work if onednn_work is None else onednn_work
-    return max(seconds, 0.0) * onednn + _native_seconds(native, rates) * work
+    seconds -= sum(c.flops / (rates.conv_at(c.size, backward=backward) or conv) for c in native)
+    return max(seconds, 0.0)
 
 
 def native_conv(conv: ConvShape, batch: int, threads: int) -> bool:
