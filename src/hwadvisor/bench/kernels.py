@@ -76,24 +76,11 @@ def _matmul_builder(torch: Any, dev: Any, dtype: str) -> Callable[[Shape], Calla
     return build
 
 
-def _conv_builder(torch: Any, dev: Any, dtype: str) -> Callable[[Shape], Callable[[], object]]:
-    def build(shape: Shape) -> Callable[[], object]:
-        n, c, h, w = shape
-        dt = torch_dtype(torch, dtype)
-        cl = torch.channels_last
-        x = torch.randn(n, c, h, w, dtype=dt, device=dev).contiguous(memory_format=cl)
-        wt = torch.randn(c, c, 3, 3, dtype=dt, device=dev).contiguous(memory_format=cl)
-        conv = torch.nn.functional.conv2d
-        return lambda: conv(x, wt, padding=1)
-
-    return build
-
-
-def _conv_backward_builder(
-    torch: Any, dev: Any, dtype: str
+def _conv_builder(
+    torch: Any, dev: Any, dtype: str, *, backward: bool = False
 ) -> Callable[[Shape], Callable[[], object]]:
-    """The backward of the forward's convolution (``aten.convolution_backward``, as autograd
-    calls it): the input gradient and the weight gradient, no bias."""
+    """The 3x3 convolution, or (``backward``) its backward as autograd calls it
+    (``aten.convolution_backward``: the input and weight gradients, no bias)."""
 
     def build(shape: Shape) -> Callable[[], object]:
         n, c, h, w = shape
@@ -101,6 +88,9 @@ def _conv_backward_builder(
         cl = torch.channels_last
         x = torch.randn(n, c, h, w, dtype=dt, device=dev).contiguous(memory_format=cl)
         wt = torch.randn(c, c, 3, 3, dtype=dt, device=dev).contiguous(memory_format=cl)
+        if not backward:
+            conv = torch.nn.functional.conv2d
+            return lambda: conv(x, wt, padding=1)
         grad = torch.randn(n, c, h, w, dtype=dt, device=dev).contiguous(memory_format=cl)
         back = torch.ops.aten.convolution_backward
         mask = [True, True, False]
@@ -236,7 +226,7 @@ def plan(
             "GFLOP/s",
             conv_ladder,
             conv_backward_work,
-            _conv_backward_builder(torch, dev, dtype),
+            _conv_builder(torch, dev, dtype, backward=True),
             weight=weight,
             flags=flags,
         )
