@@ -73,8 +73,6 @@ def job_cost(
 
     _check_time(time_s)
     used = devices_used or max(inst.accelerator_count, 1)
-    if not inst.is_cpu and inst.accelerator_count <= 0:
-        raise UsageError(f"{inst.instance_type} has no GPU for a job on {used}")
     nodes = nodes_for(inst, used)
     power, power_source = device_power(device)
     frac = allowance.fraction()

@@ -108,8 +108,7 @@ def price_row(
         priced = _on_device(est, runs, catalog, target, today)
     per = _per(est, target)
     options = [
-        replace(o, fits=est.fits) if o.per == "month" else replace(o, per=per, fits=est.fits)
-        for o in priced.options
+        replace(o, fits=est.fits, per=o.per if o.per == "month" else per) for o in priced.options
     ]
     return Priced(priced.cost, options + _plan_options(est, runs, catalog, target))
 

@@ -188,8 +188,6 @@ def cpu_instances(catalog: InstanceCatalog, *, need_bytes: int | None = None) ->
 def _cheapest_each(pool: list[Instance]) -> list[Instance]:
     best: dict[str, Instance] = {}
     for inst in pool:
-        if inst.device_id is None:
-            continue
         have = best.get(inst.device_id)
         if have is None or (inst.price, inst.instance_type) < (
             have.price or 0.0,
