@@ -230,12 +230,12 @@ def _conv_time(prof: OpProfile, rates: Rates, wl: Workload, native: list[ConvSha
     if rates.conv is None:
         raise _Unknown("convolution rate unknown: time unknown")
     batch = float(wl.batch_size)
-    forward = _onednn_seconds(prof, rates, native, backward=False) * batch
+    onednn = _onednn_seconds(prof, rates, native, backward=False) * batch
     work = batch
     if wl.task is Task.TRAIN:
-        forward += _onednn_seconds(prof, rates, native, backward=True) * batch * BACKWARD_FACTOR
+        onednn += _onednn_seconds(prof, rates, native, backward=True) * batch * BACKWARD_FACTOR
         work *= 1.0 + BACKWARD_FACTOR
-    return forward + _native_seconds(native, rates) * work
+    return onednn + _native_seconds(native, rates) * work
 
 
 def _onednn_seconds(
