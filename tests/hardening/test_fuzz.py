@@ -46,9 +46,17 @@ FACT_FILES = sorted((DATA / "facts").glob("*.json"))
 BASE_DOCS = {p.name: json.loads(p.read_text()) for p in FACT_FILES}
 MODELS = DATA / "models"
 
+# The default run (scripts/test) takes 40 examples of each fuzz, CI's second step
+# (HWADVISOR_HYPOTHESIS=thorough) 300, HYPOTHESIS_PROFILE=long 2,000.
 settings.register_profile(
     "hardening-ci",
-    max_examples=60,
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "hardening-thorough",
+    max_examples=300,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -59,7 +67,11 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 FUZZ = settings.get_profile(
-    "hardening-long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "hardening-ci"
+    "hardening-long"
+    if os.environ.get("HYPOTHESIS_PROFILE") == "long"
+    else "hardening-thorough"
+    if os.environ.get("HWADVISOR_HYPOTHESIS") == "thorough"
+    else "hardening-ci"
 )
 SCHEMAS = {"recommend": "advice", "estimate": "estimate", "check": "facts", "bench": "bench"}
 #: The benchmark measures for real, so it gets fewer examples: about 2 s each in CI.
