@@ -82,3 +82,19 @@ def test_the_estimate_row_carries_the_timed_plan() -> None:
     est = estimate_workload(_job(), facts=None, bench=None, on=["h100-sxm"]).estimates[0]
     assert est.fits is False and est.plan is not None
     assert est.plan.step_time_s and est.plan.total_time_s and est.plan.precision == "amp"
+
+
+def test_accumulation_runs_the_optimizer_once_per_accumulated_batch() -> None:
+    """A plan that drops the batch per GPU to 1 with 16 micro-steps of accumulation pays
+    the optimizer once per 16 (the single-GPU plan of a 1.3B job at batch 16 on an A100)."""
+    a100 = lookup_device("a100-80gb").entry
+    wl = build_workload(params=1_300_000_000, seq_len=2048, batch_size=16, dataset_size=10_000)
+    plan = plan_for(wl, Gpu(a100.id, a100.name, a100.memory_bytes or 0))
+    assert plan is not None and plan.gpus == 1 and plan.batch_per_gpu == 1
+    timed = timed_plan(wl, plan, functools.partial(catalog_rates, a100))
+    job = wl.model_copy(update={"precision": Precision(timed.precision), "batch_size": 1})
+    alone = step_time(job, catalog_rates(a100, Precision(timed.precision)))
+    assert alone.total is not None and timed.step_time_s is not None
+    optimizer = alone.parts["optimizer"]
+    assert timed.step_time_s == pytest.approx(alone.total - optimizer * 15 / 16)
+    assert any("gradient accumulation over 16 micro-steps" in n for n in timed.notes)

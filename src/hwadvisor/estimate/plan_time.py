@@ -4,7 +4,9 @@ A plan (:mod:`hwadvisor.estimate.plan`) changes what runs, and so the time:
 
 - its precision: mixed precision, when the plan turned it on;
 - the batch per GPU: gradient accumulation keeps the effective batch, so the samples a
-  step processes are the plan's batch per GPU times its GPUs;
+  step processes are the plan's batch per GPU times its GPUs; the optimizer runs once
+  per accumulated batch, and so do DDP's and ZeRO-1/2's gradient reductions (ZeRO-3
+  gathers its parameters on every micro-step);
 - recomputation: activation checkpointing runs each segment's forward again during the
   backward, one forward pass more per step (Chen et al. 2016, "Training Deep Nets with
   Sublinear Memory Cost", arXiv:1604.06174, section 3): a third more compute on a step
@@ -58,14 +60,25 @@ def timed_plan(
     if st.total is None:
         return _untimed(plan, st.notes[-1] if st.notes else "the step's time is unknown")
     step, notes = st.total, []
+    # Gradient accumulation: the optimizer steps (and DDP / ZeRO-1 / ZeRO-2 reduce the
+    # gradients) once per `accum` micro-steps; ZeRO-3 gathers its parameters every one.
+    accum = max(1, wl.batch_size // batch)
+    if accum > 1:
+        saved = st.parts.get("optimizer", 0.0) * (1.0 - 1.0 / accum)
+        step -= saved
+        notes.append(
+            f"gradient accumulation over {accum} micro-steps: the optimizer once per "
+            f"{accum} (-{saved * 1e3:.3g} ms a micro-step)"
+        )
     if CHECKPOINTING in plan.fixes:
         extra = sum(v for k, v in st.parts.items() if k in RECOMPUTED) / TRAIN_FORWARDS
         step += extra
         notes.append(
             f"activation checkpointing recomputes the forward: +{extra * 1e3:.3g} ms a step"
         )
-    volume = ZERO3_VOLUME if "ZeRO-3" in plan.strategy else 1.0
-    eff, text = efficiency(job, rates, step, plan.gpus, volume=volume)
+    zero3 = "ZeRO-3" in plan.strategy
+    per = 1 if zero3 else accum  # micro-steps per all-reduce
+    eff, text = efficiency(job, rates, step * per, plan.gpus, volume=ZERO3_VOLUME if zero3 else 1.0)
     step /= eff
     if text:
         notes.append(text)
