@@ -30,7 +30,7 @@ from hwadvisor.estimate.memory import is_inference
 from hwadvisor.estimate.plan import CHECKPOINTING, OFFLOAD
 from hwadvisor.estimate.rates import Rates
 from hwadvisor.estimate.scaling import ZERO3_VOLUME, efficiency
-from hwadvisor.estimate.timing import step_time
+from hwadvisor.estimate.timing import StepTime, step_time
 from hwadvisor.models.estimate import MultiGpuPlan
 from hwadvisor.models.workload import Precision, Task, Workload
 
@@ -59,29 +59,14 @@ def timed_plan(
     st = step_time(job, rates)
     if st.total is None:
         return _untimed(plan, st.notes[-1] if st.notes else "the step's time is unknown")
-    step, notes = st.total, []
-    # Gradient accumulation: the optimizer steps (and DDP / ZeRO-1 / ZeRO-2 reduce the
-    # gradients) once per `accum` micro-steps; ZeRO-3 gathers its parameters every one.
     accum = max(1, wl.batch_size // batch)
-    if accum > 1:
-        saved = st.parts.get("optimizer", 0.0) * (1.0 - 1.0 / accum)
-        step -= saved
-        notes.append(
-            f"gradient accumulation over {accum} micro-steps: the optimizer once per "
-            f"{accum} (-{saved * 1e3:.3g} ms a micro-step)"
-        )
-    if CHECKPOINTING in plan.fixes:
-        extra = sum(v for k, v in st.parts.items() if k in RECOMPUTED) / TRAIN_FORWARDS
-        step += extra
-        notes.append(
-            f"activation checkpointing recomputes the forward: +{extra * 1e3:.3g} ms a step"
-        )
+    notes: list[str] = []
+    step = _micro_step(st, accum, CHECKPOINTING in plan.fixes, notes)
     zero3 = "ZeRO-3" in plan.strategy
-    per = 1 if zero3 else accum  # micro-steps per all-reduce
+    per = 1 if zero3 else accum  # micro-steps per gradient reduction
     eff, text = efficiency(job, rates, step * per, plan.gpus, volume=ZERO3_VOLUME if zero3 else 1.0)
     step /= eff
-    if text:
-        notes.append(text)
+    notes += [text] if text else []
     total = None
     if wl.dataset_size is not None:
         samples = wl.dataset_size * (wl.epochs if wl.task is Task.TRAIN else 1.0)
@@ -94,3 +79,23 @@ def timed_plan(
             "notes": [*plan.notes, *notes],
         }
     )
+
+
+def _micro_step(st: StepTime, accum: int, checkpointing: bool, notes: list[str]) -> float:
+    """One micro-step on one GPU: the optimizer once per ``accum`` of them (gradient
+    accumulation), and the forward once more under activation checkpointing."""
+    step = st.total or 0.0
+    if accum > 1:
+        saved = st.parts.get("optimizer", 0.0) * (1.0 - 1.0 / accum)
+        step -= saved
+        notes.append(
+            f"gradient accumulation over {accum} micro-steps: the optimizer once per "
+            f"{accum} (-{saved * 1e3:.3g} ms a micro-step)"
+        )
+    if checkpointing:
+        extra = sum(v for k, v in st.parts.items() if k in RECOMPUTED) / TRAIN_FORWARDS
+        step += extra
+        notes.append(
+            f"activation checkpointing recomputes the forward: +{extra * 1e3:.3g} ms a step"
+        )
+    return step
