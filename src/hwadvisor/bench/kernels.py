@@ -203,30 +203,16 @@ def plan(
             flags=flags,
         )
 
-    def conv(dtype: str, weight: float = 1.0) -> KernelCase:
+    def conv(dtype: str, weight: float = 1.0, *, backward: bool = False) -> KernelCase:
         flags = (lambda: _tf32(torch, False)) if target.kind == "cuda" and dtype == "fp32" else None
         return KernelCase(
             target,
-            "conv2d",
+            "conv2d_backward" if backward else "conv2d",
             dtype,
             "GFLOP/s",
             conv_ladder,
-            conv_work,
-            _conv_builder(torch, dev, dtype),
-            weight=weight,
-            flags=flags,
-        )
-
-    def conv_backward(dtype: str, weight: float) -> KernelCase:
-        flags = (lambda: _tf32(torch, False)) if target.kind == "cuda" and dtype == "fp32" else None
-        return KernelCase(
-            target,
-            "conv2d_backward",
-            dtype,
-            "GFLOP/s",
-            conv_ladder,
-            conv_backward_work,
-            _conv_builder(torch, dev, dtype, backward=True),
+            conv_backward_work if backward else conv_work,
+            _conv_builder(torch, dev, dtype, backward=backward),
             weight=weight,
             flags=flags,
         )
@@ -249,7 +235,7 @@ def plan(
     # Weights share the budget: the figures the advice leans on most get more time.
     cases = [mm("fp32", 2.0), mm("bf16"), stream("copy"), stream("triad"), conv("fp32", 1.5)]
     # The backward of the same convolution: training's convolutions are two-thirds backward.
-    cases.append(conv_backward("fp32", 0.8))
+    cases.append(conv("fp32", 0.8, backward=True))
     if target.kind == "cuda":
         cases.insert(1, mm("tf32"))
     minor = 1.0 if gpu else 0.6  # fp16 / int8 are the GPU's fast paths, side notes on a CPU
