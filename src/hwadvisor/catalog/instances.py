@@ -119,7 +119,7 @@ MIN_NODE_GPUS = 4
 def nodes_for(inst: Instance, count: int) -> int:
     """Instances of ``inst`` a job on ``count`` GPUs needs: one, or as many full nodes as
     hold them (a CPU instance: one)."""
-    if inst.is_cpu or inst.accelerator_count <= 0 or count <= inst.accelerator_count:
+    if inst.is_cpu or count <= inst.accelerator_count:
         return 1
     return -(-count // inst.accelerator_count)
 

@@ -97,7 +97,7 @@ def serving_cost(
 def replicas_per_instance(inst: Instance, per_replica: int = 1) -> int:
     """Replicas of a job on ``per_replica`` GPUs that one instance of ``inst`` runs: as many
     as its GPUs hold (a CPU instance runs one)."""
-    if inst.is_cpu or inst.accelerator_count <= 0:
+    if inst.is_cpu:
         return 1
     return max(1, inst.accelerator_count // max(1, per_replica))
 

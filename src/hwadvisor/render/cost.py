@@ -52,8 +52,9 @@ def cost_summary(cost: Cost) -> str:
     if cost.monthly_usd is not None:
         parts.append(f"{usd(cost.monthly_usd)} a month on {cost.instances} x {cost.instance}")
     elif cost.on_demand_usd is not None:
-        nodes = f"{cost.instances} x " if cost.instances and cost.instances > 1 else ""
-        parts.append(f"{usd(cost.on_demand_usd)} on demand on {nodes}{cost.instance}")
+        parts.append(
+            f"{usd(cost.on_demand_usd)} on demand on {on_nodes(cost.instance, cost.instances)}"
+        )
     if cost.spot_usd is not None and cost.spot_allowance is not None:
         parts.append(f"{usd(cost.spot_usd)} on spot (+{cost.spot_allowance:.1%} for interruptions)")
     if parts and cost.price_date:
@@ -63,6 +64,11 @@ def cost_summary(cost: Cost) -> str:
     if cost.energy_kwh is not None:
         parts.append(f"{cost.energy_kwh:.3g} kWh at {watts(cost.power_w)}")
     return "; ".join(parts)
+
+
+def on_nodes(instance: str | None, nodes: int | None) -> str:
+    """An instance type, with how many of it when a job or a service takes several."""
+    return f"{nodes} x {instance or ''}" if nodes and nodes > 1 else instance or ""
 
 
 def _why_unpriced(cost: Cost) -> str:
@@ -78,8 +84,7 @@ def choice_summary(label: str, choice: Choice | None) -> str:
     if choice is None:
         return f"{label}: no priced option"
     who = choice.plan or choice.device
-    nodes = f"{choice.nodes} x " if choice.nodes > 1 else ""
-    where = f"{who} on {nodes}{choice.instance}" if choice.instance else who
+    where = f"{who} on {on_nodes(choice.instance, choice.nodes)}" if choice.instance else who
     if choice.fits is False:
         where += " (does not fit in memory: no priced option holds the job)"
     goal = "the latency target" if choice.per == "month" else "the deadline"

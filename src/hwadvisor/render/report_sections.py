@@ -10,6 +10,7 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hwadvisor.render.cost import on_nodes
 from hwadvisor.units import duration, human_bytes
 
 if TYPE_CHECKING:
@@ -219,9 +220,7 @@ def _choice_row(title: str, choice: object) -> str:
     date, source = getattr(choice, "price_date", None), getattr(choice, "price_source", None)
     price = ", ".join(str(p) for p in (date, source) if p)
     why = "; ".join(getattr(choice, "why", None) or [])
-    nodes = getattr(choice, "nodes", 1) or 1
-    where = f"{nodes} x " if nodes > 1 else ""
-    where += getattr(choice, "instance", None) or ""
+    where = on_nodes(getattr(choice, "instance", None), getattr(choice, "nodes", 1))
     what = getattr(choice, "plan", None) or getattr(choice, "device", "")
     cells = [
         f"<td>{esc(title)}</td>",
