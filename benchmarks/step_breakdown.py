@@ -47,7 +47,7 @@ def estimated(wl: Any, bench: Any) -> dict[str, float]:
     """Seconds of one step by class, as the estimate prices them here."""
     from hwadvisor.estimate import estimate_workload
     from hwadvisor.estimate.here import here_rates
-    from hwadvisor.estimate.timing import COMPUTE_FAMILIES
+    from hwadvisor.estimate.timing import memory_by_family
 
     est = estimate_workload(wl, facts=ea.FACTS, bench=bench, on=["here"]).estimates[0]
     parts = dict(est.time_breakdown_s or {})
@@ -55,15 +55,8 @@ def estimated(wl: Any, bench: Any) -> dict[str, float]:
     out["optimizer"] = parts.pop("optimizer", 0.0)
     out["dispatch"] = parts.pop("overhead", 0.0)
     rates = here_rates(ea.FACTS, bench, wl.precision)
-    prof = wl.profile
-    if rates.levels is not None and prof is not None:
-        for g in prof.op_groups:
-            if g.family in COMPUTE_FAMILIES or not g.bytes:
-                continue
-            s = rates.levels.seconds(g.family, g.bytes * wl.batch_size, g.count) or 0.0
-            out[g.family] = out.get(g.family, 0.0) + s
-    else:
-        out["memory"] = parts.get("memory", 0.0)
+    families = memory_by_family(wl, wl.profile, rates) if wl.profile is not None else {}
+    out.update(families or {"memory": parts.get("memory", 0.0)})
     return out
 
 

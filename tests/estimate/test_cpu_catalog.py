@@ -91,6 +91,20 @@ def test_past_the_caches_a_share_streams_no_faster_than_its_bandwidth() -> None:
     assert one.seconds_per_byte("eltwise", huge) < 1 / 1e9
 
 
+def test_cold_element_wise_operands_on_a_share_come_at_its_dram_rate() -> None:
+    levels, _ = catalog_levels(cpu_share(GENOA, 2), 5e9)
+    assert levels is not None and levels.private_bytes == levels.cores * 1048576
+    ws = 2.0 * levels.private_bytes  # past the two L2s, inside the L3
+    hot = levels.seconds("eltwise", ws) or 0.0
+    cold = levels.seconds("eltwise", ws, cold=True) or 0.0
+    t = levels.threads_for(ws)
+    per_core_dram = levels.curves["eltwise"][-1][1] / t
+    assert cold == pytest.approx(ws * max(per_core_dram, levels.dram_seconds_per_byte))
+    assert cold > hot
+    inside = 0.5 * levels.private_bytes
+    assert levels.seconds("eltwise", inside, cold=True) == levels.seconds("eltwise", inside)
+
+
 def test_a_slower_clock_makes_cache_resident_operators_slower() -> None:
     fast, _ = catalog_levels(cpu_share(GENOA, 2), 5e9)  # 3.55 GHz sustained
     slow, note = catalog_levels(cpu_share(find_device("xeon-6248"), 2), 5e9)  # 2.5 GHz base

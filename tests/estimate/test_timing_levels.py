@@ -211,3 +211,39 @@ def test_an_all_unreliable_sweep_is_priced_as_no_sweep_and_said() -> None:
     assert "7 memory-sweep figure(s)" in note and "not used" in note
     assert "as without a sweep" in note
     assert not any("priced by family and working set" in a for a in rates.assumptions)
+
+
+def test_element_wise_past_the_private_caches_streams_from_dram() -> None:
+    """In a step an element-wise operator reads what another operator wrote: past the
+    threads' L2s (2 x the sweep's L2 working set) its bytes come at the DRAM figure."""
+    rates = here_rates(None, _bench(), Precision.FP32)
+    levels = rates.levels
+    assert levels is not None and levels.private_bytes == 2 * MIB
+    wl = _cnn(64)  # 4 MiB forward, 6 MiB backward: past the L2s, inside the L3
+    ws_f, ws_b = 64 * 64 * 1024, 64 * 96 * 1024
+    spb = levels.seconds_per_byte
+    dram = levels.far["eltwise"]
+    assert dram == spb("eltwise", 64 * MIB)
+    expected = 10 * ws_f * (spb("batch_norm", ws_f) or 0)  # batch norm by its own curve
+    expected += 10 * (ws_f + ws_b) * dram
+    assert step_time(wl, rates).parts["memory"] == pytest.approx(expected)
+    # The hot-loop curve alone would have priced them at the L2-L3 rates, far faster.
+    assert (spb("eltwise", ws_f) or 0) < dram / 2
+
+
+def test_cold_operands_never_price_an_operator_faster() -> None:
+    levels = memory_levels(_bench())
+    assert levels is not None
+    for ws in (512 * 1024, 4 * MIB, 64 * MIB, 1 << 30):
+        hot = levels.seconds("eltwise", ws) or 0.0
+        cold = levels.seconds("eltwise", ws, cold=True) or 0.0
+        assert cold >= hot
+        assert (cold == hot) == (ws <= 2 * MIB or ws >= 64 * MIB)
+
+
+def test_without_an_l2_figure_the_caches_are_not_judged() -> None:
+    bench = _bench()
+    kept = [r for r in bench.results if r.level != "l2"]
+    levels = memory_levels(bench.model_copy(update={"results": kept}))
+    assert levels is not None and levels.private_bytes is None
+    assert levels.seconds("eltwise", 4 * MIB, cold=True) == levels.seconds("eltwise", 4 * MIB)

@@ -115,6 +115,13 @@ class SharedLevels(MemoryLevels):
             spb = max(spb, self.dram_seconds_per_byte)
         return spb
 
+    def cold_seconds_per_byte(self, family: str, working_set: float) -> float:
+        """Past the share's private caches: the recorded core's DRAM figure over the
+        threads, and no faster than the share's DRAM bandwidth."""
+        pts = self.curves.get(family) or self.curves.get("eltwise") or []
+        one = pts[-1][1] / self.threads_for(working_set) if pts else 0.0
+        return max(one, self.dram_seconds_per_byte)
+
 
 def core_clock_ghz(entry: DeviceEntry) -> float | None:
     """The clock a core of ``entry`` sustains under vector load (:func:`sustained_scale`)."""
@@ -183,6 +190,7 @@ def catalog_levels(entry: DeviceEntry, bandwidth: float) -> tuple[SharedLevels |
         curves=curves,
         dispatch_s=dispatch or None,
         threads=cores,
+        private_bytes=cores * float(sweep.get("l2_bytes") or 0) or None,
         cores=cores,
         cache_bytes=cache,
         dram_seconds_per_byte=1.0 / dram if dram else 0.0,

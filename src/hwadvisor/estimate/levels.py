@@ -12,6 +12,17 @@ Between the measured working sets the seconds per byte are interpolated in log s
 nearest figure. The per-call cost measured by ``dispatch`` is taken out of each figure
 and charged once per operator launch instead, so small operators are not charged twice.
 
+Inside a step, an element-wise operator whose working set is past the private L2 caches of
+its threads is priced at the sweep's DRAM figure, whatever the shared L3 could hold
+(:meth:`MemoryLevels.seconds` with ``cold``). The sweep's figures are hot loops, each
+call re-reading what the one before left in cache. In a step, an operator reads what
+another operator wrote: a matrix product, or an operator that split the tensor between
+its threads another way. That data is as cold as after unrelated traffic. Measured here
+(docs/estimates.md section 4, ``benchmarks/step_breakdown.py``): an 8 MB ReLU takes
+94-100 us after an element-wise write of the same split, and 476-645 us after a matrix
+product wrote its input. The step's element-wise operators took 4-6x their cache-rate
+estimate at two threads and 2-3x at one.
+
 Figures the bench marked ``reliable: false`` (too unsteady, or a busy machine) are left
 out: a size or family they alone measured is priced as if the sweep had not measured it
 (the nearest reliable figure, the element-wise curve, or without any reliable figure no
@@ -31,6 +42,8 @@ if TYPE_CHECKING:
 
 #: A figure whose time is mostly the per-call cost keeps at least this share of it as data.
 MIN_DATA_SHARE = 0.25
+#: The sweep's L2 working set is half of what the threads' L2 caches hold (``bench.sweep.level_bytes``).
+L2_SHARE_INVERSE = 2.0
 
 
 @dataclass
@@ -42,6 +55,10 @@ class MemoryLevels:
     threads: int | None = None
     #: Sweep figures left out because the bench marked them unreliable.
     unreliable: int = 0
+    #: What the private L2 caches of the measuring threads hold (None: no L2 figure).
+    private_bytes: float | None = None
+    #: Seconds per byte of each family's DRAM figure.
+    far: dict[str, float] = field(default_factory=dict)
 
     def seconds_per_byte(self, family: str, working_set: float) -> float | None:
         """The family's seconds per byte at ``working_set`` (its own curve, else eltwise)."""
@@ -58,10 +75,22 @@ class MemoryLevels:
                 return s0 + t * (s1 - s0)
         return pts[-1][1]
 
-    def seconds(self, family: str, working_set: float, count: int = 1) -> float | None:
-        """Seconds of ``count`` operators of ``family``, each moving ``working_set`` bytes."""
+    def seconds(
+        self, family: str, working_set: float, count: int = 1, *, cold: bool = False
+    ) -> float | None:
+        """Seconds of ``count`` operators of ``family``, each moving ``working_set`` bytes;
+        ``cold``: operands another operator wrote, from DRAM once past the private caches."""
         spb = self.seconds_per_byte(family, working_set)
-        return None if spb is None else spb * working_set * count
+        if spb is None:
+            return None
+        if cold and self.private_bytes and working_set > self.private_bytes:
+            spb = max(spb, self.cold_seconds_per_byte(family, working_set))
+        return spb * working_set * count
+
+    def cold_seconds_per_byte(self, family: str, working_set: float) -> float:
+        """Seconds per byte of ``family`` on operands past the private caches: its DRAM
+        figure (the element-wise one for a family the sweep did not reach DRAM with)."""
+        return self.far.get(family, self.far.get("eltwise")) or 0.0
 
     def measured(self, family: str) -> bool:
         """Whether the sweep measured this family (otherwise it is priced as eltwise)."""
@@ -102,6 +131,8 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
     dispatch = _dispatch(bench)
     # (family, working set) -> seconds per byte, the fastest of repeated figures.
     points: dict[tuple[str, float], float] = {}
+    far: dict[str, float] = {}
+    l2_points: list[float] = []
     threads = None
     for r in bench.results:
         if not _sweep(r) or r.kernel == "dispatch" or r.value <= 0 or r.reliable is False:
@@ -112,13 +143,23 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
         key = (r.kernel, ws)
         points[key] = min(points.get(key, math.inf), data / ws)
         threads = threads or r.threads
+        if r.level == "dram":
+            far[r.kernel] = min(far.get(r.kernel, math.inf), data / ws)
+        elif r.level == "l2":
+            l2_points.append(ws)
     if not points:
         return None
     curves: dict[str, list[tuple[float, float]]] = {}
     for (family, ws), spb in sorted(points.items()):
         curves.setdefault(family, []).append((ws, spb))
     return MemoryLevels(
-        curves=curves, dispatch_s=dispatch, threads=threads, unreliable=unreliable_sweep(bench)
+        curves=curves,
+        dispatch_s=dispatch,
+        threads=threads,
+        unreliable=unreliable_sweep(bench),
+        # The sweep aims its L2 figure at half of what the threads' L2s hold.
+        private_bytes=L2_SHARE_INVERSE * min(l2_points) if l2_points else None,
+        far=far,
     )
 
 

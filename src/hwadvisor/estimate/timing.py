@@ -42,6 +42,11 @@ OPTIMIZER_BYTES_PER_PARAM = {Optimizer.ADAMW: 84.0, Optimizer.SGD: 32.0}
 OPTIMIZER_PASS_BYTES_PER_PARAM = 24.0
 #: Families of the profile that are products, not memory-bound operators.
 COMPUTE_FAMILIES = frozenset({"conv", "gemm", "other"})
+#: Families that stream operands other operators wrote: past the private caches they
+#: come from DRAM (``estimate.levels``). Normalisation, pooling, softmax and dropout do
+#: more work per element: their own curves price them within 2x in a step, and their
+#: DRAM figures would over-charge them (softmax's is 4.6x its L3 figure here).
+COLD_FAMILIES = frozenset({"eltwise"})
 #: Host-to-device copy rate for inference inputs: PCIe 4 x16 at ~80% of its 32 GB/s
 #: (PCI-SIG PCIe 4.0: 16 GT/s per lane, 128b/130b encoding); an assumption, stated in the estimate.
 HOST_LINK_BYTES_S = 25e9
@@ -331,23 +336,33 @@ def _memory_time(wl: Workload, prof: OpProfile, rates: Rates, notes: list[str]) 
 def _memory_by_level(wl: Workload, prof: OpProfile, rates: Rates, notes: list[str]) -> float:
     """Each memory-bound operator group at its family's rate for its working set."""
     assert rates.levels is not None
+    by_family = memory_by_family(wl, prof, rates)
+    unmeasured = sorted(f for f in by_family if not rates.levels.measured(f))
+    if unmeasured:
+        notes.append(
+            f"no sweep figure for {', '.join(unmeasured)}: priced as element-wise streaming"
+        )
+    return sum(by_family.values())
+
+
+def memory_by_family(wl: Workload, prof: OpProfile, rates: Rates) -> dict[str, float]:
+    """Seconds of the memory-bound operators of one step by family, from the memory sweep
+    (empty without one)."""
+    if rates.levels is None:
+        return {}
     train = wl.task is Task.TRAIN
     scale = _elem_scale(wl.precision)
     # A profile without backward groups: the backward is BACKWARD_FACTOR forwards.
     repeat = 1.0 + BACKWARD_FACTOR if train and not any(g.backward for g in prof.op_groups) else 1.0
-    seconds, unmeasured = 0.0, set()
+    out: dict[str, float] = {}
     for g in prof.op_groups:
         if g.family in COMPUTE_FAMILIES or (g.backward and not train) or not g.bytes:
             continue
-        if not rates.levels.measured(g.family):
-            unmeasured.add(g.family)
         ws = g.bytes * wl.batch_size * scale
-        seconds += repeat * (rates.levels.seconds(g.family, ws, g.count) or 0.0)
-    if unmeasured:
-        notes.append(
-            f"no sweep figure for {', '.join(sorted(unmeasured))}: priced as element-wise streaming"
-        )
-    return seconds
+        cold = g.family in COLD_FAMILIES
+        seconds = rates.levels.seconds(g.family, ws, g.count, cold=cold) or 0.0
+        out[g.family] = out.get(g.family, 0.0) + repeat * seconds
+    return out
 
 
 def _launches(prof: OpProfile, train: bool) -> int:
