@@ -247,3 +247,11 @@ def test_without_an_l2_figure_the_caches_are_not_judged() -> None:
     levels = memory_levels(bench.model_copy(update={"results": kept}))
     assert levels is not None and levels.private_bytes is None
     assert levels.seconds("eltwise", 4 * MIB, cold=True) == levels.seconds("eltwise", 4 * MIB)
+
+
+def test_the_private_caches_are_read_from_the_largest_l2_figure() -> None:
+    """Each family's shape rounds its L2 working set down; the largest is the sweep's aim."""
+    bench = _bench()
+    short = _figure("batch_norm_backward", 10.0, level="l2", ws=3 * MIB // 4)
+    levels = memory_levels(bench.model_copy(update={"results": [*bench.results, short]}))
+    assert levels is not None and levels.private_bytes == 2 * MIB

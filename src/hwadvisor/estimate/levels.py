@@ -157,8 +157,10 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
         dispatch_s=dispatch,
         threads=threads,
         unreliable=unreliable_sweep(bench),
-        # The sweep aims its L2 figure at half of what the threads' L2s hold.
-        private_bytes=L2_SHARE_INVERSE * min(l2_points) if l2_points else None,
+        # The sweep aims its L2 figures at half of what the threads' L2s hold; each family
+        # lands at or under that aim (its shape rounds the working set down): the largest
+        # is the closest.
+        private_bytes=L2_SHARE_INVERSE * max(l2_points) if l2_points else None,
         far=far,
     )
 
