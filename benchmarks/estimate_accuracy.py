@@ -25,7 +25,12 @@ each kernel's best block with the fastest step (both as free of the neighbours a
 shared machine allowed). At two threads a busy second vCPU stalls every operator at its
 OpenMP barrier, so on the 2-vCPU development machine run it idle, or with ``--threads 1``.
 
-    python benchmarks/estimate_accuracy.py [--threads 1] [--steps 10] [--rounds 3] [--json FILE]
+``--bench product`` takes the figures from ``hwadvisor bench``'s own run instead
+(``run_bench``, at this run's thread count). That run keeps one matmul figure, at the
+size its sizing settles on, so below it the estimate's matmul curve is the assumed one
+(flat down to 64, then in proportion). The default ladder measures six sizes.
+
+    python benchmarks/estimate_accuracy.py [--threads 1] [--steps 10] [--rounds 3] [--bench product] [--json FILE]
 """
 
 from __future__ import annotations
@@ -132,6 +137,18 @@ def micro_bench(min_run_time: float = 0.2) -> tuple[Any, Any]:
         BenchReport(budget_s=10.0, elapsed_s=0.0, results=results),
         BenchReport(budget_s=10.0, elapsed_s=0.0, results=best),
     )
+
+
+def product_bench() -> tuple[Any, Any]:
+    """``hwadvisor bench``'s own CPU run at this run's thread count, as a user gets it: one
+    figure per kernel at the size its sizing settles on, the memory sweep, the dispatch
+    cost. It has no best blocks; both reports are the same."""
+    from hwadvisor.bench.runner import run_bench
+
+    cpu = FACTS.cpu.model_copy(update={"usable_cores": threads()}) if FACTS else None
+    facts = FACTS.model_copy(update={"cpu": cpu}) if FACTS else None
+    report = run_bench(facts=facts, device="cpu")
+    return report, report
 
 
 def memory_sweep(timed: Any, result: Any) -> list[Any]:
@@ -315,6 +332,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="default: all usable cores")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--bench",
+        choices=("product", "ladder"),
+        default="ladder",
+        help="ladder: matmul at six sizes (default); product: hwadvisor bench's own run",
+    )
     args = parser.parse_args()
     global THREADS, FACTS
     THREADS = args.threads
@@ -329,7 +352,8 @@ def main() -> int:
     rows = []
     print(f"cpu: {_cpu()}; load average at the start: {_load()}")
     print(
-        f"threads: {threads()}, torch {torch.__version__}, {args.rounds} rounds of (bench, steps)"
+        f"threads: {threads()}, torch {torch.__version__}, {args.rounds} rounds of (bench, steps),"
+        f" bench: {args.bench}"
     )
     print(
         f"{'model':20s} {'batch':>5s} {'estimated':>10s} {'naive':>9s} {'measured':>9s} {'error':>7s} {'paired':>8s} {'fastest':>8s}"
@@ -342,10 +366,13 @@ def main() -> int:
         ests, bests, naives, meas, parts = [], [], [], [], []
         for _ in range(args.rounds):
             # Bench right before the steps, so both see the same load on the shared machine.
-            bench, best_blocks = micro_bench()
+            bench, best_blocks = product_bench() if args.bench == "product" else micro_bench()
             est = estimate_workload(wl, facts=FACTS, bench=bench, on=["here"]).estimates[0]
             fast = estimate_workload(wl, facts=FACTS, bench=best_blocks, on=["here"])
-            top = max(r.value for r in best_blocks.results if r.kernel == "matmul") * 1e9
+            top = max(
+                r.value for r in best_blocks.results if r.kernel == "matmul" and r.dtype == "fp32"
+            )
+            top *= 1e9
             naives.append(3 * (wl.flops_per_sample or 0) * batch / top)
             ests.append(est.step_time_s or float("nan"))
             bests.append(fast.estimates[0].step_time_s or float("nan"))

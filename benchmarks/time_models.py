@@ -12,7 +12,7 @@ steps) as in ``estimate_accuracy.py``.
 
 Not a test; the figures depend on this machine and its load (printed).
 
-    python benchmarks/time_models.py [--threads N] [--rounds 2] [--steps 6] [--only NAME ...]
+    python benchmarks/time_models.py [--threads N] [--rounds 2] [--steps 6] [--bench product] [--only NAME ...]
 """
 
 from __future__ import annotations
@@ -58,6 +58,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--only", nargs="*", default=None, choices=sorted(MODELS))
+    parser.add_argument("--bench", choices=("product", "ladder"), default="ladder",
+                        help="as estimate_accuracy.py's")  # fmt: skip
     args = parser.parse_args()
     import torch
 
@@ -76,7 +78,7 @@ def main() -> int:
         wl = build_workload(model=f"{HERE}:{_builder(name)}", input_shape=shape, batch_size=batch)
         ests, steps = [], []
         for _ in range(args.rounds):
-            bench, _best = ea.micro_bench()
+            bench, _best = ea.product_bench() if args.bench == "product" else ea.micro_bench()
             est = estimate_workload(wl, facts=ea.FACTS, bench=bench, on=["here"]).estimates[0]
             ests.append(est.step_time_s or float("nan"))
             steps += measure(name, batch, args.steps)
