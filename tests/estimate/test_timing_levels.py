@@ -229,6 +229,9 @@ def test_element_wise_past_the_private_caches_streams_from_dram() -> None:
     assert step_time(wl, rates).parts["memory"] == pytest.approx(expected)
     # The hot-loop curve alone would have priced them at the L2-L3 rates, far faster.
     assert (spb("eltwise", ws_f) or 0) < dram / 2
+    assert any(
+        "past the L2 caches in use (2.0 MiB) at the DRAM figure" in a for a in rates.assumptions
+    )
 
 
 def test_cold_operands_never_price_an_operator_faster() -> None:

@@ -148,9 +148,15 @@ def _level_notes(levels: MemoryLevels | None, notes: list[str], left_out: int = 
         )
     if levels is None:
         return CPU_OP_OVERHEAD_S
+    cold = (
+        f"; element-wise operators past the L2 caches in use ({levels.private_bytes / 2**20:.1f}"
+        " MiB) at the DRAM figure: in a step they read what another operator just wrote"
+        if levels.private_bytes
+        else ""
+    )
     notes.append(
         "here: memory-bound operators priced by family and working set from the "
-        f"bench's memory sweep ({', '.join(sorted(levels.curves))} at L2, L3 and DRAM sizes)"
+        f"bench's memory sweep ({', '.join(sorted(levels.curves))} at L2, L3 and DRAM sizes)" + cold
     )
     if levels.dispatch_s is None:
         return CPU_OP_OVERHEAD_S
