@@ -124,43 +124,51 @@ def _dispatch(bench: BenchReport) -> float | None:
     return 1.0 / (max(r.value for r in hits) * 1e6)
 
 
+def _figures(bench: BenchReport) -> list[BenchResult]:
+    """The reliable sweep figures (the per-call figure apart)."""
+    return [
+        r
+        for r in bench.results
+        if _sweep(r) and r.kernel != "dispatch" and r.value > 0 and r.reliable is not False
+    ]
+
+
+def _seconds_per_byte(r: BenchResult, dispatch: float | None) -> float:
+    """Seconds per byte of data of sweep figure ``r``, its per-call cost taken out."""
+    ws = float(r.working_set_bytes or 0)
+    call = ws / (r.value * 1e9)  # seconds of one call, from the figure
+    return max(call - (dispatch or 0.0), MIN_DATA_SHARE * call) / ws
+
+
 def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
     """The sweep's curves from a bench report's reliable figures; None when it has none."""
     if bench is None:
         return None
     dispatch = _dispatch(bench)
+    figures = _figures(bench)
+    if not figures:
+        return None
     # (family, working set) -> seconds per byte, the fastest of repeated figures.
     points: dict[tuple[str, float], float] = {}
     far: dict[str, float] = {}
-    l2_points: list[float] = []
-    threads = None
-    for r in bench.results:
-        if not _sweep(r) or r.kernel == "dispatch" or r.value <= 0 or r.reliable is False:
-            continue
-        ws = float(r.working_set_bytes or 0)
-        call = ws / (r.value * 1e9)  # seconds of one call, from the figure
-        data = max(call - (dispatch or 0.0), MIN_DATA_SHARE * call)
-        key = (r.kernel, ws)
-        points[key] = min(points.get(key, math.inf), data / ws)
-        threads = threads or r.threads
+    for r in figures:
+        key, spb = (r.kernel, float(r.working_set_bytes or 0)), _seconds_per_byte(r, dispatch)
+        points[key] = min(points.get(key, math.inf), spb)
         if r.level == "dram":
-            far[r.kernel] = min(far.get(r.kernel, math.inf), data / ws)
-        elif r.level == "l2":
-            l2_points.append(ws)
-    if not points:
-        return None
+            far[r.kernel] = min(far.get(r.kernel, math.inf), spb)
     curves: dict[str, list[tuple[float, float]]] = {}
     for (family, ws), spb in sorted(points.items()):
         curves.setdefault(family, []).append((ws, spb))
+    # The sweep aims its L2 figures at half of what the threads' L2s hold; each family
+    # lands at or under that aim (its shape rounds the working set down): the largest is
+    # the closest.
+    l2 = [float(r.working_set_bytes or 0) for r in figures if r.level == "l2"]
     return MemoryLevels(
         curves=curves,
         dispatch_s=dispatch,
-        threads=threads,
+        threads=next((r.threads for r in figures if r.threads), None),
         unreliable=unreliable_sweep(bench),
-        # The sweep aims its L2 figures at half of what the threads' L2s hold; each family
-        # lands at or under that aim (its shape rounds the working set down): the largest
-        # is the closest.
-        private_bytes=L2_SHARE_INVERSE * max(l2_points) if l2_points else None,
+        private_bytes=L2_SHARE_INVERSE * max(l2) if l2 else None,
         far=far,
     )
 
