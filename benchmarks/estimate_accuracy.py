@@ -74,8 +74,8 @@ def threads() -> int:
 
 
 def micro_bench(min_run_time: float = 0.2) -> tuple[Any, Any]:
-    """Microbenchmark figures measured here: matmul at six sizes, one conv2d and its
-    backward, triad, and the memory sweep; as two reports, one of each kernel's median
+    """Microbenchmark figures measured here: matmul at six sizes and at few rows, one
+    conv2d and its backward, triad, and the memory sweep; as two reports, one of each kernel's median
     block (what ``hwadvisor bench`` records) and one of its best block.
 
     The same kernels and shape conventions as ``hwadvisor bench`` (matmul [n, n, n];
@@ -116,6 +116,12 @@ def micro_bench(min_run_time: float = 0.2) -> tuple[Any, Any]:
         results.append(
             result("matmul", [n, n, n], 2 * n**3, "GFLOP/s", timed("a @ b", {"a": a, "b": b}))
         )
+    from hwadvisor.bench.kernels import CPU_ROWS, ROWS_WIDTH
+
+    for m in CPU_ROWS:  # products of few rows, as hwadvisor bench's matmul_rows
+        a, b = torch.randn(m, ROWS_WIDTH), torch.randn(ROWS_WIDTH, ROWS_WIDTH)
+        shape, work = [m, ROWS_WIDTH, ROWS_WIDTH], 2 * m * ROWS_WIDTH**2
+        results.append(result("matmul_rows", shape, work, "GFLOP/s", timed("a @ b", {"a": a, "b": b})))  # fmt: skip
     x = torch.randn(8, 64, 56, 56).to(memory_format=torch.channels_last)
     w = torch.randn(64, 64, 3, 3).to(memory_format=torch.channels_last)
     m = timed("torch.nn.functional.conv2d(x, w, padding=1)", {"x": x, "w": w})

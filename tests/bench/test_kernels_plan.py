@@ -22,3 +22,17 @@ def test_the_backward_of_the_forwards_convolution_is_planned_and_runs() -> None:
     n, c, h, w = shape
     assert tuple(grad_input.shape) == (n, c, h, w) and tuple(grad_weight.shape) == (c, c, 3, 3)
     assert grad_bias is None
+
+
+def test_a_cpu_times_products_of_few_rows_one_size_each() -> None:
+    from hwadvisor.bench.kernels import CPU_ROWS, ROWS_WIDTH, matmul_work
+
+    target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=1)
+    rows = [c for c in plan(torch, target, None, free_bytes=None) if c.kernel == "matmul_rows"]
+    assert [c.ladder for c in rows] == [((m, ROWS_WIDTH, ROWS_WIDTH),) for m in CPU_ROWS]
+    case = rows[0]
+    assert case.dtype == "fp32" and case.work(case.ladder[0]) == matmul_work(case.ladder[0])
+    out = case.build(case.ladder[0])()
+    assert tuple(out.shape) == (CPU_ROWS[0], ROWS_WIDTH)  # [rows, width] x [width, width]
+    gpu = Target(device="cuda:0", kind="cuda", index=0, name=None, uuid=None, threads=1)
+    assert not [c for c in plan(torch, gpu, None, free_bytes=None) if c.kernel == "matmul_rows"]

@@ -78,3 +78,19 @@ def test_bad_user_models_are_one_usage_error(spec: str, shape: list[int], messag
 def test_user_model_needs_a_shape() -> None:
     with pytest.raises(UsageError, match="input-shape"):
         build_workload(model=f"{MODELS}/mlp.py:tiny")
+
+
+def test_products_carry_their_rows_and_work_size() -> None:
+    """A Linear at batch 4: rows min(M, N) = 4 and the work's square side (4·32·64)^(1/3)."""
+    import torch
+
+    from hwadvisor.estimate.counting import count_model, effective_size
+
+    with torch.device("meta"):
+        model = torch.nn.Linear(64, 32)
+    counted = count_model(model, [64], 4, "linear")
+    keys = set(counted.forward.gemm)
+    assert len(keys) == 1
+    size, rows, work = keys.pop()
+    assert rows == 4 and work == round((4 * 32 * 64) ** (1 / 3))
+    assert size == effective_size(4, 32, 64)  # the harmonic mean, as before

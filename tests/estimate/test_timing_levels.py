@@ -258,3 +258,34 @@ def test_the_private_caches_are_read_from_the_largest_l2_figure() -> None:
     short = _figure("batch_norm_backward", 10.0, level="l2", ws=3 * MIB // 4)
     levels = memory_levels(bench.model_copy(update={"results": [*bench.results, short]}))
     assert levels is not None and levels.private_bytes == 2 * MIB
+
+
+def _rows_bench(rows: dict[int, float]) -> BenchReport:
+    """Squares flat at 100 GFLOP/s down to 32, and few-row products at ``rows``."""
+    results = [_figure("matmul", 100.0, unit="GFLOP/s", shape=[n, n, n]) for n in (32, 256, 1024)]
+    results += [
+        _figure("matmul_rows", v, unit="GFLOP/s", shape=[m, 1024, 1024]) for m, v in rows.items()
+    ]
+    return BenchReport(budget_s=1.0, elapsed_s=1.0, results=results)
+
+
+def test_products_of_few_rows_are_priced_by_the_measured_rows_curve() -> None:
+    rates = here_rates(None, _rows_bench({1: 25.0, 16: 60.0, 64: 90.0}), Precision.FP32)
+    assert rates.rows_points == [(1.0, 25e9), (16.0, 60e9), (64.0, 90e9)]
+    assert any("rows curve" in a for a in rates.assumptions)
+    # A 16-row product by a 1,024 x 1,024 weight: its rows' figure, not a 46-wide square.
+    assert rates.product(46, rows=16, work=256) == pytest.approx(60e9)
+    # Between measured rows, interpolated in log rows: 4 is halfway from 1 to 16.
+    assert rates.product(12, rows=4, work=161) == pytest.approx(42.5e9)
+    # Capped by the square of the same work: a tiny product pays its per-call cost.
+    small = rates.gemm(10)
+    assert small is not None and rates.product(8, rows=8, work=10) == pytest.approx(small)
+    # From the top measured rows on, and without rows, the harmonic-mean rule holds.
+    assert rates.product(170, rows=64, work=400) == rates.gemm(170)
+    assert rates.product(46) == rates.gemm(46)
+
+
+def test_without_rows_figures_the_harmonic_rule_holds() -> None:
+    rates = here_rates(None, _rows_bench({}), Precision.FP32)
+    assert rates.rows_points == []
+    assert rates.product(46, rows=16, work=256) == rates.gemm(46)

@@ -24,6 +24,10 @@ MIB = 1024 * 1024
 #: Square matmul sizes, smallest first; the CPU stops lower (a 4096³ fp32 call is ~1 s).
 CPU_MATMUL = (128, 256, 512, 1024, 2048, 4096)
 GPU_MATMUL = (256, 512, 1024, 2048, 4096, 8192, 16384)
+#: Products of few rows by a ROWS_WIDTH-square weight (the CPU's ``matmul_rows`` figures):
+#: a batch's rows against a layer's weight, where the square curve does not say the rate.
+CPU_ROWS = (1, 4, 16, 64)
+ROWS_WIDTH = 1024
 #: ResNet-like 3×3 layer at 56×56, channels-last: (batch, channels) grow together.
 CONV_STEPS = ((1, 64), (4, 64), (8, 128), (16, 128), (16, 256), (32, 256), (64, 256))
 CONV_HW = 56
@@ -241,6 +245,20 @@ def plan(
     minor = 1.0 if gpu else 0.6  # fp16 / int8 are the GPU's fast paths, side notes on a CPU
     cases += [mm("fp16", minor), mm("int8", minor), conv("bf16", 0.8)]
     if target.kind == "cpu":
+        # Products of few rows: one size each, [rows, width] x [width, width].
+        cases += [
+            KernelCase(
+                target,
+                "matmul_rows",
+                "fp32",
+                "GFLOP/s",
+                ((m, ROWS_WIDTH, ROWS_WIDTH),),
+                matmul_work,
+                _matmul_builder(torch, dev, "fp32"),
+                weight=0.15,
+            )
+            for m in CPU_ROWS
+        ]
         # Memory-bound operator families per cache level, and the per-operator cost.
         cases += sweep_cases(torch, target, facts)
     if target.kind == "cuda":

@@ -131,7 +131,9 @@ class Count:
     """What one pass counted: FLOPs by class, gemm FLOPs by size, bytes, operator launches."""
 
     total_flops: float = 0.0
-    gemm: dict[int, float] = field(default_factory=dict)
+    #: (effective size, rows, work size) -> FLOPs of the products (:func:`effective_size`,
+    #: :func:`_rows_and_work`).
+    gemm: dict[tuple[int, int | None, int | None], float] = field(default_factory=dict)
     conv: dict[int, float] = field(default_factory=dict)
     conv_flops: float = 0.0
     other_flops: float = 0.0
@@ -213,6 +215,16 @@ def _tensors(obj: Any) -> list[Any]:
     return [t for t in tree_flatten(obj)[0] if isinstance(t, torch.Tensor)]
 
 
+def _rows_and_work(dims: tuple[float, float, float] | None) -> tuple[int | None, int | None]:
+    """A product's smaller output side min(M, N) and the side of the square of its work."""
+    if dims is None:
+        return None, None
+    m, n, k = dims
+    return max(1, round(min(m, n))), max(
+        1, round((max(m, 1.0) * max(n, 1.0) * max(k, 1.0)) ** (1 / 3))
+    )
+
+
 def effective_size(m: float, n: float, k: float) -> int:
     """Effective size of an (m x k) @ (k x n) product: the harmonic mean of m, n and k.
 
@@ -268,7 +280,8 @@ def _make_mode(count: Count) -> Any:
                 if name in _CONV_OPS:
                     _add_conv(count, name, (args, kwargs, out), flops, size)
                 elif name in _GEMM_OPS:
-                    count.gemm[size] = count.gemm.get(size, 0.0) + flops
+                    key = (size, *_rows_and_work(dims))
+                    count.gemm[key] = count.gemm.get(key, 0.0) + flops
                     count.add_group("gemm", 0.0)
                 else:
                     count.other_flops += flops

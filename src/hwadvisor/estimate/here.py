@@ -223,7 +223,30 @@ def _measured(
         conv_backward_size=_conv_size(bench, "conv2d_backward") if back else None,
         levels=levels,
         threads=_bench_threads(bench, facts),
+        rows_points=_rows_points(bench, notes) if dtype == "fp32" else [],
     )
+
+
+def _rows_points(bench: BenchReport, notes: list[str]) -> list[tuple[float, float]]:
+    """(rows, FLOP/s) of the reliable fp32 ``matmul_rows`` figures, ascending rows."""
+    pts: dict[float, float] = {}
+    for r in bench.results:
+        if (
+            r.device == "cpu"
+            and r.kernel == "matmul_rows"
+            and r.dtype == "fp32"
+            and r.reliable is not False
+            and r.shape
+            and r.value > 0
+        ):
+            pts[float(r.shape[0])] = max(pts.get(float(r.shape[0]), 0.0), r.value * 1e9)
+    if len(pts) >= 2:
+        notes.append(
+            f"here: products of few rows capped by the measured rows curve ({len(pts)} figures, "
+            f"{min(pts):.0f}-{max(pts):.0f} rows by a square weight)"
+        )
+        return sorted(pts.items())
+    return []
 
 
 def _kept_note(bench: BenchReport) -> list[str]:

@@ -96,7 +96,12 @@ def catalog_conv_shapes(model_id: str | None, conv_flops: float) -> list[ConvSha
 
 def counted_profile(fwd: Count, batch: int, bwd: Count | None = None) -> OpProfile:
     """A profile from a meta-device count at ``batch``, per sample."""
-    gemm = [GemmBucket(size=s, flops=f / batch) for s, f in sorted(fwd.gemm.items())]
+    gemm = [
+        GemmBucket(size=s, flops=f / batch, rows=r, work_size=w)
+        for (s, r, w), f in sorted(
+            fwd.gemm.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0, kv[0][2] or 0)
+        )
+    ]
     conv = [GemmBucket(size=s, flops=f / batch) for s, f in sorted(fwd.conv.items())]
     groups = op_groups(fwd, batch, backward=False)
     if bwd is not None:

@@ -72,6 +72,28 @@ class Rates:
     #: CPU threads the job runs with: the bench's for "here" (else the usable cores), a
     #: catalog CPU's cores; it decides PyTorch's convolution path (``timing``).
     threads: int | None = None
+    #: (rows, FLOP/s) of the bench's ``matmul_rows`` figures: products of few rows by a
+    #: square weight, ascending rows (empty: not measured).
+    rows_points: list[tuple[float, float]] = field(default_factory=list)
+
+    def product(self, size: float, rows: float | None = None, work: float | None = None) -> float | None:  # fmt: skip
+        """FLOP/s of products of effective size ``size``. Products with fewer rows (their
+        smaller output side) than the bench's rows figures reach are priced by those
+        figures instead: the lower of the rows curve at ``rows`` and the square curve at
+        ``work``, the side of the square of the same work.
+
+        The harmonic-mean size prices a product of few rows as a small square, whose time
+        is per-call cost. A 16-row product by a 1,024-wide weight does the work of a
+        256-wide square, and what limits it is its rows: the weight is streamed and packed
+        for few rows each call. The bench measures exactly that (docs/estimates.md
+        section 3). From the top measured rows on, the harmonic-mean rule holds.
+        """
+        if rows is None or work is None or not self.rows_points:
+            return self.gemm(size)
+        if rows >= self.rows_points[-1][0]:
+            return self.gemm(size)
+        square = self.gemm(work)
+        return None if square is None else min(square, _log_interp(self.rows_points, rows))
 
     def conv_at(self, size: float, *, backward: bool = False) -> float | None:
         """Convolution FLOP/s at ``size``: the measured conv rate (``backward``: the
@@ -116,6 +138,16 @@ class Rates:
                 t = (math.log(size) - math.log(s0)) / (math.log(s1) - math.log(s0))
                 return r0 + t * (r1 - r0)
         return pts[-1][1]
+
+
+def _log_interp(pts: list[tuple[float, float]], x: float) -> float:
+    """``pts`` (ascending x) interpolated in log x, held at the ends."""
+    if x <= pts[0][0]:
+        return pts[0][1]
+    for (x0, y0), (x1, y1) in itertools.pairwise(pts):
+        if x0 <= x <= x1:
+            return y0 + (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0)) * (y1 - y0)
+    return pts[-1][1]
 
 
 def _peak_for(

@@ -225,7 +225,7 @@ def _gemm_time(prof: OpProfile, rates: Rates, work: float) -> float:
     """Each bucket of matrix products at the matmul rate for its effective size."""
     seconds = 0.0
     for bucket in prof.gemm:
-        rate = rates.gemm(bucket.size)
+        rate = rates.product(bucket.size, bucket.rows, bucket.work_size)
         if rate is None:
             raise _Unknown("matmul rate unknown: time unknown")
         seconds += bucket.flops * work / rate

@@ -124,6 +124,14 @@ class GemmBucket(Document):
 
     size: int = Field(description="effective size of the products: harmonic mean of M, N and K")
     flops: float
+    rows: int | None = Field(
+        default=None,
+        description="the products' smaller output side, min(M, N), where the counter saw it: with the bench's matmul_rows figures it caps their CPU rate",
+    )
+    work_size: int | None = Field(
+        default=None,
+        description="the side of the square product of the same work, cube root of M·N·K, where the counter saw it",
+    )
 
 
 class ConvShape(Document):
