@@ -44,7 +44,14 @@ MIN_ALLOT_S = 0.15
 #: and a larger figure is a typo (or 1e308) that would otherwise look like a hang.
 MAX_BUDGET_S = 3600.0
 #: Under --quick only the figures the advice uses most are measured.
-QUICK_KERNELS = {("matmul", "fp32"), ("matmul", "bf16"), ("copy", "fp32"), ("triad", "fp32")}
+QUICK_KERNELS = {
+    ("matmul", "fp32"),
+    ("matmul", "bf16"),
+    ("copy", "fp32"),
+    ("triad", "fp32"),
+    # products of few rows (a CPU's): what a small batch's layers run at
+    ("matmul_rows", "fp32"),
+}
 #: ... and on GPUs also the tensor-core dtypes and the host link.
 QUICK_ACCELERATOR_KERNELS = {
     ("matmul", "tf32"),
