@@ -194,8 +194,10 @@ def memory_sweep(timed: Any, result: Any) -> list[Any]:
     return out
 
 
-def measure(spec: str, shape: list[int], batch: int, steps: int) -> list[float]:
-    """Seconds of each of ``steps`` AdamW training steps of the real model here."""
+def measure(spec: str, shape: list[int], batch: int, steps: int, *, loss: str = "labels") -> list[float]:  # fmt: skip
+    """Seconds of each of ``steps`` AdamW training steps of the real model here; the loss
+    is cross-entropy against class labels (``labels``) or the output's sum (``sum``, for
+    models whose output is not one row of logits per sample)."""
     import torch
 
     from hwadvisor.estimate.loading import load_callable
@@ -211,8 +213,8 @@ def measure(spec: str, shape: list[int], batch: int, steps: int) -> list[float]:
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         out = model(x)
-        loss = torch.nn.functional.cross_entropy(out, torch.zeros(batch, dtype=torch.long))
-        loss.backward()
+        labels = torch.zeros(batch, dtype=torch.long)
+        (out.sum() if loss == "sum" else torch.nn.functional.cross_entropy(out, labels)).backward()
         opt.step()
         if i >= 2:  # the first steps allocate optimizer state and warm caches
             times.append(time.perf_counter() - start)

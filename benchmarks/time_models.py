@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,26 +28,6 @@ import estimate_accuracy as ea  # the sibling benchmark: its bench and helpers
 from memory_models import MODELS
 
 HERE = Path(__file__).resolve().parent / "memory_models.py"
-
-
-def measure(name: str, batch: int, steps: int) -> list[float]:
-    """Seconds of each of ``steps`` AdamW training steps of ``name`` here."""
-    import torch
-
-    build, shape, tokens, _ = MODELS[name]
-    model = build()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    size = [batch, *shape]
-    x = torch.randint(0, 1000, size) if tokens else torch.randn(size)
-    times = []
-    for i in range(steps + 2):
-        start = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        model(x).sum().backward()
-        opt.step()
-        if i >= 2:  # the first steps allocate the optimizer's state and warm the caches
-            times.append(time.perf_counter() - start)
-    return times
 
 
 def main() -> int:
@@ -75,25 +54,20 @@ def main() -> int:
     errors = []
     for name in args.only or list(MODELS):
         _, shape, _, (batch, _) = MODELS[name]
-        wl = build_workload(model=f"{HERE}:{_builder(name)}", input_shape=shape, batch_size=batch)
+        spec = f"{HERE}:{MODELS[name][0].__name__}"
+        wl = build_workload(model=spec, input_shape=shape, batch_size=batch)
         ests, steps = [], []
         for _ in range(args.rounds):
             bench, _best = ea.product_bench() if args.bench == "product" else ea.micro_bench()
             est = estimate_workload(wl, facts=ea.FACTS, bench=bench, on=["here"]).estimates[0]
             ests.append(est.step_time_s or float("nan"))
-            steps += measure(name, batch, args.steps)
+            steps += ea.measure(spec, shape, batch, args.steps, loss="sum")
         e, m = statistics.median(ests), statistics.median(steps)
         errors.append(abs(e / m - 1.0))
         print(f"{name:20s} {batch:5d} {e * 1e3:8.1f}ms {m * 1e3:8.1f}ms {e / m - 1.0:+7.1%}", flush=True)  # fmt: skip
     print(f"median |error| {statistics.median(errors):.1%}, worst {max(errors):.1%}")
     print(f"load average at the end: {ea._load()}")
     return 0
-
-
-def _builder(name: str) -> str:
-    """The name of ``name``'s builder function in memory_models.py."""
-    build = MODELS[name][0]
-    return str(build.__name__)
 
 
 if __name__ == "__main__":

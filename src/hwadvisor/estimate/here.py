@@ -63,6 +63,8 @@ def _results(bench: BenchReport, kernel: str, dtype: str) -> list[tuple[float, f
         size = 0.0
         if kernel == "matmul" and len(r.shape) == 3:
             size = float(effective_size(*r.shape))
+        elif kernel == "matmul_rows" and r.shape:
+            size = float(r.shape[0])  # its rows
         scale = 1e9  # GFLOP/s, GOP/s and GB/s all carry a 1e9
         pts[size] = max(pts.get(size, 0.0), r.value * scale)
     return sorted(pts.items())
@@ -229,24 +231,14 @@ def _measured(
 
 def _rows_points(bench: BenchReport, notes: list[str]) -> list[tuple[float, float]]:
     """(rows, FLOP/s) of the reliable fp32 ``matmul_rows`` figures, ascending rows."""
-    pts: dict[float, float] = {}
-    for r in bench.results:
-        if (
-            r.device == "cpu"
-            and r.kernel == "matmul_rows"
-            and r.dtype == "fp32"
-            and r.reliable is not False
-            and r.shape
-            and r.value > 0
-        ):
-            pts[float(r.shape[0])] = max(pts.get(float(r.shape[0]), 0.0), r.value * 1e9)
-    if len(pts) >= 2:
-        notes.append(
-            f"here: products of few rows capped by the measured rows curve ({len(pts)} figures, "
-            f"{min(pts):.0f}-{max(pts):.0f} rows by a square weight)"
-        )
-        return sorted(pts.items())
-    return []
+    pts = [(rows, rate) for rows, rate in _results(bench, "matmul_rows", "fp32") if rate > 0]
+    if len(pts) < 2:
+        return []
+    notes.append(
+        f"here: products of few rows capped by the measured rows curve ({len(pts)} figures, "
+        f"{pts[0][0]:.0f}-{pts[-1][0]:.0f} rows by a square weight)"
+    )
+    return pts
 
 
 def _kept_note(bench: BenchReport) -> list[str]:

@@ -46,6 +46,16 @@ MIN_DATA_SHARE = 0.25
 L2_SHARE_INVERSE = 2.0
 
 
+def log_interp(pts: list[tuple[float, float]], x: float) -> float:
+    """``pts`` (ascending x) interpolated in log x, held at the nearest end outside them."""
+    if x <= pts[0][0]:
+        return pts[0][1]
+    for (x0, y0), (x1, y1) in itertools.pairwise(pts):
+        if x0 <= x <= x1:
+            return y0 + (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0)) * (y1 - y0)
+    return pts[-1][1]
+
+
 @dataclass
 class MemoryLevels:
     """Seconds per counted byte by family and working set, and the measured per-call cost."""
@@ -63,17 +73,7 @@ class MemoryLevels:
     def seconds_per_byte(self, family: str, working_set: float) -> float | None:
         """The family's seconds per byte at ``working_set`` (its own curve, else eltwise)."""
         pts = self.curves.get(family) or self.curves.get("eltwise")
-        if not pts:
-            return None
-        if working_set <= pts[0][0]:
-            return pts[0][1]
-        if working_set >= pts[-1][0]:
-            return pts[-1][1]
-        for (w0, s0), (w1, s1) in itertools.pairwise(pts):
-            if w0 <= working_set <= w1:
-                t = (math.log(working_set) - math.log(w0)) / (math.log(w1) - math.log(w0))
-                return s0 + t * (s1 - s0)
-        return pts[-1][1]
+        return log_interp(pts, working_set) if pts else None
 
     def seconds(
         self, family: str, working_set: float, count: int = 1, *, cold: bool = False

@@ -8,14 +8,12 @@ Three sources, each stated in the estimate's assumptions:
 
 from __future__ import annotations
 
-import itertools
-import math
 from dataclasses import dataclass, field
 
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
 from hwadvisor.estimate.cpu_catalog import catalog_levels, sustained_scale
 from hwadvisor.estimate.gpu_time import PLAIN_FAMILY, Roofline, op_host_s, roofline, tf32_text
-from hwadvisor.estimate.levels import MemoryLevels
+from hwadvisor.estimate.levels import MemoryLevels, log_interp
 from hwadvisor.models.workload import Precision
 
 #: Per-operator cost of eager PyTorch on a CPU when the bench did not measure it (its
@@ -93,7 +91,7 @@ class Rates:
         if rows >= self.rows_points[-1][0]:
             return self.gemm(size)
         square = self.gemm(work)
-        return None if square is None else min(square, _log_interp(self.rows_points, rows))
+        return None if square is None else min(square, log_interp(self.rows_points, rows))
 
     def conv_at(self, size: float, *, backward: bool = False) -> float | None:
         """Convolution FLOP/s at ``size``: the measured conv rate (``backward``: the
@@ -131,23 +129,7 @@ class Rates:
             # then in proportion to the size.
             knee = min(pts[0][0], FLAT_DOWN_TO)
             return pts[0][1] * max(min(1.0, size / knee), 0.02)
-        if size >= pts[-1][0]:
-            return pts[-1][1]
-        for (s0, r0), (s1, r1) in itertools.pairwise(pts):
-            if s0 <= size <= s1:
-                t = (math.log(size) - math.log(s0)) / (math.log(s1) - math.log(s0))
-                return r0 + t * (r1 - r0)
-        return pts[-1][1]
-
-
-def _log_interp(pts: list[tuple[float, float]], x: float) -> float:
-    """``pts`` (ascending x) interpolated in log x, held at the ends."""
-    if x <= pts[0][0]:
-        return pts[0][1]
-    for (x0, y0), (x1, y1) in itertools.pairwise(pts):
-        if x0 <= x <= x1:
-            return y0 + (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0)) * (y1 - y0)
-    return pts[-1][1]
+        return log_interp(pts, size)
 
 
 def _peak_for(
