@@ -94,3 +94,36 @@ def test_products_carry_their_rows_and_work_size() -> None:
     size, rows, work = keys.pop()
     assert rows == 4 and work == round((4 * 32 * 64) ** (1 / 3))
     assert size == effective_size(4, 32, 64)  # the harmonic mean, as before
+
+
+def test_lstm_is_counted_as_the_cpu_runs_it() -> None:
+    # Input [batch 4, 20 steps, 32 features]; two LSTM layers of 64 (4 gates).
+    wl = build_workload(model=f"{MODELS}/rnn.py:lstm", input_shape=[20, 32], batch_size=4)
+    steps, gates = 20, 4 * 64
+    layers = 2 * steps * gates * (32 + 64) + 2 * steps * gates * (64 + 64)
+    assert wl.flops_per_sample == pytest.approx(layers + 2 * 64 * 4)
+    prof = wl.profile
+    assert prof is not None
+    # One oneDNN call per layer, not thousands of per-step operators as on the meta device.
+    assert prof.kernels < 30
+    # Each layer's input product covers the whole sequence (80 rows); the steps' products
+    # are priced as squares of their work.
+    rows = {b.rows for b in prof.gemm if b.rows is not None}
+    assert steps * 4 in rows
+    recurrent = [b for b in prof.gemm if b.rows is None]
+    assert recurrent and all(b.size == b.work_size for b in recurrent)
+    assert sum(b.flops for b in recurrent) == pytest.approx(2 * 2 * steps * gates * 64)
+    assert any("recurrent layers" in a for a in wl.assumptions)
+    # Activations still come from the saved tensors (the meta count).
+    assert (wl.activation_bytes_per_sample or 0) > 0
+
+
+def test_gru_gets_the_whole_sequences_input_product_at_once() -> None:
+    wl = build_workload(model=f"{MODELS}/rnn.py:gru", input_shape=[20, 32], batch_size=4)
+    prof = wl.profile
+    assert prof is not None
+    # On a CPU the GRU multiplies all 20 steps' inputs in one product of 80 rows (3 gates
+    # of 64); on the meta device each step would multiply its own 4 rows.
+    inputs = [b for b in prof.gemm if b.rows == 80]
+    assert inputs and sum(b.flops for b in inputs) == pytest.approx(2 * 20 * 192 * 32)
+    assert wl.flops_per_sample == pytest.approx(2 * 20 * 192 * (32 + 64) + 2 * 64 * 4)

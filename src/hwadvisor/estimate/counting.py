@@ -9,8 +9,10 @@ Saved-for-backward bytes at batch 1 and 2 give the activation bytes per sample.
 
 from __future__ import annotations
 
+import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,7 +65,10 @@ _FREE_OPS = {
     "_to_copy",
     "new_empty",
     "new_empty_strided",
+    "device",
 }
+#: oneDNN's fused recurrent layer, what an LSTM runs as on a CPU (forward, backward).
+_RNN_LAYERS = {"mkldnn_rnn_layer", "mkldnn_rnn_layer_backward"}
 
 
 #: How much slower than streaming (a triad) each memory-bound operator runs in eager
@@ -140,6 +145,8 @@ class Count:
     memory_bytes: float = 0.0
     kernels: int = 0
     saved_bytes: float = 0.0
+    #: FLOPs of operators torch's FlopCounterMode does not count (oneDNN's recurrent layer).
+    rnn_flops: float = 0.0
     #: (family, size bucket) -> [operators, raw bytes moved in all]: what the time model
     #: prices per working set; products and convolutions by count (0 bytes).
     groups: dict[tuple[str, int], list[float]] = field(default_factory=dict)
@@ -255,6 +262,51 @@ def _product_dims(name: str, args: Any, out: Any) -> tuple[float, float, float] 
     return None
 
 
+def _add_rnn_layer(count: Count, name: str, args: Any) -> None:
+    """Record one oneDNN recurrent layer as the products and passes its kernel makes.
+
+    ``mkldnn_rnn_layer(input [T, B, I], w_ih [G*H, I], w_hh [G*H, H], ...)`` runs one
+    direction of one layer (PyTorch ``aten/src/ATen/native/mkldnn/RNN.cpp``). oneDNN's RNN
+    primitive multiplies the whole sequence's input by ``w_ih`` in one product and each
+    step's hidden state by ``w_hh`` in a product of B rows; an element-wise kernel per
+    step reads the G gates and the cell state and writes the hidden and cell states, and
+    in training the gates it keeps for the backward (oneDNN developer guide, "RNN":
+    the cell functions and the workspace). The weights are reordered into oneDNN's
+    layout at every call. The backward is priced as a training step's backward always is
+    (two forwards' products at the same sizes); here only its element-wise passes are
+    counted: per step it reads the kept gates, the cell states and the states' gradients
+    and writes the gates' and the cell state's gradients.
+    """
+    x, w_ih, w_hh = args[0], args[1], args[2]
+    steps, batch, width = (int(d) for d in x.shape)
+    gates, hidden = int(w_ih.shape[0]), int(w_hh.shape[1])
+    item = x.element_size()
+    weights = float(w_ih.numel() + w_hh.numel()) * w_ih.element_size()
+    count.add_group("eltwise", 2.0 * weights)
+    count.memory_bytes += 2.0 * weights
+    if name == "mkldnn_rnn_layer":
+        train = bool(args[15]) if len(args) > 15 else True
+        products = [((steps * batch, gates, width), 1), ((batch, gates, hidden), steps)]
+        for (m, n, k), times in products:
+            flops = 2.0 * m * n * k * times
+            count.rnn_flops += flops
+            count.total_flops += flops
+            rows, work = _rows_and_work((m, n, k))
+            # The steps' weight is packed once for the whole sequence (the reorder above),
+            # so a step's product of few rows pays no packing of its own: it runs as a
+            # square product of the same work does.
+            key = (effective_size(m, n, k), rows, work) if times == 1 else (work, None, work)
+            count.gemm[key] = count.gemm.get(key, 0.0) + flops
+            for _ in range(times):
+                count.add_group("gemm", 0.0)
+        per_step = batch * (gates + hidden + 2 * hidden + (gates if train else 0)) * item
+    else:
+        per_step = batch * (2 * gates + 5 * hidden) * item
+    for _ in range(steps):
+        count.add_group("eltwise", float(per_step))
+    count.memory_bytes += float(per_step) * steps
+
+
 def _make_mode(count: Count) -> Any:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import flop_registry
@@ -271,6 +323,9 @@ def _make_mode(count: Count) -> Any:
             if name in _FREE_OPS or getattr(func, "is_view", False):
                 return out
             count.kernels += 1
+            if name in _RNN_LAYERS:
+                _add_rnn_layer(count, name, args)
+                return out
             counter = flop_registry.get(func.overloadpacket)
             if counter is not None:
                 flops = float(counter(*args, **kwargs, out_val=out))
@@ -302,6 +357,44 @@ def _sample_input(shape: list[int], batch: int, tokens: bool) -> Any:
     if tokens:
         return torch.zeros(size, dtype=torch.long, device="meta")
     return torch.empty(size, dtype=torch.float32, device="meta")
+
+
+def has_recurrent(model: Any) -> bool:
+    """Whether the model has recurrent layers (``nn.LSTM``, ``nn.GRU``, ``nn.RNN``)."""
+    import torch
+
+    return any(isinstance(mod, torch.nn.RNNBase) for mod in model.modules())
+
+
+@contextmanager
+def _dispatch_like_cpu(model: Any) -> Iterator[tuple[Any, Callable[..., Any]]]:
+    """The model and an input maker for the timed count.
+
+    Recurrent layers dispatch by device: on a CPU an LSTM layer runs as one oneDNN
+    primitive and a GRU's cells get the whole sequence's input product at once
+    (``aten/src/ATen/native/RNN.cpp``, ``FullLayer`` with ``pre_compute_input`` on a CPU),
+    while on the meta device every step multiplies its own input. So a model with them
+    is counted on fake CPU tensors, which follow the CPU's dispatch (a copy of the model:
+    the meta one keeps counting the activations). Other models are counted on the meta
+    device as they are.
+    """
+    if not has_recurrent(model):
+        yield model, _sample_input
+        return
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from hwadvisor.estimate.memjob import fake_model
+
+    mode = FakeTensorMode()
+    timed = fake_model(copy.deepcopy(model), mode)
+
+    def sample(shape: list[int], batch: int, tokens: bool) -> Any:
+        dtype = torch.long if tokens else torch.float32
+        return torch.zeros([batch, *shape], dtype=dtype, device="cpu")
+
+    with mode:
+        yield timed, sample
 
 
 def _first_leaf_is_embedding(model: Any) -> bool:
@@ -364,7 +457,8 @@ def _run(model: Any, x: Any, count: Count, back: Count | None = None) -> None:
                 with _make_mode(back):
                     loss.backward()
     # FlopCounterMode is the reference count; ours must agree on the products it knows.
-    count.total_flops = float(fcm.get_total_flops()) if back is None else count.total_flops
+    if back is None:
+        count.total_flops = float(fcm.get_total_flops()) + count.rnn_flops
     count.saved_bytes = sum(saved)
 
 
@@ -381,12 +475,14 @@ def count_model(
     fwd, bwd = Count(), Count()
     try:
         model.train(train)
-        _run(model, _sample_input(input_shape, batch, tokens), fwd)
         one, two = Count(), Count()
         _run(model, _sample_input(input_shape, 1, tokens), one)
         _run(model, _sample_input(input_shape, 2, tokens), two)
-        # Backward on its own: its memory-bound mix differs (no dropout masks, cheap pooling).
-        _run(model, _sample_input(input_shape, batch, tokens), Count(), bwd)
+        with _dispatch_like_cpu(model) as (timed, sample):
+            timed.train(train)
+            _run(timed, sample(input_shape, batch, tokens), fwd)
+            # Backward on its own: its memory-bound mix differs (no dropout masks, cheap pooling).
+            _run(timed, sample(input_shape, batch, tokens), Count(), bwd)
     except UsageError:
         raise
     except Exception as exc:

@@ -363,7 +363,7 @@ def _from_sizes(
 def _from_user_model(
     spec: str, input_shape: list[int] | None, seq_len: int | None, common: dict[str, Any]
 ) -> Workload:
-    from hwadvisor.estimate.counting import build_on_meta, count_model
+    from hwadvisor.estimate.counting import build_on_meta, count_model, has_recurrent
 
     if input_shape is None:
         if seq_len is None:
@@ -388,6 +388,13 @@ def _from_user_model(
         f"counted on the meta device with FlopCounterMode at batch {batch}, input shape {input_shape}",
         "backward = 2 x forward FLOPs at the same product sizes; its memory-bound operators counted on their own",
     ]
+    if has_recurrent(module):
+        notes.append(
+            "recurrent layers: operators counted on fake CPU tensors, as a CPU dispatches them "
+            "(an LSTM layer as one oneDNN primitive; a GRU's input product for the whole sequence "
+            "at once); each step's recurrent product priced as a square product of the same work "
+            "(its weight is packed once per sequence)"
+        )
     if counted.tokens_input:
         notes.append("first layer is an embedding: integer token inputs")
     from hwadvisor.estimate.usermem import user_memory_counts
