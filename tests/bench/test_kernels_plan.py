@@ -36,3 +36,18 @@ def test_a_cpu_times_products_of_few_rows_one_size_each() -> None:
     assert tuple(out.shape) == (CPU_ROWS[0], ROWS_WIDTH)  # [rows, width] x [width, width]
     gpu = Target(device="cuda:0", kind="cuda", index=0, name=None, uuid=None, threads=1)
     assert not [c for c in plan(torch, gpu, None, free_bytes=None) if c.kernel == "matmul_rows"]
+
+
+def test_cpu_plan_times_small_squares_below_the_matmul_floor() -> None:
+    import torch
+    from hwadvisor.bench.kernels import CPU_SMALL, matmul_work
+    from hwadvisor.bench.sizing import FLOOR_WORK
+
+    target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=1)
+    small = [c for c in plan(torch, target, None, free_bytes=None) if c.kernel == "matmul_small"]
+    assert [c.ladder for c in small] == [((n, n, n),) for n in CPU_SMALL]
+    assert all(matmul_work(c.ladder[0]) < FLOOR_WORK[("matmul", "cpu")] for c in small)
+    out = small[0].build(small[0].ladder[0])()
+    assert tuple(out.shape) == (CPU_SMALL[0], CPU_SMALL[0])
+    gpu = Target(device="cuda:0", kind="cuda", index=0, name=None, uuid=None, threads=1)
+    assert not [c for c in plan(torch, gpu, None, free_bytes=None) if c.kernel == "matmul_small"]

@@ -119,7 +119,7 @@ def test_quick_measures_the_core_kernels_only() -> None:
     core = {(r.kernel, r.dtype) for r in report.results if r.level is None}
     assert core - {("dispatch", "fp32")} == {
         ("matmul", "fp32"), ("matmul", "bf16"), ("copy", "fp32"), ("triad", "fp32"),
-        ("matmul_rows", "fp32"),
+        ("matmul_rows", "fp32"), ("matmul_small", "fp32"),
     }  # fmt: skip
     # ... and the memory sweep's quick part (bench.sweep.QUICK_SWEEP) for the estimates.
     from hwadvisor.bench.sweep import QUICK_SWEEP

@@ -289,3 +289,23 @@ def test_without_rows_figures_the_harmonic_rule_holds() -> None:
     rates = here_rates(None, _rows_bench({}), Precision.FP32)
     assert rates.rows_points == []
     assert rates.product(46, rows=16, work=256) == rates.gemm(46)
+
+
+def test_small_squares_extend_the_matmul_curve_below_the_sized_figure() -> None:
+    """The sized matmul starts at 512: the bench's small squares are the curve below it."""
+    results = [_figure("matmul", 100.0, unit="GFLOP/s", shape=[n, n, n]) for n in (512, 1024)]
+    small = {64: 20.0, 128: 50.0, 256: 80.0}
+    results += [_figure("matmul_small", v, unit="GFLOP/s", shape=[n, n, n]) for n, v in small.items()]  # fmt: skip
+    rates = here_rates(None, BenchReport(budget_s=1.0, elapsed_s=1.0, results=results), Precision.FP32)  # fmt: skip
+    assert rates.gemm_points[:3] == [(64.0, 20e9), (128.0, 50e9), (256.0, 80e9)]
+    assert rates.gemm(128) == pytest.approx(50e9)
+    assert any("small squares" in a for a in rates.assumptions)
+    # Without them the curve is assumed flat from 512 down to FLAT_DOWN_TO: 2.5x higher here.
+    sized = here_rates(None, BenchReport(budget_s=1.0, elapsed_s=1.0, results=results[:2]), Precision.FP32)  # fmt: skip
+    assert sized.gemm(128) == pytest.approx(100e9)
+    assert not any("small squares" in a for a in sized.assumptions)
+    # A bf16 estimate keeps its own curve: the small squares are fp32 figures.
+    bf16 = here_rates(None, BenchReport(budget_s=1.0, elapsed_s=1.0, results=[
+        *results, _figure("matmul", 300.0, unit="GFLOP/s", shape=[512, 512, 512]).model_copy(update={"dtype": "bf16"}),
+    ]), Precision.BF16)  # fmt: skip
+    assert bf16.gemm_points == [(512.0, 300e9)]

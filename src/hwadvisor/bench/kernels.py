@@ -28,6 +28,10 @@ GPU_MATMUL = (256, 512, 1024, 2048, 4096, 8192, 16384)
 #: a batch's rows against a layer's weight, where the square curve does not say the rate.
 CPU_ROWS = (1, 4, 16, 64)
 ROWS_WIDTH = 1024
+#: Square products below the matmul floor (the CPU's ``matmul_small`` figures): what a
+#: small layer's product runs at, per-call costs included, one size each.
+CPU_SMALL = (64, 128, 256)
+SMALL_MIN_ALLOT_S = 0.06
 #: ResNet-like 3×3 layer at 56×56, channels-last: (batch, channels) grow together.
 CONV_STEPS = ((1, 64), (4, 64), (8, 128), (16, 128), (16, 256), (32, 256), (64, 256))
 CONV_HW = 56
@@ -258,6 +262,22 @@ def plan(
                 weight=0.15,
             )
             for m in CPU_ROWS
+        ]
+        # Small squares, below the floor the sized matmul starts from: a small layer's rate.
+        cases += [
+            KernelCase(
+                target,
+                "matmul_small",
+                "fp32",
+                "GFLOP/s",
+                ((n, n, n),),
+                matmul_work,
+                _matmul_builder(torch, dev, "fp32"),
+                weight=0.12,
+                # Calls of 7 µs to 0.2 ms: a few 10 ms blocks settle them.
+                min_allot_s=SMALL_MIN_ALLOT_S,
+            )
+            for n in CPU_SMALL
         ]
         # Memory-bound operator families per cache level, and the per-operator cost.
         cases += sweep_cases(torch, target, facts)

@@ -61,7 +61,7 @@ def _results(bench: BenchReport, kernel: str, dtype: str) -> list[tuple[float, f
         ):
             continue
         size = 0.0
-        if kernel == "matmul" and len(r.shape) == 3:
+        if kernel in ("matmul", "matmul_small") and len(r.shape) == 3:
             size = float(effective_size(*r.shape))
         elif kernel == "matmul_rows" and r.shape:
             size = float(r.shape[0])  # its rows
@@ -178,6 +178,8 @@ def _measured(
         notes.append(f"no {dtype} matmul figure measured: the fp32 rate is used")
         dtype = "fp32"
         gemm = _results(bench, "matmul", dtype)
+    if gemm and dtype == "fp32":
+        gemm = _with_small_squares(gemm, _results(bench, "matmul_small", dtype), notes)
     conv_pts = _results(bench, "conv2d", dtype) or _results(bench, "conv2d", "fp32")
     bw_pts = _results(bench, "triad", "fp32") or _results(bench, "copy", "fp32")
     if gemm:
@@ -227,6 +229,20 @@ def _measured(
         threads=_bench_threads(bench, facts),
         rows_points=_rows_points(bench, notes) if dtype == "fp32" else [],
     )
+
+
+def _with_small_squares(
+    gemm: list[tuple[float, float]], small: list[tuple[float, float]], notes: list[str]
+) -> list[tuple[float, float]]:
+    """The matmul curve with the bench's small squares below its smallest sized figure."""
+    below = [(size, rate) for size, rate in small if size < gemm[0][0] and rate > 0]
+    if not below:
+        return gemm
+    notes.append(
+        f"here: products smaller than {gemm[0][0]:.0f} priced by the measured small squares "
+        f"({', '.join(f'{s:.0f}' for s, _ in below)})"
+    )
+    return below + gemm
 
 
 def _rows_points(bench: BenchReport, notes: list[str]) -> list[tuple[float, float]]:
