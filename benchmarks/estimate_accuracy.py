@@ -162,9 +162,11 @@ def memory_sweep(timed: Any, result: Any) -> list[Any]:
     import torch
 
     from hwadvisor.bench.sweep import (
+        BACKWARD_WORK,
         DISPATCH_WORK,
         FAMILIES,
         LEVELS,
+        backward_statement,
         dispatch_statement,
         family_shape,
         family_statement,
@@ -179,7 +181,14 @@ def memory_sweep(timed: Any, result: Any) -> list[Any]:
             DISPATCH_WORK,
             "Mop/s",
             timed("fn()", {"fn": dispatch_statement(torch)}),
-        )
+        ),
+        result(
+            "dispatch_backward",
+            [64],
+            BACKWARD_WORK,
+            "Mop/s",
+            timed("fn()", {"fn": backward_statement(torch)}),
+        ),
     ]
     sizes = level_bytes(FACTS, threads())
     for family in FAMILIES:

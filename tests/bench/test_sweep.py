@@ -6,6 +6,8 @@ import pytest
 
 from hwadvisor.bench.devices import Target
 from hwadvisor.bench.sweep import (
+    BACKWARD_OPS,
+    BACKWARD_WORK,
     DISPATCH_WORK,
     FAMILIES,
     LEVELS,
@@ -77,6 +79,8 @@ def test_cpu_plan_has_dispatch_and_every_family_at_every_level() -> None:
     assert sweep == {(f.name, lvl) for f in FAMILIES for lvl in LEVELS}
     dispatch = [c for c in cases if c.kernel == "dispatch"]
     assert len(dispatch) == 1 and dispatch[0].work((64,)) == DISPATCH_WORK
+    backward = [c for c in cases if c.kernel == "dispatch_backward"]
+    assert len(backward) == 1 and backward[0].work((64,)) == BACKWARD_WORK
     # Each sweep case is one size, measured once; its least allotment is small.
     assert all(len(c.ladder) == 1 and (c.min_allot_s or 1) < 0.1 for c in cases if c.level)
 
@@ -111,3 +115,26 @@ def test_statements_run_and_report_fields() -> None:
     assert result.level == "l2" and result.unit == "GB/s"
     assert result.working_set_bytes == int(case.work(case.ladder[0]))
     assert result.value == pytest.approx(case.work(case.ladder[0]) / 1e-3 / 1e9)
+
+
+def test_backward_figure_counts_the_operators_its_call_dispatches() -> None:
+    """Its work is what the operator counter would count of that backward pass."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from hwadvisor.bench.sweep import backward_statement
+    from hwadvisor.estimate.counting import _FREE_OPS
+
+    call = backward_statement(torch)
+    call()
+    seen: list[str] = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            seen.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        call()
+    counted = [name for name in seen if name not in _FREE_OPS]
+    assert len(counted) == BACKWARD_OPS and BACKWARD_WORK == BACKWARD_OPS * DISPATCH_WORK
+    assert {"sigmoid_backward", "mul", "add_"} == set(counted)

@@ -309,3 +309,19 @@ def test_small_squares_extend_the_matmul_curve_below_the_sized_figure() -> None:
         *results, _figure("matmul", 300.0, unit="GFLOP/s", shape=[512, 512, 512]).model_copy(update={"dtype": "bf16"}),
     ]), Precision.BF16)  # fmt: skip
     assert bf16.gemm_points == [(512.0, 300e9)]
+
+
+def test_backward_operators_pay_the_measured_backward_figure() -> None:
+    """30 forward operators at the dispatch figure, 10 backward ones at the backward's."""
+    bench = _bench()
+    with_back = bench.model_copy(update={"results": [
+        *bench.results, _figure("dispatch_backward", 0.1, unit="Mop/s"),  # 10 µs per operator
+    ]})  # fmt: skip
+    rates = here_rates(None, with_back, Precision.FP32)
+    assert rates.levels is not None and rates.levels.backward_dispatch_s == pytest.approx(1e-5)
+    assert any("dispatch_backward" in a for a in rates.assumptions)
+    assert step_time(_cnn(8), rates).parts["overhead"] == pytest.approx(30 * 4e-6 + 10 * 1e-5)
+    # Inference has no backward; without the figure the backward pays the dispatch figure.
+    assert step_time(_cnn(8, task=Task.INFER), rates).parts["overhead"] == pytest.approx(30 * 4e-6)
+    plain = here_rates(None, bench, Precision.FP32)
+    assert step_time(_cnn(8), plain).parts["overhead"] == pytest.approx(40 * 4e-6)

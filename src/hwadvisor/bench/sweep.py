@@ -18,7 +18,10 @@ them (at DRAM sizes the first touch of a fresh output's pages is part of the cos
 
 A ``dispatch`` figure times a 64-element add whose input requires grad: the per-operator
 cost of eager PyTorch on this CPU (dispatcher, autograd bookkeeping, allocation), in
-million operators per second.
+million operators per second. A ``dispatch_backward`` figure times autograd's backward
+through a chain of such small operators: what the engine pays per operator of a
+backward pass (its node, the gradient's allocation, the dispatch), which is several
+times the forward's.
 """
 
 from __future__ import annotations
@@ -48,8 +51,15 @@ DISPATCH_WEIGHT = 0.05
 #: Each sweep figure may start with this little of the budget (one short measurement).
 SWEEP_MIN_ALLOT_S = 0.03
 LEVELS = ("l2", "l3", "dram")
-#: The counted operator calls the dispatch figure stands for, per timed statement.
+#: The work of one dispatch call: one operator, in the runner's units (work / s / 1e9),
+#: so that the figure reads in millions of operators per second.
 DISPATCH_WORK = 1000.0
+#: Operators in the chain the backward figure runs back through (sigmoid, multiply, ...).
+BACKWARD_CHAIN = 16
+#: The operators one backward call dispatches: one gradient formula per link of the
+#: chain (``sigmoid_backward``, ``mul``) and the leaf's accumulation into ``.grad``.
+BACKWARD_OPS = BACKWARD_CHAIN + 1
+BACKWARD_WORK = DISPATCH_WORK * BACKWARD_OPS
 
 
 @dataclass(frozen=True)
@@ -79,7 +89,7 @@ FAMILIES = (
 #: What ``--quick`` keeps of the sweep (the estimates and ``recommend`` run it): the
 #: per-operator cost, every family at the L3 size, and the streaming family at all three.
 QUICK_SWEEP = frozenset(
-    {("dispatch", None), ("eltwise", "l2"), ("eltwise", "dram")}
+    {("dispatch", None), ("dispatch_backward", None), ("eltwise", "l2"), ("eltwise", "dram")}
     | {(f.name, "l3") for f in FAMILIES}
 )
 
@@ -165,19 +175,35 @@ def dispatch_statement(torch: Any) -> Callable[[], object]:
     return lambda: torch.add(x, y)
 
 
+def backward_statement(torch: Any) -> Callable[[], object]:
+    """Autograd's backward through :data:`BACKWARD_CHAIN` small operators (the graph kept)."""
+    x = torch.randn(64, requires_grad=True)
+    y = torch.randn(64)
+    h = x
+    for i in range(BACKWARD_CHAIN):
+        h = torch.sigmoid(h) if i % 2 == 0 else h * y
+    grad = torch.ones(64)
+    x.grad = torch.zeros(64)  # every call accumulates into it, as a step's second backward
+    return lambda: h.backward(grad, retain_graph=True)
+
+
 def sweep_cases(torch: Any, target: Target, facts: Facts | None) -> list[KernelCase]:
-    """The dispatch figure and every (family, level) figure, for a CPU target."""
+    """The dispatch figures and every (family, level) figure, for a CPU target."""
     cases = [
         KernelCase(
             target,
-            "dispatch",
+            kernel,
             "fp32",
             "Mop/s",
             ((64,),),
-            lambda _s: DISPATCH_WORK,
-            lambda _s: dispatch_statement(torch),
+            lambda _s, w=work: w,
+            lambda _s, b=build: b(torch),
             weight=DISPATCH_WEIGHT,
             min_allot_s=SWEEP_MIN_ALLOT_S,
+        )
+        for kernel, work, build in (
+            ("dispatch", DISPATCH_WORK, dispatch_statement),
+            ("dispatch_backward", BACKWARD_WORK, backward_statement),
         )
     ]
     sizes = level_bytes(facts, target.threads)

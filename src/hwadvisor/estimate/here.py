@@ -165,6 +165,11 @@ def _level_notes(levels: MemoryLevels | None, notes: list[str], left_out: int = 
     notes.append(
         f"here: {levels.dispatch_s * 1e6:.1f} µs per operator launch, measured (dispatch figure)"
     )
+    if levels.backward_dispatch_s is not None:
+        notes.append(
+            f"here: {levels.backward_dispatch_s * 1e6:.1f} µs per operator of a backward pass, "
+            "measured (dispatch_backward figure: autograd's engine through a chain of small operators)"
+        )
     return levels.dispatch_s
 
 

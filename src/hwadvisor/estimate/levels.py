@@ -62,6 +62,8 @@ class MemoryLevels:
 
     curves: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     dispatch_s: float | None = None
+    #: Seconds per operator of a backward pass (autograd's engine), where measured.
+    backward_dispatch_s: float | None = None
     threads: int | None = None
     #: Sweep figures left out because the bench marked them unreliable.
     unreliable: int = 0
@@ -112,12 +114,13 @@ def unreliable_sweep(bench: BenchReport | None) -> int:
     return sum(1 for r in bench.results if _sweep(r) and r.reliable is False)
 
 
-def _dispatch(bench: BenchReport) -> float | None:
-    """Seconds per operator call from the reliable ``dispatch`` figures (fastest if several)."""
+def _dispatch(bench: BenchReport, kernel: str = "dispatch") -> float | None:
+    """Seconds per operator call from the reliable ``kernel`` figures (``dispatch``, or
+    ``dispatch_backward``; the fastest if several)."""
     hits = [
         r
         for r in bench.results
-        if r.device == "cpu" and r.kernel == "dispatch" and r.value and r.reliable is not False
+        if r.device == "cpu" and r.kernel == kernel and r.value and r.reliable is not False
     ]
     if not hits:
         return None
@@ -166,6 +169,7 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
     return MemoryLevels(
         curves=curves,
         dispatch_s=dispatch,
+        backward_dispatch_s=_dispatch(bench, "dispatch_backward"),
         threads=next((r.threads for r in figures if r.threads), None),
         unreliable=unreliable_sweep(bench),
         private_bytes=L2_SHARE_INVERSE * max(l2) if l2 else None,

@@ -122,7 +122,7 @@ def step_time(wl: Workload, rates: Rates) -> StepTime:
             f"launches against the GPU's {device * 1e3:.2f} ms: the step takes the longer"
         )
     else:
-        parts["overhead"] = _launches(prof, train) * rates.op_overhead_s
+        parts["overhead"] = _cpu_overhead(prof, train, rates)
     return StepTime(sum(parts.values()), parts, notes)
 
 
@@ -368,6 +368,18 @@ def memory_by_family(wl: Workload, prof: OpProfile, rates: Rates) -> dict[str, f
         seconds = rates.levels.seconds(g.family, ws, g.count, cold=cold) or 0.0
         out[g.family] = out.get(g.family, 0.0) + repeat * seconds
     return out
+
+
+def _cpu_overhead(prof: OpProfile, train: bool, rates: Rates) -> float:
+    """Per-operator cost of one step on a CPU: the forward's operators at the dispatch
+    figure, the backward's at the measured backward figure (autograd's engine) where the
+    bench has one, else at the dispatch figure."""
+    forward = prof.kernels * rates.op_overhead_s
+    if not train:
+        return forward
+    back = _launches(prof, train) - prof.kernels
+    per = (rates.levels.backward_dispatch_s if rates.levels else None) or rates.op_overhead_s
+    return forward + back * per
 
 
 def _launches(prof: OpProfile, train: bool) -> int:
