@@ -40,6 +40,7 @@ def test_a_cpu_times_products_of_few_rows_one_size_each() -> None:
 
 def test_cpu_plan_times_small_squares_below_the_matmul_floor() -> None:
     import torch
+
     from hwadvisor.bench.kernels import CPU_SMALL, matmul_work
     from hwadvisor.bench.sizing import FLOOR_WORK
 

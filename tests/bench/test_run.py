@@ -124,7 +124,9 @@ def test_quick_measures_the_core_kernels_only() -> None:
     # ... and the memory sweep's quick part (bench.sweep.QUICK_SWEEP) for the estimates.
     from hwadvisor.bench.sweep import QUICK_SWEEP
 
-    sweep = {(r.kernel, r.level) for r in report.results if r.level or r.kernel.startswith("dispatch")}
+    sweep = {
+        (r.kernel, r.level) for r in report.results if r.level or r.kernel.startswith("dispatch")
+    }
     assert sweep == set(QUICK_SWEEP)
 
 

@@ -116,11 +116,37 @@ def test_nothing_changes_at_two_threads_batch_16_or_bf16() -> None:
         assert not any("native path" in n for n in st.notes)
         return st.parts["conv"]
 
-    rates = here_rates(None, _bench(threads=2), Precision.FP32)
-    onednn = 1e8 / (rates.conv_at(154.0) or 1) + 2e8 / (rates.conv_at(173.0) or 1)
-    assert conv_part(4, 2) == pytest.approx(onednn * 4 * 3.0)
-    assert conv_part(16, 1) == pytest.approx(onednn * 16 * 3.0)
+    def onednn(batch: int) -> float:
+        rates = here_rates(None, _bench(threads=2), Precision.FP32)
+        # On oneDNN the 1x1 goes at the lower of the conv rate and the matmul curve at its
+        # product's size at this batch ([batch x 3136 positions, 64] @ [64, 256]).
+        square = rates.gemm(float(effective_size(batch * 3136, 256, 64))) or 1.0
+        pointwise = min(rates.conv_at(154.0) or 1.0, square)
+        return 1e8 / pointwise + 2e8 / (rates.conv_at(173.0) or 1)
+
+    assert conv_part(4, 2) == pytest.approx(onednn(4) * 4 * 3.0)
+    assert conv_part(16, 1) == pytest.approx(onednn(16) * 16 * 3.0)
     assert conv_part(4, 1, Precision.BF16) > 0  # bf16 inputs: oneDNN (no native note)
+
+
+def test_pointwise_convolutions_on_onednn_go_no_faster_than_the_matmul_curve() -> None:
+    """A 1x1 reuses no input across a window: it is a product, priced on the matmul curve."""
+    from hwadvisor.estimate.timing import onednn_conv_rate
+
+    rates = here_rates(None, _bench(threads=2), Precision.FP32)
+    pointwise = _conv([1, 1], product=[256, 64, 3136], flops=1e8, size=154)
+    square = rates.gemm(float(effective_size(4 * 3136, 256, 64)))
+    assert square is not None and square < (rates.conv_at(154.0) or 0)
+    assert onednn_conv_rate(pointwise, rates, 4) == pytest.approx(square)
+    # A 3x3 keeps the conv rate; so does a 1x1 whose product runs faster than it.
+    spatial = _conv([3, 3], product=[64, 576, 3136], flops=2e8, size=173)
+    assert onednn_conv_rate(spatial, rates, 4) == rates.conv_at(173.0)
+    fast = _bench(threads=2)
+    fast = fast.model_copy(update={"results": [
+        r.model_copy(update={"value": 400.0}) if r.kernel == "matmul" else r for r in fast.results
+    ]})  # fmt: skip
+    quick = here_rates(None, fast, Precision.FP32)
+    assert onednn_conv_rate(pointwise, quick, 4) == quick.conv_at(154.0)
 
 
 def test_native_path_is_slower_here_than_the_onednn_rate() -> None:
@@ -175,10 +201,13 @@ def test_the_backward_convolutions_run_at_the_measured_backward_rate() -> None:
     plain, measured = conv_part(bench, Task.TRAIN), conv_part(slow, Task.TRAIN)
     assert plain == pytest.approx(3 * forward)
 
-    def at(size: float, backward: bool) -> float:
-        return rates.conv_at(size, backward=backward) or 1.0
+    from hwadvisor.estimate.timing import onednn_conv_rate
 
-    backward = 16 * 2 * (1e8 / at(154.0, True) + 2e8 / at(173.0, True))
+    pointwise = _resnet_like(16).profile.conv_shapes[0]  # type: ignore[union-attr]
+    # The 1x1 at the lower of the backward rate and the matmul curve, the 3x3 at the former.
+    back_1x1 = onednn_conv_rate(pointwise, rates, 16, backward=True) or 1.0
+    assert back_1x1 <= (rates.conv_at(154.0, backward=True) or 0)
+    backward = 16 * 2 * (1e8 / back_1x1 + 2e8 / (rates.conv_at(173.0, backward=True) or 1.0))
     assert measured == pytest.approx(forward + backward)
     assert conv_part(slow, Task.INFER) == pytest.approx(conv_part(bench, Task.INFER))
     notes = rates.assumptions

@@ -189,22 +189,25 @@ def backward_statement(torch: Any) -> Callable[[], object]:
 
 def sweep_cases(torch: Any, target: Target, facts: Facts | None) -> list[KernelCase]:
     """The dispatch figures and every (family, level) figure, for a CPU target."""
-    cases = [
-        KernelCase(
+
+    def per_call(
+        kernel: str, work: float, build: Callable[[Any], Callable[[], object]]
+    ) -> KernelCase:
+        return KernelCase(
             target,
             kernel,
             "fp32",
             "Mop/s",
             ((64,),),
-            lambda _s, w=work: w,
-            lambda _s, b=build: b(torch),
+            lambda _s: work,
+            lambda _s: build(torch),
             weight=DISPATCH_WEIGHT,
             min_allot_s=SWEEP_MIN_ALLOT_S,
         )
-        for kernel, work, build in (
-            ("dispatch", DISPATCH_WORK, dispatch_statement),
-            ("dispatch_backward", BACKWARD_WORK, backward_statement),
-        )
+
+    cases = [
+        per_call("dispatch", DISPATCH_WORK, dispatch_statement),
+        per_call("dispatch_backward", BACKWARD_WORK, backward_statement),
     ]
     sizes = level_bytes(facts, target.threads)
     for family in FAMILIES:

@@ -295,7 +295,10 @@ def _add_rnn_layer(count: Count, name: str, args: Any) -> None:
             # The steps' weight is packed once for the whole sequence (the reorder above),
             # so a step's product of few rows pays no packing of its own: it runs as a
             # square product of the same work does.
-            key = (effective_size(m, n, k), rows, work) if times == 1 else (work, None, work)
+            side = work or 1
+            key: tuple[int, int | None, int | None] = (
+                (effective_size(m, n, k), rows, work) if times == 1 else (side, None, side)
+            )
             count.gemm[key] = count.gemm.get(key, 0.0) + flops
             for _ in range(times):
                 count.add_group("gemm", 0.0)

@@ -240,16 +240,18 @@ def _conv_time(prof: OpProfile, rates: Rates, wl: Workload, native: list[ConvSha
     if rates.conv is None:
         raise _Unknown("convolution rate unknown: time unknown")
     batch = float(wl.batch_size)
-    onednn = _onednn_seconds(prof, rates, native, backward=False) * batch
+    onednn = _onednn_seconds(prof, rates, native, batch, backward=False) * batch
     work = batch
     if wl.task is Task.TRAIN:
-        onednn += _onednn_seconds(prof, rates, native, backward=True) * batch * BACKWARD_FACTOR
+        onednn += (
+            _onednn_seconds(prof, rates, native, batch, backward=True) * batch * BACKWARD_FACTOR
+        )
         work *= 1.0 + BACKWARD_FACTOR
     return onednn + _native_seconds(native, rates) * work
 
 
 def _onednn_seconds(
-    prof: OpProfile, rates: Rates, native: list[ConvShape], *, backward: bool
+    prof: OpProfile, rates: Rates, native: list[ConvShape], batch: float, *, backward: bool
 ) -> float:
     """Seconds per sample of the convolutions oneDNN runs (a forward's worth of FLOPs)."""
     conv = (rates.conv_backward if backward else None) or rates.conv or 1.0
@@ -260,7 +262,47 @@ def _onednn_seconds(
         seconds += bucket.flops / (rate or conv)
     # The native ones leave the oneDNN buckets they were counted in (at their bucket's size).
     seconds -= sum(c.flops / (rates.conv_at(c.size, backward=backward) or conv) for c in native)
+    seconds += _pointwise_extra(prof, rates, native, batch, backward=backward)
     return max(seconds, 0.0)
+
+
+def _pointwise_extra(
+    prof: OpProfile, rates: Rates, native: list[ConvShape], batch: float, *, backward: bool
+) -> float:
+    """What 1x1 convolutions cost per sample beyond their bucket's convolution rate
+    (:func:`onednn_conv_rate`)."""
+    extra = 0.0
+    conv = (rates.conv_backward if backward else None) or rates.conv or 1.0
+    for c in prof.conv_shapes:
+        if c in native:
+            continue
+        bucket = rates.conv_at(c.size, backward=backward) or conv
+        rate = onednn_conv_rate(c, rates, batch, backward=backward) or bucket
+        extra += c.flops * (1.0 / rate - 1.0 / bucket)
+    return extra
+
+
+def onednn_conv_rate(
+    c: ConvShape, rates: Rates, batch: float, *, backward: bool = False
+) -> float | None:
+    """FLOP/s of convolutions of shape ``c`` on oneDNN at ``batch`` (None: no rate).
+
+    The measured convolution rate read at the shape's size (:meth:`Rates.conv_at`), and
+    for a 1x1 convolution no faster than the matmul curve. A 1x1 convolution reuses no
+    input across a kernel window: it is the matrix product [batch x positions, in] @
+    [in, out], so it runs as that product does, at its effective size at the job's
+    batch. The bench's convolution, a 3x3 one, reads each input nine times per output
+    channel and runs faster than a product of the same size. Measured in ResNet-50 at
+    batch 4 (``benchmarks/conv_shapes.py``): its 3x3 convolutions of stride 1 ran at
+    0.96-1.24x their convolution-rate price and its 1x1 ones at 1.15-1.8x.
+    """
+    conv = (rates.conv_backward if backward else None) or rates.conv
+    rate = rates.conv_at(c.size, backward=backward) or conv
+    if rate is None or c.groups != 1 or c.transposed or any(k != 1 for k in c.kernel):
+        return rate
+    out, inner, positions = c.product
+    square = rates.gemm(float(effective_size(batch * positions, out, inner)))
+    return min(rate, square) if square else rate
 
 
 def native_conv(conv: ConvShape, batch: int, threads: int) -> bool:
@@ -295,11 +337,17 @@ def _native_seconds(native: list[ConvShape], rates: Rates) -> float:
     """
     seconds = 0.0
     for c in native:
-        rate = rates.gemm(float(effective_size(*c.product)))
+        rate = native_conv_rate(c, rates)
         if rate is None:
             raise _Unknown("matmul rate unknown: time unknown")
         seconds += c.flops / rate
     return seconds
+
+
+def native_conv_rate(c: ConvShape, rates: Rates) -> float | None:
+    """FLOP/s of a convolution on PyTorch's native path: the matmul curve at the size of
+    its per-sample, per-group product (:func:`_native_seconds`)."""
+    return rates.gemm(float(effective_size(*c.product)))
 
 
 def _native_note(native: list[ConvShape], batch: int, rates: Rates) -> str:
