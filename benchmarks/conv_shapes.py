@@ -115,7 +115,8 @@ def main() -> int:
         kh, kw = w.shape[2:]
         product = [int(w.shape[0]) // groups, int(w.shape[1]) * kh * kw, osh[2] * osh[3]]
         flops = 2.0 * b * product[0] * product[1] * product[2] * groups
-        size = effective_size(b * product[2], product[0], product[1])
+        # As the counter sizes it (counting._product_dims): all output channels, one group's K.
+        size = effective_size(b * product[2], int(w.shape[0]), product[1])
         c = ConvShape(count=1, kernel=[kh, kw], stride=stride, dilation=dil, groups=groups,
                       input_elements=ish[1] * ish[2] * ish[3], product=product,
                       flops=flops / b, size=size)  # fmt: skip
