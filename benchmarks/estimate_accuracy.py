@@ -74,8 +74,9 @@ def threads() -> int:
 
 
 def micro_bench(min_run_time: float = 0.2) -> tuple[Any, Any]:
-    """Microbenchmark figures measured here: matmul at six sizes and at few rows, one
-    conv2d and its backward, triad, and the memory sweep; as two reports, one of each kernel's median
+    """Microbenchmark figures measured here: matmul at six sizes and at few rows (and on
+    several threads the small squares at one thread), one conv2d and its backward, triad,
+    and the memory sweep; as two reports, one of each kernel's median
     block (what ``hwadvisor bench`` records) and one of its best block.
 
     The same kernels and shape conventions as ``hwadvisor bench`` (matmul [n, n, n];
@@ -122,6 +123,16 @@ def micro_bench(min_run_time: float = 0.2) -> tuple[Any, Any]:
         a, b = torch.randn(m, ROWS_WIDTH), torch.randn(ROWS_WIDTH, ROWS_WIDTH)
         shape, work = [m, ROWS_WIDTH, ROWS_WIDTH], 2 * m * ROWS_WIDTH**2
         results.append(result("matmul_rows", shape, work, "GFLOP/s", timed("a @ b", {"a": a, "b": b})))  # fmt: skip
+    if nt > 1:
+        # hwadvisor bench's one-thread small squares (matmul_small at one thread)
+        from hwadvisor.bench.kernels import CPU_SMALL
+
+        for n in CPU_SMALL:
+            a, b = torch.randn(n, n), torch.randn(n, n)
+            m = Timer("a @ b", globals={"a": a, "b": b}, num_threads=1).blocked_autorange(min_run_time=min_run_time)  # fmt: skip
+            one = result("matmul_small", [n, n, n], 2 * n**3, "GFLOP/s", m)
+            BEST_S[id(placed := one.model_copy(update={"threads": 1}))] = BEST_S.pop(id(one))
+            results.append(placed)
     x = torch.randn(8, 64, 56, 56).to(memory_format=torch.channels_last)
     w = torch.randn(64, 64, 3, 3).to(memory_format=torch.channels_last)
     m = timed("torch.nn.functional.conv2d(x, w, padding=1)", {"x": x, "w": w})

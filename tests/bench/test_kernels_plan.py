@@ -47,6 +47,10 @@ def test_cpu_plan_times_small_squares_below_the_matmul_floor() -> None:
     target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=1)
     small = [c for c in plan(torch, target, None, free_bytes=None) if c.kernel == "matmul_small"]
     assert [c.ladder for c in small] == [((n, n, n),) for n in CPU_SMALL]
+    # On several threads they are timed at the job's threads and again at one.
+    two = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=2)
+    cases = [c for c in plan(torch, two, None, free_bytes=None) if c.kernel == "matmul_small"]
+    assert sorted(c.target.threads for c in cases) == [1] * len(CPU_SMALL) + [2] * len(CPU_SMALL)
     assert all(matmul_work(c.ladder[0]) < FLOOR_WORK[("matmul", "cpu")] for c in small)
     out = small[0].build(small[0].ladder[0])()
     assert tuple(out.shape) == (CPU_SMALL[0], CPU_SMALL[0])

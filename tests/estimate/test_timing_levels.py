@@ -325,3 +325,37 @@ def test_backward_operators_pay_the_measured_backward_figure() -> None:
     assert step_time(_cnn(8, task=Task.INFER), rates).parts["overhead"] == pytest.approx(30 * 4e-6)
     plain = here_rates(None, bench, Precision.FP32)
     assert step_time(_cnn(8), plain).parts["overhead"] == pytest.approx(40 * 4e-6)
+
+
+def test_convolutions_are_lowered_along_the_one_thread_curve_where_measured() -> None:
+    """On two threads a small square also pays for splitting its little work; a
+    convolution of few channels over many positions does not, so one thread's curve
+    gives the loss of reuse alone."""
+    results = [_figure("matmul", 100.0, unit="GFLOP/s", shape=[n, n, n]) for n in (512, 1024)]
+    results += [_figure("conv2d", 200.0, unit="GFLOP/s", shape=[8, 64, 56, 56, 64, 3, 3])]
+    # At the job's two threads the 64-wide square is slow (20), at one thread 40 of 50.
+    results += [_figure("matmul_small", v, unit="GFLOP/s", shape=[n, n, n]) for n, v in ((64, 20.0), (256, 90.0))]  # fmt: skip
+    one = [(64, 40.0), (256, 50.0)]
+    single = [_figure("matmul_small", v, unit="GFLOP/s", shape=[n, n, n]).model_copy(update={"threads": 1}) for n, v in one]  # fmt: skip
+    bench = BenchReport(budget_s=1.0, elapsed_s=1.0, results=[*results, *single])
+    rates = here_rates(None, bench, Precision.FP32)
+    assert rates.threads == 2
+    assert rates.single_points == [(64.0, 40e9), (256.0, 50e9)]
+    # The two-thread curve keeps only its own thread count's figures.
+    assert rates.gemm_points[:2] == [(64.0, 20e9), (256.0, 90e9)]
+    assert any("one-thread curve" in a for a in rates.assumptions)
+    measured_at = rates.conv_size or 0.0
+    want = 200e9 * (_curve(one, 64) / _curve(one, measured_at))
+    assert rates.conv_at(64.0) == pytest.approx(want)
+    # Without the one-thread figures, the job's own curve lowers it (more, here).
+    plain = here_rates(None, BenchReport(budget_s=1.0, elapsed_s=1.0, results=results), Precision.FP32)  # fmt: skip
+    assert plain.single_points == []
+    assert (plain.conv_at(64.0) or 0) < (rates.conv_at(64.0) or 0)
+
+
+def _curve(pts: list[tuple[int, float]], size: float) -> float:
+    from hwadvisor.estimate.rates import curve_at
+
+    value = curve_at([(float(s), v * 1e9) for s, v in pts], size)
+    assert value is not None
+    return value

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from hwadvisor.bench.case import KernelCase
@@ -279,6 +280,25 @@ def plan(
             )
             for n in CPU_SMALL
         ]
+        if target.threads > 1:
+            # ... and at one thread: a small product's loss of reuse without the cost of
+            # splitting its little work between threads (what a convolution of few channels
+            # but much work shares with it, estimate.rates.Rates.conv_at).
+            single = replace(target, threads=1)
+            cases += [
+                KernelCase(
+                    single,
+                    "matmul_small",
+                    "fp32",
+                    "GFLOP/s",
+                    ((n, n, n),),
+                    matmul_work,
+                    _matmul_builder(torch, dev, "fp32"),
+                    weight=0.08,
+                    min_allot_s=SMALL_MIN_ALLOT_S,
+                )
+                for n in CPU_SMALL
+            ]
         # Memory-bound operator families per cache level, and the per-operator cost.
         cases += sweep_cases(torch, target, facts)
     if target.kind == "cuda":

@@ -47,8 +47,11 @@ def _bench_dtype(precision: Precision) -> str:
     }[precision]
 
 
-def _results(bench: BenchReport, kernel: str, dtype: str) -> list[tuple[float, float]]:
-    """(size, rate) points of one kernel on the CPU, best rate per size, ascending."""
+def _results(
+    bench: BenchReport, kernel: str, dtype: str, threads: int | None = None
+) -> list[tuple[float, float]]:
+    """(size, rate) points of one kernel on the CPU, best rate per size, ascending
+    (``threads``: only the figures measured at that many threads)."""
     from hwadvisor.estimate.counting import effective_size
 
     pts: dict[float, float] = {}
@@ -58,6 +61,7 @@ def _results(bench: BenchReport, kernel: str, dtype: str) -> list[tuple[float, f
             or r.reliable is False  # too unsteady or taken on a busy machine (bench.reliability)
             or r.kernel != kernel
             or r.dtype.lower() not in _DTYPE_ALIASES.get(dtype, (dtype,))
+            or (threads is not None and r.threads is not None and r.threads != threads)
         ):
             continue
         size = 0.0
@@ -183,8 +187,10 @@ def _measured(
         notes.append(f"no {dtype} matmul figure measured: the fp32 rate is used")
         dtype = "fp32"
         gemm = _results(bench, "matmul", dtype)
+    threads = _bench_threads(bench, facts)
     if gemm and dtype == "fp32":
-        gemm = _with_small_squares(gemm, _results(bench, "matmul_small", dtype), notes)
+        small = _results(bench, "matmul_small", dtype, threads)
+        gemm = _with_small_squares(gemm, small, notes)
     conv_pts = _results(bench, "conv2d", dtype) or _results(bench, "conv2d", "fp32")
     bw_pts = _results(bench, "triad", "fp32") or _results(bench, "copy", "fp32")
     if gemm:
@@ -231,9 +237,25 @@ def _measured(
         conv_backward=back,
         conv_backward_size=_conv_size(bench, "conv2d_backward") if back else None,
         levels=levels,
-        threads=_bench_threads(bench, facts),
+        threads=threads,
         rows_points=_rows_points(bench, notes) if dtype == "fp32" else [],
+        single_points=_single_points(bench, threads, notes),
     )
+
+
+def _single_points(bench: BenchReport, threads: int | None, notes: list[str]) -> list[tuple[float, float]]:  # fmt: skip
+    """(size, FLOP/s) of the one-thread small squares, where the job runs on more threads."""
+    if not threads or threads <= 1:
+        return []
+    pts = _results(bench, "matmul_small", "fp32", 1)
+    if len(pts) < 2:
+        return []
+    notes.append(
+        "here: convolutions smaller than the measured one lowered along the one-thread curve "
+        f"of small squares ({', '.join(f'{s:.0f}' for s, _ in pts)}): a small product's loss "
+        "of reuse, without the cost of splitting a small product between threads"
+    )
+    return pts
 
 
 def _with_small_squares(

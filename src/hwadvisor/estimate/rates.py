@@ -73,6 +73,9 @@ class Rates:
     #: (rows, FLOP/s) of the bench's ``matmul_rows`` figures: products of few rows by a
     #: square weight, ascending rows (empty: not measured).
     rows_points: list[tuple[float, float]] = field(default_factory=list)
+    #: (size, FLOP/s) of square products at ONE thread (the bench's one-thread
+    #: ``matmul_small`` figures), where the job runs on more (empty: not measured).
+    single_points: list[tuple[float, float]] = field(default_factory=list)
 
     def product(self, size: float, rows: float | None = None, work: float | None = None) -> float | None:  # fmt: skip
         """FLOP/s of products of effective size ``size``. Products with fewer rows (their
@@ -95,8 +98,9 @@ class Rates:
 
     def conv_at(self, size: float, *, backward: bool = False) -> float | None:
         """Convolution FLOP/s at ``size``: the measured conv rate (``backward``: the
-        measured backward's, where there is one), lowered along the matmul curve for a
-        product smaller (skinnier) than the measured convolution's.
+        measured backward's, where there is one), lowered along the matmul curve (one
+        thread's, where measured: :attr:`single_points`) for a product smaller (skinnier)
+        than the measured convolution's.
 
         Never raised above the measured rate: the square products' curve climbs past the
         measured convolution's effective size (172 for the bench's 64-channel 3x3) because
@@ -109,27 +113,37 @@ class Rates:
             rate, measured_at = self.conv_backward, self.conv_backward_size
         if rate is None:
             return None
-        ref = self.gemm(measured_at) if measured_at else None
-        at = self.gemm(size)
+        # The lowering is a small product's loss of reuse. On several threads the curve
+        # also carries the cost of splitting a small product's little work between them,
+        # which a convolution of few channels over many positions does not pay: the curve
+        # of one thread, where measured, gives the loss alone.
+        pts = self.single_points if len(self.single_points) >= 2 else self.gemm_points
+        ref = curve_at(pts, measured_at) if measured_at else None
+        at = curve_at(pts, size)
         if ref is None or at is None or ref <= 0:
             return rate
         return rate * min(1.0, at / ref)
 
     def gemm(self, size: float) -> float | None:
-        """Matmul FLOP/s at ``size`` (cube root of M·N·K), interpolated in log size.
+        """Matmul FLOP/s at ``size`` (cube root of M·N·K), interpolated in log size
+        (:func:`curve_at`)."""
+        return curve_at(self.gemm_points, size)
 
-        Below the smallest measured size the rate falls in proportion to the size: small
-        products are limited by loads and per-call costs, not by the FMA units.
-        """
-        pts = self.gemm_points
-        if not pts:
-            return None
-        if size <= pts[0][0]:
-            # Flat down to FLAT_DOWN_TO (one-thread rates here were flat from 1024 to 64),
-            # then in proportion to the size.
-            knee = min(pts[0][0], FLAT_DOWN_TO)
-            return pts[0][1] * max(min(1.0, size / knee), 0.02)
-        return log_interp(pts, size)
+
+def curve_at(pts: list[tuple[float, float]], size: float) -> float | None:
+    """A matmul curve's FLOP/s at ``size``, interpolated in log size (None: no points).
+
+    Below the smallest measured size the rate falls in proportion to the size: small
+    products are limited by loads and per-call costs, not by the FMA units.
+    """
+    if not pts:
+        return None
+    if size <= pts[0][0]:
+        # Flat down to FLAT_DOWN_TO (one-thread rates here were flat from 1024 to 64),
+        # then in proportion to the size.
+        knee = min(pts[0][0], FLAT_DOWN_TO)
+        return pts[0][1] * max(min(1.0, size / knee), 0.02)
+    return log_interp(pts, size)
 
 
 def _peak_for(
@@ -158,8 +172,8 @@ def _peak_for(
 
 
 def _curve_rate(pts: list[tuple[float, float]], size: float) -> float:
-    """The rate of a catalog curve at ``size`` (interpolated as :meth:`Rates.gemm` does)."""
-    rate = Rates("", None, pts, None, None, 0.0).gemm(size)
+    """The rate of a catalog curve at ``size`` (:func:`curve_at`)."""
+    rate = curve_at(pts, size)
     return rate if rate is not None else pts[-1][1]
 
 
