@@ -32,6 +32,7 @@ ROWS_WIDTH = 1024
 #: Square products below the matmul floor (the CPU's ``matmul_small`` figures): what a
 #: small layer's product runs at, per-call costs included, one size each.
 CPU_SMALL = (64, 128, 256)
+#: Their least allotment: calls of 7 µs to 0.2 ms, which a few 10 ms blocks settle.
 SMALL_MIN_ALLOT_S = 0.06
 #: ResNet-like 3×3 layer at 56×56, channels-last: (batch, channels) grow together.
 CONV_STEPS = ((1, 64), (4, 64), (8, 128), (16, 128), (16, 256), (32, 256), (64, 256))
@@ -226,6 +227,21 @@ def plan(
             flags=flags,
         )
 
+    def fixed(
+        kernel: str,
+        shape: Shape,
+        weight: float,
+        min_allot_s: float | None = None,
+        *,
+        on: Target = target,
+    ) -> KernelCase:
+        """A fp32 product of one shape, not sized (``on``: the target it is timed on)."""
+        build = _matmul_builder(torch, dev, "fp32")
+        return KernelCase(
+            on, kernel, "fp32", "GFLOP/s", (shape,), matmul_work, build,
+            weight=weight, min_allot_s=min_allot_s,
+        )  # fmt: skip
+
     def stream(kernel: str) -> KernelCase:
         moved = 2.0 if kernel == "copy" else 3.0
         return KernelCase(
@@ -251,52 +267,16 @@ def plan(
     cases += [mm("fp16", minor), mm("int8", minor), conv("bf16", 0.8)]
     if target.kind == "cpu":
         # Products of few rows: one size each, [rows, width] x [width, width].
-        cases += [
-            KernelCase(
-                target,
-                "matmul_rows",
-                "fp32",
-                "GFLOP/s",
-                ((m, ROWS_WIDTH, ROWS_WIDTH),),
-                matmul_work,
-                _matmul_builder(torch, dev, "fp32"),
-                weight=0.15,
-            )
-            for m in CPU_ROWS
-        ]
+        cases += [fixed("matmul_rows", (m, ROWS_WIDTH, ROWS_WIDTH), 0.15) for m in CPU_ROWS]
         # Small squares, below the floor the sized matmul starts from: a small layer's rate.
-        cases += [
-            KernelCase(
-                target,
-                "matmul_small",
-                "fp32",
-                "GFLOP/s",
-                ((n, n, n),),
-                matmul_work,
-                _matmul_builder(torch, dev, "fp32"),
-                weight=0.12,
-                # Calls of 7 µs to 0.2 ms: a few 10 ms blocks settle them.
-                min_allot_s=SMALL_MIN_ALLOT_S,
-            )
-            for n in CPU_SMALL
-        ]
+        cases += [fixed("matmul_small", (n, n, n), 0.12, SMALL_MIN_ALLOT_S) for n in CPU_SMALL]
         if target.threads > 1:
             # ... and at one thread: a small product's loss of reuse without the cost of
             # splitting its little work between threads (what a convolution of few channels
             # but much work shares with it, estimate.rates.Rates.conv_at).
             single = replace(target, threads=1)
             cases += [
-                KernelCase(
-                    single,
-                    "matmul_small",
-                    "fp32",
-                    "GFLOP/s",
-                    ((n, n, n),),
-                    matmul_work,
-                    _matmul_builder(torch, dev, "fp32"),
-                    weight=0.08,
-                    min_allot_s=SMALL_MIN_ALLOT_S,
-                )
+                fixed("matmul_small", (n, n, n), 0.08, SMALL_MIN_ALLOT_S, on=single)
                 for n in CPU_SMALL
             ]
         # Memory-bound operator families per cache level, and the per-operator cost.
