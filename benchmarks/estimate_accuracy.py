@@ -131,7 +131,8 @@ def micro_bench(min_run_time: float = 0.2) -> tuple[Any, Any]:
             a, b = torch.randn(n, n), torch.randn(n, n)
             m = Timer("a @ b", globals={"a": a, "b": b}, num_threads=1).blocked_autorange(min_run_time=min_run_time)  # fmt: skip
             one = result("matmul_small", [n, n, n], 2 * n**3, "GFLOP/s", m)
-            BEST_S[id(placed := one.model_copy(update={"threads": 1}))] = BEST_S.pop(id(one))
+            placed = one.model_copy(update={"threads": 1})
+            BEST_S[id(placed)] = BEST_S.pop(id(one))
             results.append(placed)
     x = torch.randn(8, 64, 56, 56).to(memory_format=torch.channels_last)
     w = torch.randn(64, 64, 3, 3).to(memory_format=torch.channels_last)
