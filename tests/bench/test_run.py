@@ -106,7 +106,7 @@ def test_ctrl_c_returns_the_partial_report() -> None:
     assert report.interrupted
     assert len(report.results) == 2 and len(canned.seen) == 3
     assert progress[0][0] == "cpu matmul fp32"
-    assert [label.split()[1] for label, _ in progress] == ["matmul", "matmul", "copy"]
+    assert [label.split()[1] for label, _ in progress] == ["matmul", "copy", "triad"]
     fractions = [f for _, f in progress]
     assert all(0.0 <= f < 1.0 for f in fractions) and fractions == sorted(fractions)
     # Every kernel gets its share of the budget, and never less than the floor.

@@ -308,3 +308,12 @@ def test_floor_index_per_kernel_class() -> None:
     assert floor_index(cubes, mm, "matmul", "cpu") == 2  # 512³ on a CPU
     assert floor_index(cubes, mm, "matmul", "cuda") == 3  # a GPU ladder this short: its top
     assert floor_index(cubes, mm, "copy", "cpu") == 0  # no floor: the buffers are sized apart
+
+
+def test_repeating_a_fast_statement_costs_a_few_short_blocks() -> None:
+    from hwadvisor.bench.sizing import BLOCK_S, REPEAT_FLOOR_S
+
+    # 60 us a call: four blocks of about 10 ms, well within the floor (the Timer's own
+    # adaptive blocks would be 1,000 calls, 60 ms each).
+    fast = repeats_cost(Timing(median_s=60e-6, iqr_s=0.0, runs=1))
+    assert fast == pytest.approx(1.2 * 5 * BLOCK_S + 60e-6) and fast < REPEAT_FLOOR_S

@@ -138,3 +138,37 @@ def test_backward_figure_counts_the_operators_its_call_dispatches() -> None:
     counted = [name for name in seen if name not in _FREE_OPS]
     assert len(counted) == BACKWARD_OPS and BACKWARD_WORK == BACKWARD_OPS * DISPATCH_WORK
     assert {"sigmoid_backward", "mul", "add_"} == set(counted)
+
+
+def test_filled_inputs_are_spread_deterministic_and_cheap_to_make() -> None:
+    from hwadvisor.bench.sweep import FILL_PERIOD, filled
+
+    x = filled(torch, (3, 4, 5))
+    assert tuple(x.shape) == (3, 4, 5) and x.dtype == torch.float32 and x.is_contiguous()
+    big = filled(torch, (2 * FILL_PERIOD + 7,))
+    assert float(big.min()) >= -2.0 and float(big.max()) < 2.0
+    assert abs(float(big.mean())) < 0.01 and float(big.std()) > 1.0  # even over [-2, 2)
+    assert torch.equal(big[:FILL_PERIOD], big[FILL_PERIOD : 2 * FILL_PERIOD])
+    assert not torch.equal(filled(torch, (64,)), filled(torch, (64,), 1))
+    assert torch.equal(filled(torch, (64,)), filled(torch, (64,)))
+    # neighbours differ: no run of equal values
+    assert int((big[1:] == big[:-1]).sum()) == 0
+
+
+def test_the_sweep_goes_level_by_level_before_the_cpus_other_dtypes() -> None:
+    from hwadvisor.bench.kernels import plan
+
+    target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=2)
+    cases = plan(torch, target, _facts(1 * MIB, 8 * MIB), free_bytes=None)
+    levels = [c.level for c in cases if c.level]
+    # every L2 figure, then every L3 one, then the DRAM ones (the costliest) last
+    assert levels == sorted(levels, key=LEVELS.index)
+    weights = {c.level: c.weight for c in cases if c.level}
+    assert weights["l2"] < weights["l3"] < weights["dram"]
+    order = [(c.kernel, c.dtype) for c in cases]
+    last_sweep = max(i for i, c in enumerate(cases) if c.level)
+    # bf16, fp16 and int8 products and the bf16 convolution: side notes on a CPU, after
+    # every fp32 figure the estimate "here" is priced from
+    for key in (("matmul", "bf16"), ("matmul", "fp16"), ("matmul", "int8"), ("conv2d", "bf16")):
+        assert order.index(key) > last_sweep
+    assert order.index(("matmul", "fp32")) == 0 and order.index(("conv2d", "fp32")) < last_sweep

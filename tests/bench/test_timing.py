@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import pytest
@@ -93,3 +94,79 @@ def test_measure_maps_failures_and_restores_flags(fake_timer: type[FakeTimer]) -
         measure((3,), 0.01, None)
     assert measure((4,), 0.01, None).runs == 7
     assert not state["inside"] and state["entered"] == 4
+
+
+class BlockTimer:
+    """A Timer whose ``timeit(number)`` blocks take ``number`` x the next per-call time."""
+
+    def __init__(self, per_call: list[float]) -> None:
+        self.per_call, self.numbers = per_call, []
+
+    def timeit(self, number: int) -> Any:
+        t = self.per_call[min(len(self.numbers), len(self.per_call) - 1)] * number
+        self.numbers.append(number)
+        return SimpleNamespace(raw_times=[t])
+
+
+def test_a_fast_statement_is_confirmed_in_short_blocks() -> None:
+    from hwadvisor.bench.sizing import BLOCK_S, MIN_RUNS
+    from hwadvisor.bench.timing import _short_blocks
+
+    # 60 us a call: blocks of ceil(10 ms / 60 us) = 167 calls, four steady ones suffice.
+    steady = BlockTimer([60e-6])
+    t = _short_blocks(steady, 60e-6, min_run_s=0.0, max_run_s=1.0)
+    assert steady.numbers == [167] * MIN_RUNS and t.runs == MIN_RUNS
+    assert t.median_s == pytest.approx(60e-6) and t.iqr_s == pytest.approx(0.0)
+    assert pytest.approx(BLOCK_S, rel=0.01) == 167 * 60e-6
+    # An unsteady one repeats until its time is spent, and reports the spread it saw.
+    noisy = BlockTimer([60e-6, 90e-6] * 50)
+    t = _short_blocks(noisy, 60e-6, min_run_s=0.0, max_run_s=0.1)
+    assert len(noisy.numbers) > MIN_RUNS and t.runs == len(noisy.numbers)
+    assert sum(noisy.numbers) * 75e-6 >= 0.1 and t.iqr_s > 0.05 * t.median_s
+
+
+def test_the_confirming_run_uses_short_blocks_only_when_told_a_call_is_short(
+    fake_timer: type[FakeTimer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hwadvisor.bench import timing
+
+    seen: list[float] = []
+
+    def fake_blocks(timer: Any, per_call_s: float, min_run_s: float, max_run_s: float) -> Any:
+        seen.append(per_call_s)
+        return timing.Timing(median_s=per_call_s, iqr_s=0.0, runs=4)
+
+    monkeypatch.setattr(timing, "_short_blocks", fake_blocks)
+    time_statement(
+        lambda: None, threads=1, sync=None, min_run_s=0.1, max_run_s=1.0, per_call_s=1e-4
+    )
+    assert seen == [1e-4] and fake_timer.made[-1].calls == []
+    # A call of a block or more, or no earlier figure: the Timer's own adaptive run.
+    time_statement(
+        lambda: None, threads=1, sync=None, min_run_s=0.1, max_run_s=1.0, per_call_s=0.05
+    )
+    time_statement(lambda: None, threads=1, sync=None, min_run_s=0.1, max_run_s=1.0)
+    assert (
+        seen == [1e-4] and [c[0] for t in fake_timer.made[-2:] for c in t.calls] == ["adaptive"] * 2
+    )
+
+
+def test_measure_sizes_the_confirming_blocks_from_the_first_measurement(
+    fake_timer: type[FakeTimer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hwadvisor.bench import timing
+
+    seen: list[float] = []
+    monkeypatch.setattr(
+        timing,
+        "_short_blocks",
+        lambda timer, per_call_s, min_run_s, max_run_s: (
+            seen.append(per_call_s) or timing.Timing(median_s=per_call_s, iqr_s=0.0, runs=4)
+        ),
+    )
+    measure = make_measure(
+        torch, lambda shape: lambda: None, device_kind="cpu", threads=1, sync=None
+    )
+    first = measure((64,), 0.05, None)  # the fake Timer's 2 ms a call
+    measure((64,), 0.05, 0.5)
+    assert first.median_s == 0.002 and seen == [0.002]

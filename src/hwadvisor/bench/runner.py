@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 #: Default budgets in seconds, torch's import included (it takes 2-5 s on a small VM); with
 #: the probe, start-up and exit the whole ``hwadvisor bench`` takes about 10 s CPU-only.
-CPU_BUDGET_S = 7.5
+CPU_BUDGET_S = 10.0
 QUICK_BUDGET_S = 3.0
 PER_ACCELERATOR_S = 6.0
 QUICK_PER_ACCELERATOR_S = 2.0

@@ -33,9 +33,6 @@ class Timing:
     median_s: float
     iqr_s: float
     runs: int
-    #: Seconds one timed block took (the Timer repeats a fast statement inside a block);
-    #: None when not known, then taken as max(median, BLOCK_S).
-    block_s: float | None = None
 
 
 #: ``measure(shape, min_run_s, max_run_s)``: time one shape. ``max_run_s`` None asks for a
@@ -203,8 +200,10 @@ def predicted_cost(per_call_s: float, min_run_s: float) -> float:
 
 def repeats_cost(timing: Timing, runs: int = MIN_RUNS) -> float:
     """Seconds a repeat-until-stable measurement needs for ``runs`` blocks, and its set-up
-    (one untimed call, then the Timer's block-size search: about one more block)."""
-    block = timing.block_s if timing.block_s else max(timing.median_s, BLOCK_S)
+    (one untimed call, then about one more block). The confirming run's blocks are about
+    ``BLOCK_S`` long, or one call where a call takes longer
+    (``bench.timing.time_statement``), whatever block the first measurement used."""
+    block = max(timing.median_s, BLOCK_S)
     return 1.2 * (runs + 1) * block + timing.median_s
 
 
