@@ -263,19 +263,20 @@ def plan(
     cases.append(conv("fp32", 0.8, backward=True))
     if target.kind == "cuda":
         cases.insert(1, mm("tf32"))
-    minor = 1.0 if gpu else 0.6  # fp16 / int8 are the GPU's fast paths, side notes on a CPU
-    others = [mm("fp16", minor), mm("int8", minor), conv("bf16", 0.8)]
     if target.kind != "cpu":
-        cases += others
+        cases += [mm("fp16"), mm("int8"), conv("bf16", 0.8)]
     else:
         # On a CPU the fp32 figures every estimate "here" is priced from come first, and
-        # the other dtypes last: a CPU without native bf16 / fp16 runs a 512-square
-        # product of them for 0.1-0.2 s a call (Zen 3), and before them the memory sweep
-        # got none of the budget. bf16's product moves back with them.
-        bf16 = cases.pop(1)
-        others.insert(0, bf16)
+        # the other dtypes last, with less weight: a CPU without native bf16 / fp16 runs
+        # a 512-square product of them for 0.1-0.2 s a call (Zen 3), and when they came
+        # second the memory sweep got none of the budget.
+        cases.pop(1)
+        others = [mm("bf16", 0.6), mm("fp16", 0.3), mm("int8", 0.3), conv("bf16", 0.4)]
         # Products of few rows: one size each, [rows, width] x [width, width].
-        cases += [fixed("matmul_rows", (m, ROWS_WIDTH, ROWS_WIDTH), 0.15) for m in CPU_ROWS]
+        cases += [
+            fixed("matmul_rows", (m, ROWS_WIDTH, ROWS_WIDTH), 0.15, SMALL_MIN_ALLOT_S)
+            for m in CPU_ROWS
+        ]
         # Small squares, below the floor the sized matmul starts from: a small layer's rate.
         cases += [fixed("matmul_small", (n, n, n), 0.12, SMALL_MIN_ALLOT_S) for n in CPU_SMALL]
         if target.threads > 1:

@@ -30,7 +30,7 @@ def bench(
     seconds: float | None = typer.Option(
         None,
         "--seconds",
-        help="Time budget in seconds, torch's import included (default 7.5 s CPU-only, +6 s per GPU: about 10 s in all).",
+        help="Time budget in seconds, torch's import included (default 10 s CPU-only, +6 s per GPU).",
     ),
     budget: float | None = typer.Option(
         None,
