@@ -95,10 +95,9 @@ def main() -> int:
     from hwadvisor.estimate.loading import load_callable
     from hwadvisor.estimate.timing import native_conv, native_conv_rate, onednn_conv_rate
     from hwadvisor.models.workload import ConvShape, Precision
-    from hwadvisor.probe import probe_machine
 
     ea.THREADS = args.threads
-    ea.FACTS = probe_machine()
+    ea.FACTS = ea.probed()
     torch.set_num_threads(ea.threads())
     print(f"cpu: {ea._cpu()}; load average at the start: {ea._load()}")
     bench, _ = ea.micro_bench()

@@ -157,15 +157,31 @@ def micro_bench(min_run_time: float = 0.2) -> tuple[Any, Any]:
     )
 
 
+def probed() -> Any:
+    """This machine's facts as a job on this run's threads sees them: the probe's, with
+    the usable cores (and the theoretical peak, which scales with them) at ``threads()``.
+    The estimate's fallback to the peak, for a bench figure marked unreliable, then uses
+    the same cores as the bench and the steps."""
+    from hwadvisor.probe import probe_machine
+    from hwadvisor.probe.cpu_build import finish_cpu
+
+    facts = probe_machine()
+    if facts.cpu.usable_cores == threads():
+        return facts
+    fields = facts.cpu.model_dump()
+    for derived in ("features", "amx_note", "peak_gflops"):  # finish_cpu makes these
+        fields.pop(derived, None)
+    cpu = finish_cpu({**fields, "usable_cores": threads()})
+    return facts.model_copy(update={"cpu": cpu})
+
+
 def product_bench() -> tuple[Any, Any]:
-    """``hwadvisor bench``'s own CPU run at this run's thread count, as a user gets it: one
-    figure per kernel at the size its sizing settles on, the memory sweep, the dispatch
-    cost. It has no best blocks; both reports are the same."""
+    """``hwadvisor bench``'s own CPU run at this run's thread count (:func:`probed`), as a
+    user gets it: one figure per kernel at the size its sizing settles on, the memory
+    sweep, the dispatch cost. It has no best blocks; both reports are the same."""
     from hwadvisor.bench.runner import run_bench
 
-    cpu = FACTS.cpu.model_copy(update={"usable_cores": threads()}) if FACTS else None
-    facts = FACTS.model_copy(update={"cpu": cpu}) if FACTS else None
-    report = run_bench(facts=facts, device="cpu")
+    report = run_bench(facts=FACTS, device="cpu")
     return report, report
 
 
@@ -370,9 +386,7 @@ def main() -> int:
     args = parser.parse_args()
     global THREADS, FACTS
     THREADS = args.threads
-    from hwadvisor.probe import probe_machine
-
-    FACTS = probe_machine()
+    FACTS = probed()
     import torch
 
     from hwadvisor.estimate import build_workload, estimate_workload

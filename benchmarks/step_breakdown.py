@@ -121,10 +121,9 @@ def main() -> int:
     import torch
 
     from hwadvisor.estimate import build_workload
-    from hwadvisor.probe import probe_machine
 
     ea.THREADS = args.threads
-    ea.FACTS = probe_machine()
+    ea.FACTS = ea.probed()
     torch.set_num_threads(ea.threads())
     name, spec, run_spec, shape, batch = next(c for c in ea.CASES if c[0].startswith(args.model))
     kw: dict[str, Any] = {"model": spec, "batch_size": batch}

@@ -43,10 +43,9 @@ def main() -> int:
     import torch
 
     from hwadvisor.estimate import build_workload, estimate_workload
-    from hwadvisor.probe import probe_machine
 
     ea.THREADS = args.threads
-    ea.FACTS = probe_machine()
+    ea.FACTS = ea.probed()
     torch.set_num_threads(ea.threads())
     print(f"cpu: {ea._cpu()}; load average at the start: {ea._load()}")
     print(f"threads: {ea.threads()}, torch {torch.__version__}, {args.rounds} rounds")
