@@ -79,6 +79,10 @@ def test_unreliable_figures_draw_no_measured_conclusion() -> None:
     assert ctx.get("bench.cpu.matmul.bf16") is None
     # No peak recorded: no assumed ratio either, so no rule reads one.
     assert ctx.get("bench.cpu.bf16_over_fp32") is None
+    # The estimates rest on the fp32 figures (a bf16 job's too, once its own figure is
+    # left out): an unsteady bf16 figure is no doubt on them, an unsteady fp32 one is.
+    assert ctx["bench.cpu.unreliable_figures"] == 0
+    ctx = _ctx([_fig("fp32", 100.0, reliable=False), _fig("bf16", 30.0, reliable=False)])
     assert ctx["bench.cpu.unreliable_figures"] == 1
 
 
