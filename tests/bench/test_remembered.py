@@ -128,3 +128,15 @@ def test_a_figure_kept_too_long_ago_drops_out_alone(cache: Path) -> None:
     # ago was never kept in its place, so no matmul figure is left to use.
     later = recall(FACTS, busy, today=today + dt.timedelta(days=15))
     assert later is None or not [r for r in later.results if r.kernel == "matmul"]
+
+
+def test_an_unsteady_figure_of_another_dtype_leaves_a_run_steady() -> None:
+    quiet = _report(200.0)
+    bf16 = quiet.results[0].model_copy(
+        update={"dtype": "bf16", "value": 1.2, "runs": 1, "reliable": False}
+    )
+    # No native bf16 (a Zen 3 guest): one 0.2 s call, its spread unknown. The estimates
+    # rest on the fp32 figures, which are steady, so the run is kept.
+    assert steady(quiet.model_copy(update={"results": [*quiet.results, bf16]}))
+    fp32 = quiet.results[0].model_copy(update={"reliable": False})
+    assert not steady(quiet.model_copy(update={"results": [fp32, *quiet.results[1:]]}))
