@@ -6,7 +6,7 @@ import pytest
 
 from hwadvisor.estimate.here import here_rates
 from hwadvisor.estimate.levels import MemoryLevels, memory_levels
-from hwadvisor.estimate.rates import CPU_OP_OVERHEAD_S
+from hwadvisor.estimate.rates import CPU_OP_OVERHEAD_S, curve_at
 from hwadvisor.estimate.timing import step_time
 from hwadvisor.models.bench import BenchReport, BenchResult
 from hwadvisor.models.facts import Cpu, Facts
@@ -345,6 +345,8 @@ def test_convolutions_are_lowered_along_the_one_thread_curve_where_measured() ->
     assert rates.gemm_points[:2] == [(64.0, 20e9), (256.0, 90e9)]
     assert any("one-thread curve" in a for a in rates.assumptions)
     measured_at = rates.conv_size or 0.0
+    assert rates.levels is None  # no sweep, no measured call: the squares as measured
+    assert rates.without_calls(rates.single_points) == rates.single_points
     want = 200e9 * (_curve(one, 64) / _curve(one, measured_at))
     assert rates.conv_at(64.0) == pytest.approx(want)
     # Without the one-thread figures, the job's own curve lowers it (more, here).
@@ -359,3 +361,29 @@ def _curve(pts: list[tuple[int, float]], size: float) -> float:
     value = curve_at([(float(s), v * 1e9) for s, v in pts], size)
     assert value is not None
     return value
+
+
+def test_a_convolution_is_lowered_by_the_small_squares_kernels_not_their_calls() -> None:
+    """A 64-wide square's time at one thread is part call (the dispatch figure); a
+    convolution of few channels is one call over many positions."""
+    sweep = [r for r in _bench().results if r.kernel not in ("matmul", "triad")]
+    results = [_figure("matmul", 70.0, unit="GFLOP/s", shape=[512, 512, 512]), *sweep]
+    results += [_figure("conv2d", 80.0, unit="GFLOP/s", shape=[8, 64, 56, 56, 64, 3, 3])]
+    results += [_figure("matmul_small", v, unit="GFLOP/s", shape=[n, n, n]) for n, v in ((64, 36.0), (128, 57.0), (256, 68.0))]  # fmt: skip
+    bench = BenchReport(budget_s=1.0, elapsed_s=1.0, results=results)
+    rates = here_rates(None, bench, Precision.FP32)
+    assert rates.levels is not None and rates.levels.dispatch_s == pytest.approx(4e-6)
+    # 2 x 64^3 FLOPs at 36 GFLOP/s is 14.6 us; 10.6 us of it is the kernel: 49.6 GFLOP/s.
+    kernel = rates.without_calls([(64.0, 36e9)])[0][1]
+    assert kernel == pytest.approx(2 * 64**3 / (2 * 64**3 / 36e9 - 4e-6))
+    assert kernel == pytest.approx(49.6e9, rel=0.01)
+    # Large squares hardly move; a call is never more than half a square's time.
+    assert rates.without_calls([(512.0, 70e9)])[0][1] == pytest.approx(70e9, rel=0.002)
+    assert rates.without_calls([(8.0, 1e9)])[0][1] == pytest.approx(2e9)
+    # The 45-wide convolution of 16 channels: lowered by the kernels' curve, less than by
+    # the calls' (curve_at of the raw squares).
+    raw = 80e9 * curve_at(rates.gemm_points, 45.0) / curve_at(rates.gemm_points, rates.conv_size)  # type: ignore[operator]
+    assert (rates.conv_at(45.0) or 0.0) > raw
+    kernels = rates.without_calls(rates.gemm_points)
+    want = 80e9 * curve_at(kernels, 45.0) / curve_at(kernels, rates.conv_size)  # type: ignore[operator]
+    assert rates.conv_at(45.0) == pytest.approx(want)

@@ -35,6 +35,8 @@ GEMM_SIZES = (64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0
 CONV_SIZE = (8 * 56 * 56 * 64 * 576) ** (1.0 / 3.0)
 #: Below the smallest measured matmul, the rate is taken as flat down to this size.
 FLAT_DOWN_TO = 64.0
+#: The least share of a measured square's time taken as its kernel's, the rest its call.
+MIN_KERNEL_SHARE = 0.5
 
 
 @dataclass
@@ -99,8 +101,9 @@ class Rates:
     def conv_at(self, size: float, *, backward: bool = False) -> float | None:
         """Convolution FLOP/s at ``size``: the measured conv rate (``backward``: the
         measured backward's, where there is one), lowered along the matmul curve (one
-        thread's, where measured: :attr:`single_points`) for a product smaller (skinnier)
-        than the measured convolution's.
+        thread's, where measured: :attr:`single_points`; each square's per-call cost
+        taken out, :meth:`without_calls`) for a product smaller (skinnier) than the
+        measured convolution's.
 
         Never raised above the measured rate: the square products' curve climbs past the
         measured convolution's effective size (172 for the bench's 64-channel 3x3) because
@@ -118,11 +121,35 @@ class Rates:
         # which a convolution of few channels over many positions does not pay: the curve
         # of one thread, where measured, gives the loss alone.
         pts = self.single_points if len(self.single_points) >= 2 else self.gemm_points
+        pts = self.without_calls(pts)
         ref = curve_at(pts, measured_at) if measured_at else None
         at = curve_at(pts, size)
         if ref is None or at is None or ref <= 0:
             return rate
         return rate * min(1.0, at / ref)
+
+    def without_calls(self, pts: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        """Square products' (size, FLOP/s) with each one's per-call cost taken out.
+
+        A measured square's time includes what eager PyTorch pays to call it (the bench's
+        ``dispatch`` figure); a 64-wide square at one thread is 2 x 64³ FLOPs in about
+        15 us, of which 3-5 us is that call. The step pays it once per operator anyway
+        (the ``overhead`` part), and a convolution is one call over all its positions:
+        its loss of reuse is the kernel's, not the call's. The call is never taken as more
+        than half a square's time (:data:`MIN_KERNEL_SHARE`). Without a measured
+        dispatch figure the points are left as they are (the assumed per-operator cost is
+        no measurement of this machine's calls).
+        """
+        call = self.levels.dispatch_s if self.levels is not None else None
+        if not call:
+            return list(pts)
+        out = []
+        for size, rate in pts:
+            work = 2.0 * size**3
+            seconds = work / rate
+            kernel = max(seconds - call, MIN_KERNEL_SHARE * seconds)
+            out.append((size, work / kernel))
+        return out
 
     def gemm(self, size: float) -> float | None:
         """Matmul FLOP/s at ``size`` (cube root of M·N·K), interpolated in log size
