@@ -258,19 +258,17 @@ def plan(
         )
 
     # Weights share the budget: the figures the advice leans on most get more time.
-    cases = [mm("fp32", 2.0), mm("bf16"), stream("copy"), stream("triad"), conv("fp32", 1.5)]
+    cases = [mm("fp32", 2.0), stream("copy"), stream("triad"), conv("fp32", 1.5)]
     # The backward of the same convolution: training's convolutions are two-thirds backward.
     cases.append(conv("fp32", 0.8, backward=True))
-    if target.kind == "cuda":
-        cases.insert(1, mm("tf32"))
     if target.kind != "cpu":
+        cases[1:1] = [mm("tf32"), mm("bf16")] if target.kind == "cuda" else [mm("bf16")]
         cases += [mm("fp16"), mm("int8"), conv("bf16", 0.8)]
     else:
         # On a CPU the fp32 figures every estimate "here" is priced from come first, and
         # the other dtypes last, with less weight: a CPU without native bf16 / fp16 runs
         # a 512-square product of them for 0.1-0.2 s a call (Zen 3), and when they came
         # second the memory sweep got none of the budget.
-        cases.pop(1)
         others = [mm("bf16", 0.6), mm("fp16", 0.3), mm("int8", 0.3), conv("bf16", 0.4)]
         # Products of few rows: one size each, [rows, width] x [width, width].
         cases += [
