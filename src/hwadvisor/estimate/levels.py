@@ -136,11 +136,17 @@ def _figures(bench: BenchReport) -> list[BenchResult]:
     ]
 
 
+def without_call(seconds: float, call: float | None, least_share: float) -> float:
+    """A measured call's ``seconds`` less the per-call cost ``call`` (the bench's
+    ``dispatch`` figure), never under ``least_share`` of them: what its work took."""
+    return max(seconds - (call or 0.0), least_share * seconds)
+
+
 def _seconds_per_byte(r: BenchResult, dispatch: float | None) -> float:
     """Seconds per byte of data of sweep figure ``r``, its per-call cost taken out."""
     ws = float(r.working_set_bytes or 0)
     call = ws / (r.value * 1e9)  # seconds of one call, from the figure
-    return max(call - (dispatch or 0.0), MIN_DATA_SHARE * call) / ws
+    return without_call(call, dispatch, MIN_DATA_SHARE) / ws
 
 
 def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:

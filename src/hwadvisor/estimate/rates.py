@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
 from hwadvisor.estimate.cpu_catalog import catalog_levels, sustained_scale
 from hwadvisor.estimate.gpu_time import PLAIN_FAMILY, Roofline, op_host_s, roofline, tf32_text
-from hwadvisor.estimate.levels import MemoryLevels, log_interp
+from hwadvisor.estimate.levels import MemoryLevels, log_interp, without_call
 from hwadvisor.models.workload import Precision
 
 #: Per-operator cost of eager PyTorch on a CPU when the bench did not measure it (its
@@ -143,13 +143,10 @@ class Rates:
         call = self.levels.dispatch_s if self.levels is not None else None
         if not call:
             return list(pts)
-        out = []
-        for size, rate in pts:
-            work = 2.0 * size**3
-            seconds = work / rate
-            kernel = max(seconds - call, MIN_KERNEL_SHARE * seconds)
-            out.append((size, work / kernel))
-        return out
+        return [
+            (size, 2.0 * size**3 / without_call(2.0 * size**3 / rate, call, MIN_KERNEL_SHARE))
+            for size, rate in pts
+        ]
 
     def gemm(self, size: float) -> float | None:
         """Matmul FLOP/s at ``size`` (cube root of M·N·K), interpolated in log size
