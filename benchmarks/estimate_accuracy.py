@@ -193,12 +193,13 @@ def memory_sweep(timed: Any, result: Any) -> list[Any]:
         BACKWARD_WORK,
         DISPATCH_WORK,
         FAMILIES,
-        LEVELS,
+        FIRST_TOUCH_BYTES,
         backward_statement,
         dispatch_statement,
         family_shape,
         family_statement,
         family_work,
+        first_touch_statement,
         level_bytes,
     )
 
@@ -217,10 +218,17 @@ def memory_sweep(timed: Any, result: Any) -> list[Any]:
             "Mop/s",
             timed("fn()", {"fn": backward_statement(torch)}),
         ),
+        result(
+            "first_touch",
+            [FIRST_TOUCH_BYTES // 4],
+            float(FIRST_TOUCH_BYTES),
+            "GB/s",
+            timed("fn()", {"fn": first_touch_statement(torch)}),
+        ),
     ]
     sizes = level_bytes(FACTS, threads())
     for family in FAMILIES:
-        for level in LEVELS:
+        for level in family.levels:
             shape = family_shape(family, sizes[level])
             fn = family_statement(torch, family.name, shape)
             work = family_work(family)(shape)

@@ -29,6 +29,23 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import estimate_accuracy as ea  # the sibling benchmark: its models and bench
+from memory_models import MODELS as HELD_OUT  # time_models.py's ten models
+
+HELD_OUT_FILE = Path(__file__).resolve().parent / "memory_models.py"
+
+
+def cases() -> dict[str, tuple[str, str, list[int], int, bool]]:
+    """name -> (estimate spec, run spec, one sample's shape, batch, loss is the output's sum).
+
+    ``estimate_accuracy.py``'s four models (cross-entropy on class labels) and
+    ``time_models.py``'s ten at their smaller batch (the output's sum, as there).
+    """
+    out = {c[0].split()[0]: (c[1], c[2], c[3], c[4], False) for c in ea.CASES}
+    for name, (build, shape, _tokens, (batch, _)) in HELD_OUT.items():
+        spec = f"{HELD_OUT_FILE}:{build.__name__}"
+        out[name] = (spec, spec, shape, batch, True)
+    return out
+
 
 #: aten operators that are products: priced at the matmul or convolution rate.
 PRODUCTS = frozenset(
@@ -54,13 +71,16 @@ def estimated(wl: Any, bench: Any) -> dict[str, float]:
     out = {"products": sum(parts.pop(k, 0.0) for k in ("gemm", "conv", "other"))}
     out["optimizer"] = parts.pop("optimizer", 0.0)
     out["dispatch"] = parts.pop("overhead", 0.0)
+    out["first_touch"] = parts.pop("first_touch", 0.0)
     rates = here_rates(ea.FACTS, bench, wl.precision)
     families = memory_by_family(wl, wl.profile, rates) if wl.profile is not None else {}
     out.update(families or {"memory": parts.get("memory", 0.0)})
     return out
 
 
-def measured(run_spec: str, shape: list[int], batch: int, steps: int) -> dict[str, float]:
+def measured(
+    run_spec: str, shape: list[int], batch: int, steps: int, summed: bool = False
+) -> dict[str, float]:
     """Seconds of one real step by class (median step without the mode as ``step``)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -85,14 +105,18 @@ def measured(run_spec: str, shape: list[int], batch: int, steps: int) -> dict[st
             spent[key] += time.perf_counter() - start
             return out
 
+    def loss() -> Any:
+        out = model(x)
+        return out.sum() if summed else torch.nn.functional.cross_entropy(out, y)
+
     def step(mode: Any = None) -> None:
         opt.zero_grad(set_to_none=True)
         if mode is None:
-            torch.nn.functional.cross_entropy(model(x), y).backward()
+            loss().backward()
             opt.step()
             return
         with mode:
-            torch.nn.functional.cross_entropy(model(x), y).backward()
+            loss().backward()
         start = time.perf_counter()
         opt.step()
         spent["optimizer"] += time.perf_counter() - start
@@ -114,7 +138,7 @@ def measured(run_spec: str, shape: list[int], batch: int, steps: int) -> dict[st
 def main() -> int:
     """Print the estimate's classes beside the real step's."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", choices=[c[0].split()[0] for c in ea.CASES])
+    parser.add_argument("model", choices=list(cases()))
     parser.add_argument("--threads", type=int, default=None, help="default: all usable cores")
     parser.add_argument("--steps", type=int, default=5)
     args = parser.parse_args()
@@ -125,7 +149,8 @@ def main() -> int:
     ea.THREADS = args.threads
     ea.FACTS = ea.probed()
     torch.set_num_threads(ea.threads())
-    name, spec, run_spec, shape, batch = next(c for c in ea.CASES if c[0].startswith(args.model))
+    name = args.model
+    spec, run_spec, shape, batch, summed = cases()[name]
     kw: dict[str, Any] = {"model": spec, "batch_size": batch}
     if ":" in spec:
         kw["input_shape"] = shape
@@ -133,7 +158,7 @@ def main() -> int:
     print(f"cpu: {ea._cpu()}; load average at the start: {ea._load()}")
     bench, _ = ea.micro_bench()
     est = estimated(wl, bench)
-    real = measured(run_spec, shape, batch, args.steps)
+    real = measured(run_spec, shape, batch, args.steps, summed)
     step = real.pop("step")
     print(f"{name}, batch {batch}, {ea.threads()} threads, median of {args.steps} steps")
     print(f"{'class':22s} {'estimated':>10s} {'measured':>10s} {'ratio':>7s}")

@@ -117,7 +117,8 @@ def test_quick_measures_the_core_kernels_only() -> None:
     report = run_bench(facts=None, device="cpu", quick=True, measure=Canned())
     assert report.budget_s == runner_mod.QUICK_BUDGET_S
     core = {(r.kernel, r.dtype) for r in report.results if r.level is None}
-    assert core - {("dispatch", "fp32"), ("dispatch_backward", "fp32")} == {
+    per_call = {("dispatch", "fp32"), ("dispatch_backward", "fp32"), ("first_touch", "fp32")}
+    assert core - per_call == {
         ("matmul", "fp32"), ("matmul", "bf16"), ("copy", "fp32"), ("triad", "fp32"),
         ("matmul_rows", "fp32"), ("matmul_small", "fp32"),
     }  # fmt: skip
@@ -125,7 +126,9 @@ def test_quick_measures_the_core_kernels_only() -> None:
     from hwadvisor.bench.sweep import QUICK_SWEEP
 
     sweep = {
-        (r.kernel, r.level) for r in report.results if r.level or r.kernel.startswith("dispatch")
+        (r.kernel, r.level)
+        for r in report.results
+        if r.level or r.kernel.startswith("dispatch") or r.kernel == "first_touch"
     }
     assert sweep == set(QUICK_SWEEP)
 

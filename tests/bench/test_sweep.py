@@ -76,7 +76,10 @@ def test_cpu_plan_has_dispatch_and_every_family_at_every_level() -> None:
     target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=1)
     cases = plan(torch, target, _facts(1 * MIB, 8 * MIB), free_bytes=None)
     sweep = {(c.kernel, c.level) for c in cases if c.level}
-    assert sweep == {(f.name, lvl) for f in FAMILIES for lvl in LEVELS}
+    assert sweep == {(f.name, lvl) for f in FAMILIES for lvl in f.levels}
+    # The masked selections are priced past the L3 by the element-wise DRAM figure.
+    assert {lvl for k, lvl in sweep if k in ("masked_fill", "where")} == {"l2", "l3"}
+    assert {lvl for k, lvl in sweep if k == "eltwise"} == set(LEVELS)
     dispatch = [c for c in cases if c.kernel == "dispatch"]
     assert len(dispatch) == 1 and dispatch[0].work((64,)) == DISPATCH_WORK
     backward = [c for c in cases if c.kernel == "dispatch_backward"]
@@ -172,3 +175,33 @@ def test_the_sweep_goes_level_by_level_before_the_cpus_other_dtypes() -> None:
     for key in (("matmul", "bf16"), ("matmul", "fp16"), ("matmul", "int8"), ("conv2d", "bf16")):
         assert order.index(key) > last_sweep
     assert order.index(("matmul", "fp32")) == 0 and order.index(("conv2d", "fp32")) < last_sweep
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_outputs_glibc_would_map_fresh_are_made_once(family: object) -> None:
+    """Past 32 MiB a fresh output faults in its pages at every call: the figure would time
+    page faults, which the first_touch figure prices, so the call writes into kept outputs."""
+    big = family_statement(torch, family.name, family_shape(family, 160 * MIB))  # type: ignore[attr-defined]
+    small = family_statement(torch, family.name, family_shape(family, MIB))  # type: ignore[attr-defined]
+
+    def first(out: object) -> object:
+        return out[0] if isinstance(out, tuple) else out
+
+    assert first(big()).data_ptr() == first(big()).data_ptr()  # type: ignore[attr-defined]
+    a, b = first(small()), first(small())
+    if family.name != "dropout":  # type: ignore[attr-defined]  # in place: its input
+        assert a is not b
+
+
+def test_first_touch_figure_maps_fresh_pages() -> None:
+    from hwadvisor.bench.kernels import plan
+    from hwadvisor.bench.sweep import FIRST_TOUCH_BYTES
+    from hwadvisor.glibc import always_mapped
+
+    target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=1)
+    cases = [c for c in plan(torch, target, None, free_bytes=None) if c.kernel == "first_touch"]
+    assert len(cases) == 1 and cases[0].unit == "GB/s"
+    (shape,) = cases[0].ladder
+    assert cases[0].work(shape) == FIRST_TOUCH_BYTES and always_mapped(FIRST_TOUCH_BYTES)
+    out = cases[0].build(shape)()
+    assert out.numel() == FIRST_TOUCH_BYTES // 4 // (out.stride()[0]) and bool((out == 0).all())

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from hwadvisor.estimate.cpu_alloc import (
     MMAP_THRESHOLD,
-    MMAP_THRESHOLD_MAX,
-    PAGE,
     START_STATES,
     STORAGE_IMPL,
     GlibcArena,
     replay,
     replay_starts,
 )
+from hwadvisor.glibc import MMAP_THRESHOLD_MAX, PAGE
 
 MiB = 1 << 20
 

@@ -98,8 +98,13 @@ def judge(result: Any, args: list[str]) -> None:
     event(f"{' '.join(args[:2]) if args[0] == 'rules' else args[0]}: exit {result.code}")
     assert result.code in ALLOWED_CODES, (result.code, args, result.err)
     assert "internal error" not in result.err and "Traceback" not in result.err, (args, result.err)
-    if result.code in (2, 3) and result.err.startswith("hwadvisor: error:"):
-        lines = result.error_lines()
+    # Warnings and notes (a stale price, say) may come before the error line.
+    lines = [
+        ln
+        for ln in result.error_lines()
+        if not ln.startswith(("hwadvisor: warning:", "hwadvisor: note:"))
+    ]
+    if result.code in (2, 3) and lines and lines[0].startswith("hwadvisor: error:"):
         # fleet says "no report could be ranked" after printing its (valid) ranking.
         assert len(lines) == 1, (args, lines)
         if wants_json and "no report could be ranked" not in lines[0]:

@@ -3,7 +3,8 @@
 As the Empirical Roofline Toolkit measures bandwidth per memory level (L1, L2, L3, DRAM)
 by sweeping the working-set size, this sweep runs the operators that dominate the
 memory-bound part of a training step (element-wise, batch norm and its backward, max
-pooling, dropout's Bernoulli mask, layer norm, softmax, GELU) at three working sets:
+pooling, dropout's Bernoulli mask, layer norm, softmax, GELU, and the masked selections of
+causal attention, ``masked_fill`` and ``where``) at three working sets:
 
 - ``l2``: half of the L2 of the cores used (``facts.cpu.l2_bytes`` per core x threads),
 - ``l3``: half of the last-level cache (``facts.cpu.l3_bytes``), moved past the L2s of
@@ -18,7 +19,11 @@ them (at DRAM sizes the first touch of a fresh output's pages is part of the cos
 
 A ``dispatch`` figure times a 64-element add whose input requires grad: the per-operator
 cost of eager PyTorch on this CPU (dispatcher, autograd bookkeeping, allocation), in
-million operators per second. A ``dispatch_backward`` figure times autograd's backward
+million operators per second. The two masked families are measured at the L2 and L3
+sizes only: their kernels select element by element (``masked_fill`` ran at 5.2-5.7 GB/s
+at every size on a Zen 3 guest at two threads, where an add ran at 48-51), so past the L3
+the estimate takes the slower of that rate and the element-wise DRAM figure. A
+``dispatch_backward`` figure times autograd's backward
 through a chain of such small operators: what the engine pays per operator of a
 backward pass (its node, the gradient's allocation, the dispatch), which is several
 times the forward's.
@@ -32,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from hwadvisor.bench.case import KernelCase
 from hwadvisor.bench.sizing import Shape
+from hwadvisor.glibc import always_mapped
 
 if TYPE_CHECKING:
     from hwadvisor.bench.devices import Target
@@ -45,12 +51,21 @@ DEFAULT_L3 = 32 * MIB
 CHANNELS, SIDE = 64, 16
 #: Row length of the layer-norm (a hidden size) and softmax (a sequence) families.
 HIDDEN, SEQ = 768, 128
+#: Side of the masked families' square boolean mask, broadcast over the leading dimension
+#: as a causal mask is over batch and heads (64: a working set lands within 1/8 of an L2
+#: point of 256 KiB).
+MASK_SIDE = 64
 #: Budget weight of each (family, level) figure, by level, and of the dispatch figure. A
 #: figure moves 32x (L3) and 128x (DRAM) the L2 figure's bytes a call: a DRAM figure of a
 #: slow family (dropout's random numbers: 0.1 s a call at two threads on a Zen 3 guest)
 #: needs its 4 timed runs to know a spread.
 SWEEP_WEIGHTS = {"l2": 0.05, "l3": 0.08, "dram": 0.16}
 DISPATCH_WEIGHT = 0.05
+#: The first-touch figure's tensor: past the 32 MiB ceiling of glibc's mmap threshold, so
+#: malloc maps it fresh at every call (``glibc.always_mapped``), and its weight: a call
+#: took 25-40 ms on a Zen 3 guest (1.5-2 GB/s), as long as a DRAM figure's.
+FIRST_TOUCH_BYTES = 40 * MIB
+FIRST_TOUCH_WEIGHT = SWEEP_WEIGHTS["dram"]
 #: Each sweep figure may start with this little of the budget (one short measurement).
 SWEEP_MIN_ALLOT_S = 0.03
 LEVELS = ("l2", "l3", "dram")
@@ -71,12 +86,22 @@ class Family:
 
     name: str
     bytes_per_element: float
-    layout: str  # "nchw", "rows:<n>" or "flat"
+    layout: str  # "nchw", "rows:<n>", "mask:<side>" or "flat"
+    #: The working-set levels it is measured at.
+    levels: tuple[str, ...] = LEVELS
+
+    def fixed_bytes(self) -> float:
+        """Counted bytes of one call besides its per-element ones (a broadcast mask)."""
+        if self.layout.startswith("mask:"):
+            side = int(self.layout.split(":")[1])
+            return float(side * side)  # one byte per boolean
+        return 0.0
 
 
 #: Counted bytes per input element (fp32): all tensors read and written, as the counter
 #: sums them. add: a, b, out; batch norm: x, out; its backward: grad, x, grad_in;
-#: max pool 2x2 with indices: x + out/4 + int64 indices/4; bernoulli_: self in and out.
+#: max pool 2x2 with indices: x + out/4 + int64 indices/4; bernoulli_: self in and out;
+#: masked_fill: x, out (and the mask once); where(mask, value, x): x, out (the mask once).
 FAMILIES = (
     Family("eltwise", 12.0, "flat"),
     Family("batch_norm", 8.0, "nchw"),
@@ -86,13 +111,16 @@ FAMILIES = (
     Family("layer_norm", 8.0, f"rows:{HIDDEN}"),
     Family("softmax", 8.0, f"rows:{SEQ}"),
     Family("gelu", 8.0, "flat"),
+    Family("masked_fill", 8.0, f"mask:{MASK_SIDE}", ("l2", "l3")),
+    Family("where", 8.0, f"mask:{MASK_SIDE}", ("l2", "l3")),
 )
 
 
 #: What ``--quick`` keeps of the sweep (the estimates and ``recommend`` run it): the
 #: per-operator cost, every family at the L3 size, and the streaming family at all three.
 QUICK_SWEEP = frozenset(
-    {("dispatch", None), ("dispatch_backward", None), ("eltwise", "l2"), ("eltwise", "dram")}
+    {("dispatch", None), ("dispatch_backward", None), ("first_touch", None)}
+    | {("eltwise", "l2"), ("eltwise", "dram")}
     | {(f.name, "l3") for f in FAMILIES}
 )
 
@@ -117,12 +145,15 @@ def level_bytes(facts: Facts | None, threads: int) -> dict[str, int]:
 
 def family_shape(family: Family, working_set: int) -> Shape:
     """The input shape of ``family`` whose call moves about ``working_set`` bytes."""
-    elements = max(1, int(working_set / family.bytes_per_element))
+    elements = max(1, int((working_set - family.fixed_bytes()) / family.bytes_per_element))
     if family.layout == "nchw":
         return (max(1, elements // (CHANNELS * SIDE * SIDE)), CHANNELS, SIDE, SIDE)
     if family.layout.startswith("rows:"):
         row = int(family.layout.split(":")[1])
         return (max(1, elements // row), row)
+    if family.layout.startswith("mask:"):
+        side = int(family.layout.split(":")[1])
+        return (max(1, elements // (side * side)), side, side)
     return (elements,)
 
 
@@ -133,7 +164,7 @@ def family_work(family: Family) -> Callable[[Shape], float]:
         n = 1
         for d in shape:
             n *= d
-        return family.bytes_per_element * n
+        return family.bytes_per_element * n + family.fixed_bytes()
 
     return work
 
@@ -159,37 +190,86 @@ def filled(torch: Any, shape: Shape, phase: int = 0) -> Any:
     return base.repeat(-(-n // FILL_PERIOD))[:n].reshape(*shape)
 
 
-def family_statement(torch: Any, family: str, shape: Shape) -> Callable[[], object]:
-    """Inputs for one call of ``family`` at ``shape``, and the call."""
+#: Each family's aten call without an output of its own: its ``out=`` overload and the
+#: names of its output arguments (dropout's ``bernoulli_`` writes its input in place).
+OUT_OVERLOADS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "eltwise": ("out", ("out",)),
+    "batch_norm": ("out", ("out", "save_mean", "save_invstd")),
+    "batch_norm_backward": ("out", ("out0", "out1", "out2")),
+    "max_pool": ("out", ("out", "indices")),
+    "layer_norm": ("out", ("out0", "out1", "out2")),
+    "softmax": ("out", ("out",)),
+    "gelu": ("out", ("out",)),
+    "masked_fill": ("Scalar_out", ("out",)),
+    "where": ("self_out", ("out",)),
+}
+
+
+def _family_call(torch: Any, family: str, shape: Shape) -> tuple[Any, tuple[Any, ...]]:
+    """The aten overload packet of one call of ``family`` at ``shape`` and its arguments."""
     aten = torch.ops.aten
     x = filled(torch, shape)
     if family == "eltwise":
-        y = filled(torch, shape, 1)
-        return lambda: torch.add(x, y)
+        return aten.add, (x, filled(torch, shape, 1))
     if family in ("batch_norm", "batch_norm_backward"):
         c = shape[1]
         w, b = torch.ones(c), torch.zeros(c)
         rm, rv = torch.zeros(c), torch.ones(c)
         if family == "batch_norm":
-            return lambda: aten.native_batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5)
+            return aten.native_batch_norm, (x, w, b, rm, rv, True, 0.1, 1e-5)
         _, mean, invstd = aten.native_batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5)
         g = filled(torch, shape, 2)
         mask = [True, True, True]
-        return lambda: aten.native_batch_norm_backward(
-            g, x, w, rm, rv, mean, invstd, True, 1e-5, mask
-        )
+        return aten.native_batch_norm_backward, (g, x, w, rm, rv, mean, invstd, True, 1e-5, mask)
     if family == "max_pool":
-        return lambda: aten.max_pool2d_with_indices(x, [2, 2], [2, 2])
+        return aten.max_pool2d_with_indices, (x, [2, 2], [2, 2])
     if family == "dropout":
-        return lambda: x.bernoulli_(0.9)
+        return aten.bernoulli_, (x, 0.9)
     if family == "layer_norm":
         w, b = torch.ones(shape[-1]), torch.zeros(shape[-1])
-        return lambda: aten.native_layer_norm(x, [shape[-1]], w, b, 1e-5)
+        return aten.native_layer_norm, (x, [shape[-1]], w, b, 1e-5)
     if family == "softmax":
-        return lambda: aten._softmax(x, -1, False)
+        return aten._softmax, (x, -1, False)
     if family == "gelu":
-        return lambda: aten.gelu(x)
+        return aten.gelu, (x,)
+    if family in ("masked_fill", "where"):
+        side = shape[-1]
+        mask = torch.ones(side, side, dtype=torch.bool).triu(1)  # a causal mask
+        if family == "masked_fill":
+            return aten.masked_fill, (x, mask, float("-inf"))
+        return aten.where, (mask, torch.tensor(float("-inf")), x)
     raise ValueError(f"unknown sweep family {family}")
+
+
+def family_statement(torch: Any, family: str, shape: Shape) -> Callable[[], object]:
+    """Inputs for one call of ``family`` at ``shape``, and the call.
+
+    Each call makes fresh outputs, as eager PyTorch does, except where an output is so
+    large that glibc's malloc maps it fresh at every call (``glibc.always_mapped``): there the
+    call writes into outputs made once (its ``out=`` overload), so the figure is the
+    operator's bandwidth, and the first touch of fresh pages is the ``first_touch``
+    figure's, priced once per such tensor of a step.
+    """
+    packet, args = _family_call(torch, family, shape)
+    if family == "dropout":
+        return lambda: packet(*args)
+    outs = packet(*args)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    if not any(always_mapped(o.numel() * o.element_size()) for o in outs):
+        return lambda: packet(*args)
+    overload, names = OUT_OVERLOADS[family]
+    out_op, kwargs = getattr(packet, overload), dict(zip(names, outs, strict=True))
+    return lambda: out_op(*args, **kwargs)
+
+
+def first_touch_statement(torch: Any) -> Callable[[], object]:
+    """A fresh tensor of :data:`FIRST_TOUCH_BYTES` (a mapping of its own) with one element
+    of every page written: what the kernel's page faults cost per byte of a large output."""
+    import mmap
+
+    n = FIRST_TOUCH_BYTES // 4
+    step = max(1, mmap.PAGESIZE // 4)
+    return lambda: torch.empty(n)[::step].fill_(0.0)
 
 
 def dispatch_statement(torch: Any) -> Callable[[], object]:
@@ -232,13 +312,24 @@ def sweep_cases(torch: Any, target: Target, facts: Facts | None) -> list[KernelC
     cases = [
         per_call("dispatch", DISPATCH_WORK, dispatch_statement),
         per_call("dispatch_backward", BACKWARD_WORK, backward_statement),
+        KernelCase(
+            target,
+            "first_touch",
+            "fp32",
+            "GB/s",
+            ((FIRST_TOUCH_BYTES // 4,),),
+            lambda s: 4.0 * s[0],
+            lambda _s: first_touch_statement(torch),
+            weight=FIRST_TOUCH_WEIGHT,
+            min_allot_s=SWEEP_MIN_ALLOT_S,
+        ),
     ]
     sizes = level_bytes(facts, target.threads)
     # Level by level, the cheap figures first: a budget spent before the end of the sweep
     # costs DRAM figures (the costliest: a working set past the L3 each call), not whole
     # families, and a family without its DRAM figure is priced from its own L3 one.
     for level in LEVELS:
-        for family in FAMILIES:
+        for family in (f for f in FAMILIES if level in f.levels):
             shape = family_shape(family, sizes[level])
 
             def build(s: Shape, name: str = family.name) -> Callable[[], object]:

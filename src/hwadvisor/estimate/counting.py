@@ -67,6 +67,19 @@ _FREE_OPS = {
     "new_empty_strided",
     "device",
 }
+#: Allocations under this many bytes at the counted batch are not recorded: at up to 512
+#: times the batch they stay under the 32 MiB past which glibc maps a tensor fresh.
+ALLOCATION_FLOOR = 64 * 1024
+#: The operators of :data:`_FREE_OPS` that make a tensor of their own (the rest return a
+#: view, some without saying so in their schema: ``_unsafe_view``).
+_ALLOCATING_OPS = {
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "new_empty",
+    "new_empty_strided",
+    "_to_copy",
+}
 #: oneDNN's fused recurrent layer, what an LSTM runs as on a CPU (forward, backward).
 _RNN_LAYERS = {"mkldnn_rnn_layer", "mkldnn_rnn_layer_backward"}
 
@@ -76,7 +89,10 @@ _RNN_LAYERS = {"mkldnn_rnn_layer", "mkldnn_rnn_layer_backward"}
 #: (Zen 3, torch 2.13, one thread, triad ~13 GB/s) by profiling the accuracy benchmark's
 #: models: batch norm ran at ~0.95 GB/s, its backward ~1.4, max pooling with indices
 #: ~0.37, dropout's Bernoulli mask ~0.54 (a random number per element), ReLU's backward
-#: ~3.5, layer norm ~6. Operators not listed stream at about the triad rate.
+#: ~3.5, layer norm ~6. A causal mask's selections, on a Zen 3 guest at one thread with
+#: 32 MiB operands (triad 4.3 GB/s): ``masked_fill`` 2.1 GB/s, ``where`` 2.4 (from cache
+#: the gap is wider, 5-10x an add: the sweep measures it). Operators not listed stream at
+#: about the triad rate.
 MEMORY_OP_COST: dict[str, float] = {
     "native_batch_norm": 14.0,
     "_native_batch_norm_legit": 14.0,
@@ -98,6 +114,9 @@ MEMORY_OP_COST: dict[str, float] = {
     "native_dropout": 10.0,
     "mul": 2.0,
     "sum": 3.5,
+    "masked_fill": 2.0,
+    "masked_fill_": 2.0,
+    "where": 1.8,
 }
 
 #: The family each memory-bound operator is priced by when the bench measured families per
@@ -118,6 +137,9 @@ OP_FAMILY: dict[str, str] = {
     "_softmax_backward_data": "softmax",
     "gelu": "gelu",
     "gelu_backward": "gelu",
+    "masked_fill": "masked_fill",
+    "masked_fill_": "masked_fill",
+    "where": "where",
 }
 
 
@@ -152,6 +174,14 @@ class Count:
     groups: dict[tuple[str, int], list[float]] = field(default_factory=dict)
     #: Forward convolutions by shape (ConvKey) -> [how many, FLOPs in all at this batch].
     conv_shapes: dict[ConvKey, list[float]] = field(default_factory=dict)
+    #: Bytes of one tensor the operators allocate (at least :data:`ALLOCATION_FLOOR`) ->
+    #: how many: what a CPU may fault in fresh at every step (``glibc.always_mapped``).
+    allocations: dict[int, int] = field(default_factory=dict)
+
+    def add_allocation(self, nbytes: int) -> None:
+        """Record one tensor of ``nbytes`` the pass allocates (small ones are left out)."""
+        if nbytes >= ALLOCATION_FLOOR:
+            self.allocations[nbytes] = self.allocations.get(nbytes, 0) + 1
 
     def add_group(self, family: str, nbytes: float) -> None:
         """Record one operator of ``family`` moving ``nbytes`` (raw, not cost-weighted)."""
@@ -213,6 +243,37 @@ def _add_conv(count: Count, name: str, call: tuple[Any, Any, Any], flops: float,
     # Its tensors' bytes: a GPU's layout transposes around it move them.
     tensors = _tensors((args, kwargs, out))
     count.add_group("conv", float(sum(t.numel() * t.element_size() for t in tensors)))
+
+
+def _allocated(func: Any, out: Any) -> list[int]:
+    """Bytes of each tensor ``func`` returned that is its own (no alias of an input)."""
+    import torch
+
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    sizes = []
+    for ret, o in zip(func._schema.returns, outs, strict=False):
+        if ret.alias_info is not None:
+            continue
+        for t in o if isinstance(o, (tuple, list)) else (o,):
+            if isinstance(t, torch.Tensor):
+                sizes.append(t.numel() * t.element_size())
+    return sizes
+
+
+def _blas_copies(name: str, args: Any) -> list[int]:
+    """Bytes of the contiguous copies a CPU product makes of its broadcast operands.
+
+    BLAS takes a matrix with one unit stride; PyTorch's CPU product copies an operand
+    with a zero stride (an expanded tensor, such as the gradient of a sum) into a fresh
+    contiguous one first (``addmm_impl_cpu_``, ``bmm_out_or_baddbmm_``), at every call.
+    """
+    ts = _tensors(args)
+    operands = ts[1:3] if name in ("addmm", "baddbmm") else ts[:2]
+    return [
+        t.numel() * t.element_size()
+        for t in operands
+        if any(st == 0 and d > 1 for st, d in zip(t.stride(), t.shape, strict=False))
+    ]
 
 
 def _tensors(obj: Any) -> list[Any]:
@@ -323,6 +384,9 @@ def _make_mode(count: Count) -> Any:
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             name = func.overloadpacket.__name__
+            if name in _ALLOCATING_OPS or not (name in _FREE_OPS or func.is_view):
+                for nbytes in _allocated(func, out):
+                    count.add_allocation(nbytes)
             if name in _FREE_OPS or getattr(func, "is_view", False):
                 return out
             count.kernels += 1
@@ -341,6 +405,10 @@ def _make_mode(count: Count) -> Any:
                     key = (size, *_rows_and_work(dims))
                     count.gemm[key] = count.gemm.get(key, 0.0) + flops
                     count.add_group("gemm", 0.0)
+                    for nbytes in _blas_copies(name, args):
+                        count.add_allocation(nbytes)
+                        count.add_group("eltwise", 2.0 * nbytes)
+                        count.memory_bytes += 2.0 * nbytes
                 else:
                     count.other_flops += flops
                     count.add_group("other", 0.0)

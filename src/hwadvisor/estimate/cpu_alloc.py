@@ -47,15 +47,15 @@ import bisect
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-PAGE = 4096
-MINSIZE = 32
-ALIGNMENT = 64
+from hwadvisor.glibc import ALIGNMENT, MINSIZE, MMAP_THRESHOLD_MAX, PAGE
+from hwadvisor.glibc import chunk_size as _chunk
+from hwadvisor.glibc import page_up as _page_up
+
 TCACHE_MAX = 1040
 TCACHE_COUNT = 7
 FAST_MAX = 128
 CONSOLIDATE = 64 * 1024
 MMAP_THRESHOLD = 128 * 1024
-MMAP_THRESHOLD_MAX = 32 * 1024 * 1024
 TRIM_THRESHOLD = 128 * 1024
 TOP_PAD = 128 * 1024
 #: ``sizeof(c10::StorageImpl)`` on x86-64 (torch 2.13): the ``malloc(96)`` an allocation
@@ -70,15 +70,6 @@ WARM_CACHED_MAX = 224
 #: kernel's own buffer (resident, not a live tensor); ("s", key, bytes) a small C++
 #: object by plain ``malloc`` (a storage's ``StorageImpl``); ("f", key, 0) frees any.
 Event = tuple[str, Hashable, int]
-
-
-def _chunk(n: int) -> int:
-    """glibc's request2size: the bytes plus an 8-byte header, rounded up to 16."""
-    return max(MINSIZE, (n + 8 + 15) & ~15)
-
-
-def _page_up(n: int) -> int:
-    return (n + PAGE - 1) & ~(PAGE - 1)
 
 
 @dataclass

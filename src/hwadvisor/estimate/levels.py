@@ -11,6 +11,9 @@ Between the measured working sets the seconds per byte are interpolated in log s
 (the ERT way of reading a bandwidth-vs-size curve); outside them they are held at the
 nearest figure. The per-call cost measured by ``dispatch`` is taken out of each figure
 and charged once per operator launch instead, so small operators are not charged twice.
+The ``first_touch`` figure prices the page faults of each tensor glibc's malloc maps
+fresh at every call (:func:`hwadvisor.glibc.always_mapped`), once per such
+tensor of a step: the sweep's own figures write such outputs into tensors made once.
 
 Inside a step, an element-wise operator whose working set is past the private L2 caches of
 its threads is priced at the sweep's DRAM figure, whatever the shared L3 could hold
@@ -71,6 +74,9 @@ class MemoryLevels:
     private_bytes: float | None = None
     #: Seconds per byte of each family's DRAM figure.
     far: dict[str, float] = field(default_factory=dict)
+    #: Seconds per byte of faulting in a fresh mapping's pages (the ``first_touch``
+    #: figure; None: not measured).
+    first_touch_s: float | None = None
 
     def seconds_per_byte(self, family: str, working_set: float) -> float | None:
         """The family's seconds per byte at ``working_set`` (its own curve, else eltwise)."""
@@ -127,6 +133,17 @@ def _dispatch(bench: BenchReport, kernel: str = "dispatch") -> float | None:
     return 1.0 / (max(r.value for r in hits) * 1e6)
 
 
+def _first_touch(bench: BenchReport) -> float | None:
+    """Seconds per byte of a fresh mapping's first touch, from the reliable ``first_touch``
+    figures (the fastest if several)."""
+    hits = [
+        r.value
+        for r in bench.results
+        if r.device == "cpu" and r.kernel == "first_touch" and r.value and r.reliable is not False
+    ]
+    return 1.0 / (max(hits) * 1e9) if hits else None
+
+
 def _figures(bench: BenchReport) -> list[BenchResult]:
     """The reliable sweep figures (the per-call figure apart)."""
     return [
@@ -180,6 +197,7 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
         unreliable=unreliable_sweep(bench),
         private_bytes=L2_SHARE_INVERSE * max(l2) if l2 else None,
         far=far,
+        first_touch_s=_first_touch(bench),
     )
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from hwadvisor.estimate.counting import MEMORY_OP_COST, effective_size
 from hwadvisor.models.workload import (
+    Allocation,
     ConvShape,
     GemmBucket,
     ModelKind,
@@ -94,6 +95,14 @@ def catalog_conv_shapes(model_id: str | None, conv_flops: float) -> list[ConvSha
     return [c.model_copy(update={"flops": c.flops * conv_flops / total}) for c in shapes]
 
 
+def allocations(count: Count, batch: int, *, backward: bool) -> list[Allocation]:
+    """The tensors one pass allocated, by size, per sample."""
+    return [
+        Allocation(bytes=nbytes / batch, count=n, backward=backward)
+        for nbytes, n in sorted(count.allocations.items())
+    ]
+
+
 def counted_profile(fwd: Count, batch: int, bwd: Count | None = None) -> OpProfile:
     """A profile from a meta-device count at ``batch``, per sample."""
     gemm = [
@@ -117,6 +126,8 @@ def counted_profile(fwd: Count, batch: int, bwd: Count | None = None) -> OpProfi
         kernels=fwd.kernels,
         backward_memory_bytes=bwd.memory_bytes / batch if bwd else None,
         backward_kernels=bwd.kernels if bwd else None,
+        allocations=allocations(fwd, batch, backward=False)
+        + (allocations(bwd, batch, backward=True) if bwd is not None else []),
         basis=f"counted per operator on the meta device at batch {batch}",
     )
 

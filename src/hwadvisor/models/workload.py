@@ -175,6 +175,15 @@ class OpGroup(Document):
     bytes: float = Field(ge=0, description="fp32 bytes read + written by one of them per sample")
 
 
+class Allocation(Document):
+    """Tensors of one size a pass allocates: on a CPU, those glibc's malloc maps fresh at
+    every call pay their pages' first touch (``glibc.always_mapped``)."""
+
+    bytes: float = Field(ge=0, description="fp32 bytes of one of them per sample")
+    count: int = Field(ge=0, description="how many such tensors per pass")
+    backward: bool = False
+
+
 class OpProfile(Document):
     """Per-operator structure of one forward pass of one sample (batch-independent parts apart).
 
@@ -207,6 +216,10 @@ class OpProfile(Document):
     op_groups: list[OpGroup] = Field(
         default_factory=list,
         description="memory-bound operators by family and size, products and convolutions by count (empty: only the totals above are known)",
+    )
+    allocations: list[Allocation] = Field(
+        default_factory=list,
+        description="tensors the operators allocate, of at least 64 KiB at the counted batch, by size (empty: not counted)",
     )
     basis: str | None = None
 

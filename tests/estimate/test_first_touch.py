@@ -1,0 +1,122 @@
+"""Tensors glibc maps fresh at every call: counted, measured, priced once per step."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hwadvisor.estimate.counting import Count, _make_mode  # noqa: E402
+from hwadvisor.estimate.here import here_rates  # noqa: E402
+from hwadvisor.estimate.levels import memory_levels  # noqa: E402
+from hwadvisor.estimate.timing import step_time  # noqa: E402
+from hwadvisor.glibc import MMAP_THRESHOLD_MAX, always_mapped  # noqa: E402
+from hwadvisor.models.bench import BenchReport, BenchResult  # noqa: E402
+from hwadvisor.models.workload import (  # noqa: E402
+    Allocation,
+    ModelKind,
+    OpGroup,
+    OpProfile,
+    Task,
+    Workload,
+)
+
+MIB = 2**20
+
+
+def test_only_tensors_past_the_thresholds_ceiling_are_always_mapped() -> None:
+    # posix_memalign adds its alignment and a minimum chunk: 32 MiB itself is past it.
+    assert not always_mapped(31 * MIB)
+    assert not always_mapped(MMAP_THRESHOLD_MAX - 4096)
+    assert always_mapped(MMAP_THRESHOLD_MAX)
+    assert always_mapped(200 * MIB)
+
+
+def _count(fn: object) -> Count:
+    count = Count()
+    with _make_mode(count):
+        fn()  # type: ignore[operator]
+    return count
+
+
+def test_outputs_are_counted_and_views_are_not() -> None:
+    x = torch.empty(64, 256, device="meta")
+    w = torch.empty(8192, 256, device="meta")
+    count = _count(lambda: torch.nn.functional.linear(x, w).view(64, 64, 128))
+    # The product's 2 MiB output once; the view (and the weight's transpose) not at all.
+    assert count.allocations == {64 * 8192 * 4: 1}
+
+
+def test_a_products_broadcast_operand_is_a_fresh_copy() -> None:
+    g = torch.ones((), device="meta").expand(1024, 512)  # a sum's gradient
+    w = torch.empty(512, 64, device="meta")
+    count = _count(lambda: torch.mm(g, w))
+    # Its contiguous copy (2 MiB) and the output (256 KiB).
+    assert count.allocations == {1024 * 512 * 4: 1, 1024 * 64 * 4: 1}
+    # The copy is a pass over memory too: read and written.
+    assert sum(b for (fam, _), (_, b) in count.groups.items() if fam == "eltwise") == 2 * 2 * MIB
+
+
+def _figure(kernel: str, value: float, *, level: str | None = None, ws: int | None = None,
+            unit: str = "GB/s", reliable: bool | None = None) -> BenchResult:  # fmt: skip
+    return BenchResult(
+        device="cpu", kernel=kernel, dtype="fp32", shape=[1], value=value, unit=unit,
+        median_s=1e-3, iqr_s=0.0, runs=5, threads=2, level=level, working_set_bytes=ws,
+        reliable=reliable,
+    )  # fmt: skip
+
+
+def _bench(first_touch: float | None = 2.0, *, reliable: bool | None = None) -> BenchReport:
+    results = [
+        _figure("matmul", 100.0, unit="GFLOP/s"),
+        _figure("triad", 10.0),
+        _figure("eltwise", 100.0, level="l2", ws=MIB),
+        _figure("eltwise", 10.0, level="dram", ws=64 * MIB),
+        _figure("dispatch", 0.25, unit="Mop/s"),
+    ]
+    if first_touch is not None:
+        results.append(_figure("first_touch", first_touch, reliable=reliable))
+    return BenchReport(budget_s=1.0, elapsed_s=1.0, results=results)
+
+
+def test_the_first_touch_figure_is_read_when_reliable() -> None:
+    levels = memory_levels(_bench(2.0))
+    assert levels is not None and levels.first_touch_s == pytest.approx(0.5e-9)
+    unsteady = memory_levels(_bench(2.0, reliable=False))
+    assert unsteady is not None and unsteady.first_touch_s is None
+
+
+def _job(batch: int, task: Task = Task.TRAIN) -> Workload:
+    """An output of 1 MiB per sample in the forward and two such in the backward."""
+    prof = OpProfile(
+        op_groups=[OpGroup(family="eltwise", count=1, bytes=3 * MIB)],
+        memory_bytes=3 * MIB,
+        kernels=3,
+        allocations=[
+            Allocation(bytes=MIB, count=1),
+            Allocation(bytes=MIB, count=2, backward=True),
+            Allocation(bytes=1024, count=50),
+        ],
+    )
+    return Workload(kind=ModelKind.DECODER, task=task, batch_size=batch, params=10,
+                    flops_per_sample=1.0, profile=prof)  # fmt: skip
+
+
+def _step(wl: Workload, bench: BenchReport) -> dict[str, float]:
+    est = step_time(wl, here_rates(None, bench, wl.precision))
+    assert est.total is not None
+    return est.parts
+
+
+def test_tensors_past_32_mib_pay_their_first_touch_once_each() -> None:
+    parts = _step(_job(64), _bench(2.0))
+    # Three 64 MiB tensors (forward and backward), 0.5 ns a byte; the small ones nothing.
+    assert parts["first_touch"] == pytest.approx(3 * 64 * MIB * 0.5e-9)
+    # Inference allocates only the forward's.
+    infer = _step(_job(64, Task.INFER), _bench(2.0))
+    assert infer["first_touch"] == pytest.approx(64 * MIB * 0.5e-9)
+
+
+def test_no_first_touch_under_the_ceiling_or_without_the_figure() -> None:
+    assert "first_touch" not in _step(_job(16), _bench(2.0))  # 16 MiB tensors: the heap's
+    assert "first_touch" not in _step(_job(64), _bench(None))
