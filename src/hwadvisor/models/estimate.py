@@ -118,7 +118,7 @@ class DeviceEstimate(Document):
     )
     time_breakdown_s: dict[str, float] = Field(
         default_factory=dict,
-        description="seconds per step by part (gemm, conv, memory, optimizer, overhead, comm)",
+        description="seconds per step by part (gemm, conv, memory, first_touch, optimizer, overhead, comm)",
     )
     assumptions: list[str] = Field(default_factory=list)
     time_band_s: TimeBand | None = Field(
