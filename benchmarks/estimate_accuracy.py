@@ -194,6 +194,8 @@ def memory_sweep(timed: Any, result: Any) -> list[Any]:
         DISPATCH_WORK,
         FAMILIES,
         FIRST_TOUCH_BYTES,
+        OPTIMIZER_KERNELS,
+        OPTIMIZER_TENSORS,
         backward_statement,
         dispatch_statement,
         family_shape,
@@ -201,6 +203,7 @@ def memory_sweep(timed: Any, result: Any) -> list[Any]:
         family_work,
         first_touch_statement,
         level_bytes,
+        optimizer_statement,
     )
 
     out = [
@@ -226,6 +229,10 @@ def memory_sweep(timed: Any, result: Any) -> list[Any]:
             timed("fn()", {"fn": first_touch_statement(torch)}),
         ),
     ]
+    for name, kernel in OPTIMIZER_KERNELS.items():
+        fn = optimizer_statement(torch, name)
+        work = OPTIMIZER_TENSORS * DISPATCH_WORK
+        out.append(result(kernel, [64], work, "Mop/s", timed("fn()", {"fn": fn})))
     sizes = level_bytes(FACTS, threads())
     for family in FAMILIES:
         for level in family.levels:

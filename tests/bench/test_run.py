@@ -117,7 +117,10 @@ def test_quick_measures_the_core_kernels_only() -> None:
     report = run_bench(facts=None, device="cpu", quick=True, measure=Canned())
     assert report.budget_s == runner_mod.QUICK_BUDGET_S
     core = {(r.kernel, r.dtype) for r in report.results if r.level is None}
-    per_call = {("dispatch", "fp32"), ("dispatch_backward", "fp32"), ("first_touch", "fp32")}
+    per_call = {
+        (k, "fp32")
+        for k in ("dispatch", "dispatch_backward", "first_touch", "adamw_step", "sgd_step")
+    }
     assert core - per_call == {
         ("matmul", "fp32"), ("matmul", "bf16"), ("copy", "fp32"), ("triad", "fp32"),
         ("matmul_rows", "fp32"), ("matmul_small", "fp32"),
@@ -126,9 +129,7 @@ def test_quick_measures_the_core_kernels_only() -> None:
     from hwadvisor.bench.sweep import QUICK_SWEEP
 
     sweep = {
-        (r.kernel, r.level)
-        for r in report.results
-        if r.level or r.kernel.startswith("dispatch") or r.kernel == "first_touch"
+        (r.kernel, r.level) for r in report.results if r.level or (r.kernel, r.dtype) in per_call
     }
     assert sweep == set(QUICK_SWEEP)
 

@@ -205,3 +205,20 @@ def test_first_touch_figure_maps_fresh_pages() -> None:
     assert cases[0].work(shape) == FIRST_TOUCH_BYTES and always_mapped(FIRST_TOUCH_BYTES)
     out = cases[0].build(shape)()
     assert out.numel() == FIRST_TOUCH_BYTES // 4 // (out.stride()[0]) and bool((out == 0).all())
+
+
+def test_optimizer_figures_step_real_optimizers() -> None:
+    from hwadvisor.bench.kernels import plan
+    from hwadvisor.bench.sweep import OPTIMIZER_KERNELS, OPTIMIZER_TENSORS, optimizer_statement
+
+    target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=1)
+    kernels = {c.kernel: c for c in plan(torch, target, None, free_bytes=None)}
+    for name, kernel in OPTIMIZER_KERNELS.items():
+        case = kernels[kernel]
+        assert case.unit == "Mop/s" and case.work((64,)) == OPTIMIZER_TENSORS * DISPATCH_WORK
+        step = optimizer_statement(torch, name)
+        params = step.__self__.param_groups[0]["params"]  # type: ignore[attr-defined]
+        assert len(params) == OPTIMIZER_TENSORS
+        before = params[0].detach().clone()
+        step()
+        assert not torch.equal(before, params[0].detach())  # it really updates them

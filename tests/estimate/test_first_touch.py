@@ -17,6 +17,7 @@ from hwadvisor.models.workload import (  # noqa: E402
     ModelKind,
     OpGroup,
     OpProfile,
+    Optimizer,
     Task,
     Workload,
 )
@@ -120,3 +121,26 @@ def test_tensors_past_32_mib_pay_their_first_touch_once_each() -> None:
 def test_no_first_touch_under_the_ceiling_or_without_the_figure() -> None:
     assert "first_touch" not in _step(_job(16), _bench(2.0))  # 16 MiB tensors: the heap's
     assert "first_touch" not in _step(_job(64), _bench(None))
+
+
+def test_the_for_loop_optimizer_pays_per_parameter_tensor() -> None:
+    bench = _bench(None)
+    bench.results.append(_figure("adamw_step", 0.05, unit="Mop/s"))  # 20 us a tensor
+    levels = memory_levels(bench)
+    assert levels is not None and levels.optimizer_tensor_s == {"adamw": pytest.approx(20e-6)}
+    wl = _job(8).model_copy(update={"params": 1000, "param_tensors": 50})
+    with_loop = _step(wl, bench)["optimizer"]
+    without = _step(wl.model_copy(update={"param_tensors": None}), bench)["optimizer"]
+    assert with_loop - without == pytest.approx(50 * 20e-6)
+    # SGD has no figure here: its bytes alone.
+    sgd = wl.model_copy(update={"optimizer": Optimizer.SGD})
+    assert _step(sgd, bench)["optimizer"] < without
+
+
+def test_param_tensors_are_the_ones_that_require_grad() -> None:
+    from hwadvisor.estimate.counting import count_model
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 2)).to("meta")
+    model[1].bias.requires_grad_(False)
+    counted = count_model(model, [4], 2, "two linears", train=True)
+    assert counted.param_tensors == 3 and counted.params == 4 * 4 + 4 + 4 * 2 + 2

@@ -22,8 +22,9 @@ cost of eager PyTorch on this CPU (dispatcher, autograd bookkeeping, allocation)
 million operators per second. The two masked families are measured at the L2 and L3
 sizes only: their kernels select element by element (``masked_fill`` ran at 5.2-5.7 GB/s
 at every size on a Zen 3 guest at two threads, where an add ran at 48-51), so past the L3
-the estimate takes the slower of that rate and the element-wise DRAM figure. A
-``dispatch_backward`` figure times autograd's backward
+the estimate takes the slower of that rate and the element-wise DRAM figure. Two
+optimizer figures (``adamw_step``, ``sgd_step``) time torch.optim's step over 64 tiny
+tensors: its cost per parameter tensor on a CPU. A ``dispatch_backward`` figure times autograd's backward
 through a chain of such small operators: what the engine pays per operator of a
 backward pass (its node, the gradient's allocation, the dispatch), which is several
 times the forward's.
@@ -66,6 +67,11 @@ DISPATCH_WEIGHT = 0.05
 #: took 25-40 ms on a Zen 3 guest (1.5-2 GB/s), as long as a DRAM figure's.
 FIRST_TOUCH_BYTES = 40 * MIB
 FIRST_TOUCH_WEIGHT = SWEEP_WEIGHTS["dram"]
+#: The optimizer figures' parameter tensors (64 elements each): what torch.optim's
+#: for-loop, its path for CPU tensors, pays per tensor beyond the tensor's bytes.
+OPTIMIZER_TENSORS = 64
+#: The optimizer figures, by the ``--optimizer`` they price.
+OPTIMIZER_KERNELS = {"adamw": "adamw_step", "sgd": "sgd_step"}
 #: Each sweep figure may start with this little of the budget (one short measurement).
 SWEEP_MIN_ALLOT_S = 0.03
 LEVELS = ("l2", "l3", "dram")
@@ -120,6 +126,7 @@ FAMILIES = (
 #: per-operator cost, every family at the L3 size, and the streaming family at all three.
 QUICK_SWEEP = frozenset(
     {("dispatch", None), ("dispatch_backward", None), ("first_touch", None)}
+    | {(k, None) for k in OPTIMIZER_KERNELS.values()}
     | {("eltwise", "l2"), ("eltwise", "dram")}
     | {(f.name, "l3") for f in FAMILIES}
 )
@@ -291,6 +298,26 @@ def backward_statement(torch: Any) -> Callable[[], object]:
     return lambda: h.backward(grad, retain_graph=True)
 
 
+def optimizer_statement(torch: Any, optimizer: str) -> Callable[[], object]:
+    """One step of ``torch.optim.AdamW`` (or SGD with momentum, as the estimate prices it)
+    over :data:`OPTIMIZER_TENSORS` tensors of 64 elements, their state made by two steps.
+
+    On CPU tensors torch.optim takes its single-tensor path: a Python loop over the
+    parameters, about ten operators each for AdamW (``_single_tensor_adamw``) and three
+    for SGD, so a tiny tensor's update is almost all per-tensor cost.
+    """
+    params = [torch.nn.Parameter(torch.ones(64)) for _ in range(OPTIMIZER_TENSORS)]
+    for p in params:
+        p.grad = torch.full((64,), 1e-3)
+    if optimizer == "sgd":
+        opt = torch.optim.SGD(params, lr=1e-4, momentum=0.9)
+    else:
+        opt = torch.optim.AdamW(params, lr=1e-4)
+    opt.step()
+    opt.step()
+    return opt.step
+
+
 def sweep_cases(torch: Any, target: Target, facts: Facts | None) -> list[KernelCase]:
     """The dispatch figures and every (family, level) figure, for a CPU target."""
 
@@ -324,6 +351,12 @@ def sweep_cases(torch: Any, target: Target, facts: Facts | None) -> list[KernelC
             min_allot_s=SWEEP_MIN_ALLOT_S,
         ),
     ]
+    for name, kernel in OPTIMIZER_KERNELS.items():
+
+        def step(t: Any, name: str = name) -> Callable[[], object]:
+            return optimizer_statement(t, name)
+
+        cases.append(per_call(kernel, OPTIMIZER_TENSORS * DISPATCH_WORK, step))
     sizes = level_bytes(facts, target.threads)
     # Level by level, the cheap figures first: a budget spent before the end of the sweep
     # costs DRAM figures (the costliest: a working set past the L3 each call), not whole

@@ -482,6 +482,8 @@ class Counted:
     """A counted model: sizes per sample at the counted batch."""
 
     params: int
+    #: Parameter tensors an optimizer updates (those that require grad).
+    param_tensors: int
     forward: Count
     backward: Count
     activation_bytes_per_sample: float
@@ -543,6 +545,7 @@ def count_model(
     """
     tokens = _first_leaf_is_embedding(model)
     params = sum(p.numel() for p in model.parameters())
+    tensors = sum(1 for p in model.parameters() if p.requires_grad)
     fwd, bwd = Count(), Count()
     try:
         model.train(train)
@@ -565,6 +568,7 @@ def count_model(
     per_sample = max(0.0, two.saved_bytes - one.saved_bytes)
     return Counted(
         params=params,
+        param_tensors=tensors,
         forward=fwd,
         backward=bwd,
         activation_bytes_per_sample=per_sample,

@@ -39,6 +39,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from hwadvisor.bench.sweep import OPTIMIZER_KERNELS
+
 if TYPE_CHECKING:
     from hwadvisor.models.bench import BenchReport, BenchResult
     from hwadvisor.models.facts import Facts
@@ -77,6 +79,9 @@ class MemoryLevels:
     #: Seconds per byte of faulting in a fresh mapping's pages (the ``first_touch``
     #: figure; None: not measured).
     first_touch_s: float | None = None
+    #: Seconds per parameter tensor of each optimizer's step beyond its bytes (the
+    #: ``adamw_step`` and ``sgd_step`` figures), by optimizer name.
+    optimizer_tensor_s: dict[str, float] = field(default_factory=dict)
 
     def seconds_per_byte(self, family: str, working_set: float) -> float | None:
         """The family's seconds per byte at ``working_set`` (its own curve, else eltwise)."""
@@ -198,6 +203,11 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
         private_bytes=L2_SHARE_INVERSE * max(l2) if l2 else None,
         far=far,
         first_touch_s=_first_touch(bench),
+        optimizer_tensor_s={
+            name: s
+            for name, kernel in OPTIMIZER_KERNELS.items()
+            if (s := _dispatch(bench, kernel)) is not None
+        },
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from hwadvisor.bench.sweep import OPTIMIZER_KERNELS
 from hwadvisor.estimate.convpath import NATIVE_CONV_BATCH, NATIVE_CONV_INPUT, native_path
 from hwadvisor.estimate.counting import effective_size
 from hwadvisor.estimate.gpu_time import eager_host_s, gpu_step
@@ -112,7 +113,7 @@ def step_time(wl: Workload, rates: Rates) -> StepTime:
     if copy is not None:
         parts["input_copy"] = copy
     if train and wl.params:
-        _optimizer_part(wl.params, wl.optimizer, rates, parts, notes)
+        _optimizer_part(wl.params, wl.optimizer, rates, parts, notes, wl.param_tensors)
     # A CPU runs each operator's dispatch in line; a GPU's host launches ahead
     # asynchronously, so only the host time the GPU's own work does not cover shows. The
     # GPU's host cost is eager PyTorch's per operator, the same as the roofline path's.
@@ -148,7 +149,7 @@ def _gpu_step_time(wl: Workload, prof: OpProfile, rates: Rates) -> StepTime:
     if copy is not None:
         parts["input_copy"] = copy
     if wl.task is Task.TRAIN and wl.params:
-        _optimizer_part(wl.params, wl.optimizer, rates, parts, notes)
+        _optimizer_part(wl.params, wl.optimizer, rates, parts, notes, wl.param_tensors)
     device = sum(parts.values())
     parts["overhead"] = max(0.0, step.host_s - device)
     notes.append(
@@ -187,15 +188,36 @@ def _input_copy_time(wl: Workload, rates: Rates) -> float | None:
     return 4.0 * math.prod(wl.input_shape) * float(wl.batch_size) / HOST_LINK_BYTES_S
 
 
+def _per_tensor(tensors: int | None, optimizer: Optimizer, rates: Rates, notes: list[str]) -> float:
+    """What torch.optim's for-loop (its path for CPU tensors) pays per parameter tensor,
+    from the bench's ``adamw_step`` / ``sgd_step`` figure (0 where either is unknown)."""
+    assert rates.levels is not None
+    each = rates.levels.optimizer_tensor_s.get(optimizer.value)
+    if not tensors or not each or rates.gpu:
+        return 0.0
+    notes.append(
+        f"here: the {optimizer.value} step's for-loop costs {each * 1e6:.1f} µs for each of "
+        f"the {tensors} parameter tensors beyond their bytes (the bench's "
+        f"{OPTIMIZER_KERNELS[optimizer.value]} figure)"
+    )
+    return tensors * each
+
+
 def _optimizer_part(
-    params: int, optimizer: Optimizer, rates: Rates, parts: dict[str, float], notes: list[str]
+    params: int,
+    optimizer: Optimizer,
+    rates: Rates,
+    parts: dict[str, float],
+    notes: list[str],
+    tensors: int | None = None,
 ) -> None:
-    """The optimizer step: its passes over parameters, gradients and state, as bytes."""
+    """The optimizer step: its passes over parameters, gradients and state, as bytes, and
+    on a CPU with the bench's figure, its for-loop's cost per parameter tensor."""
     moved = params * OPTIMIZER_BYTES_PER_PARAM[optimizer]
     if rates.levels is not None:
         spb = rates.levels.seconds_per_byte("eltwise", params * OPTIMIZER_PASS_BYTES_PER_PARAM)
         if spb is not None:
-            parts["optimizer"] = moved * spb
+            parts["optimizer"] = moved * spb + _per_tensor(tensors, optimizer, rates, notes)
             return
     if rates.bandwidth:
         parts["optimizer"] = moved / rates.bandwidth

@@ -408,6 +408,7 @@ def _from_user_model(
         # A model without weights or products (pooling only) leaves them null: the
         # workload's sizes are above zero or unknown.
         params=counted.params or None,
+        param_tensors=counted.param_tensors or None,
         flops_per_sample=(fwd.total_flops / batch) or None,
         input_shape=input_shape,
         seq_len=seq_len or (input_shape[0] if counted.tokens_input else None),

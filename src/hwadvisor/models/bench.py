@@ -13,12 +13,14 @@ class BenchResult(Document):
 
     device: str = Field(description="cpu, cuda:N, mps, xpu:N")
     kernel: str = Field(
-        description="matmul, conv2d, copy, triad, h2d, d2h; the memory sweep's families (eltwise, batch_norm, batch_norm_backward, max_pool, dropout, layer_norm, softmax, gelu) and dispatch"
+        description="matmul, conv2d, copy, triad, h2d, d2h; the memory sweep's families (eltwise, batch_norm, batch_norm_backward, max_pool, dropout, layer_norm, softmax, gelu, masked_fill, where), dispatch, dispatch_backward, first_touch, and the optimizers' per-tensor figures (adamw_step, sgd_step)"
     )
     dtype: str
     shape: list[int]
     value: float = Field(description="throughput in `unit`, from the median time")
-    unit: str = Field(description="GFLOP/s, GOP/s, GB/s, or Mop/s (dispatch: operators per second)")
+    unit: str = Field(
+        description="GFLOP/s, GOP/s, GB/s, or Mop/s (dispatch: millions of operators per second; adamw_step, sgd_step: millions of parameter tensors updated per second)"
+    )
     median_s: float
     iqr_s: float
     runs: int

@@ -300,6 +300,12 @@ class Workload(Document):
     kind: ModelKind = ModelKind.OTHER
     task: Task = Task.TRAIN
     params: int | None = Field(None, gt=0, le=10**15)
+    param_tensors: int | None = Field(
+        None,
+        gt=0,
+        le=10**9,
+        description="parameter tensors the optimizer updates, where counted: on a CPU its for-loop pays a cost per tensor",
+    )
     flops_per_sample: float | None = Field(
         None,
         gt=0,
