@@ -47,7 +47,8 @@ COMPUTE_FAMILIES = frozenset({"conv", "gemm", "other"})
 #: Families that stream operands other operators wrote: past the private caches they
 #: come from DRAM (``estimate.levels``). Normalisation, pooling, softmax and dropout do
 #: more work per element: their own curves price them within 2x in a step, and their
-#: DRAM figures would over-charge them (softmax's is 4.6x its L3 figure here). The masked
+#: DRAM figures would over-charge them (softmax's was 4.6x its L3 figure here, most of it
+#: page faults of a fresh 32 MiB output, which the sweep no longer times). The masked
 #: selections have no DRAM figure (``bench.sweep``): past the private caches they take the
 #: slower of their own rate and the element-wise DRAM one.
 COLD_FAMILIES = frozenset({"eltwise", "masked_fill", "where"})
