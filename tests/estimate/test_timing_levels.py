@@ -387,3 +387,21 @@ def test_a_convolution_is_lowered_by_the_small_squares_kernels_not_their_calls()
     kernels = rates.without_calls(rates.gemm_points)
     want = 80e9 * curve_at(kernels, 45.0) / curve_at(kernels, rates.conv_size)  # type: ignore[operator]
     assert rates.conv_at(45.0) == pytest.approx(want)
+
+
+def test_softmaxs_backward_streams_at_the_element_wise_rate_without_a_note() -> None:
+    from hwadvisor.estimate.counting import op_family
+
+    assert op_family("_softmax_backward_data") == "softmax_backward"
+    assert op_family("_softmax") == "softmax"
+
+    def job(family: str) -> Workload:
+        groups = [OpGroup(family=family, backward=True, count=4, bytes=96 * 1024)]
+        prof = OpProfile(op_groups=groups, memory_bytes=1e6, kernels=4, backward_kernels=4)
+        return Workload(kind=ModelKind.ENCODER, task=Task.TRAIN, batch_size=64, params=10,
+                        flops_per_sample=1.0, profile=prof)  # fmt: skip
+
+    rates = here_rates(None, _bench(), Precision.FP32)
+    softmax_b, eltwise = step_time(job("softmax_backward"), rates), step_time(job("eltwise"), rates)
+    assert softmax_b.parts["memory"] == pytest.approx(eltwise.parts["memory"])
+    assert not any("softmax_backward" in n for n in softmax_b.notes)

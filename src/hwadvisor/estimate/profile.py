@@ -244,7 +244,7 @@ def transformer_groups(
         ("eltwise", 4, 12 * tok),
         ("eltwise", 2 + (2 if many else 0), 8 * tok),
         ("eltwise", 1, 8 * scores),
-        ("softmax", 1, 12 * scores),
+        ("softmax_backward", 1, 12 * scores),
         ("gelu", 1, 48 * tok),
         ("layer_norm", 2, 12 * tok),
     ]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from hwadvisor.bench.sweep import OPTIMIZER_KERNELS
 from hwadvisor.estimate.convpath import NATIVE_CONV_BATCH, NATIVE_CONV_INPUT, native_path
-from hwadvisor.estimate.counting import effective_size
+from hwadvisor.estimate.counting import STREAMING_FAMILIES, effective_size
 from hwadvisor.estimate.gpu_time import eager_host_s, gpu_step
 from hwadvisor.estimate.rates import Rates
 from hwadvisor.glibc import always_mapped
@@ -51,7 +51,7 @@ COMPUTE_FAMILIES = frozenset({"conv", "gemm", "other"})
 #: page faults of a fresh 32 MiB output, which the sweep no longer times). The masked
 #: selections have no DRAM figure (``bench.sweep``): past the private caches they take the
 #: slower of their own rate and the element-wise DRAM one.
-COLD_FAMILIES = frozenset({"eltwise", "masked_fill", "where"})
+COLD_FAMILIES = frozenset({"eltwise", "masked_fill", "where", *STREAMING_FAMILIES})
 #: Host-to-device copy rate for inference inputs: PCIe 4 x16 at ~80% of its 32 GB/s
 #: (PCI-SIG PCIe 4.0: 16 GT/s per lane, 128b/130b encoding); an assumption, stated in the estimate.
 HOST_LINK_BYTES_S = 25e9
@@ -448,7 +448,9 @@ def _memory_by_level(wl: Workload, prof: OpProfile, rates: Rates, notes: list[st
     """Each memory-bound operator group at its family's rate for its working set."""
     assert rates.levels is not None
     by_family = memory_by_family(wl, prof, rates)
-    unmeasured = sorted(f for f in by_family if not rates.levels.measured(f))
+    unmeasured = sorted(
+        f for f in by_family if not rates.levels.measured(f) and f not in STREAMING_FAMILIES
+    )
     if unmeasured:
         notes.append(
             f"no sweep figure for {', '.join(unmeasured)}: priced as element-wise streaming"
