@@ -113,6 +113,10 @@ def _short_basis(basis: str | None) -> str:
     return (basis or "").split(" (")[0]
 
 
+#: The least span of the time chart's log axis, in decades.
+MIN_DECADES = 1.0
+
+
 def _chart(console: Console, report: EstimateReport) -> None:
     use_total = all(
         e.total_time_s is not None for e in report.estimates if e.step_time_s is not None
@@ -123,7 +127,10 @@ def _chart(console: Console, report: EstimateReport) -> None:
         return
     lo, hi = min(t for _, t in known), max(t for _, t in known)
     # Log scale: a CPU and a large GPU are often 100x apart, a linear bar would hide one.
-    span = math.log10(hi / lo) if hi > lo else 0.0
+    # The axis spans at least a decade below the longest, so bars of times close to each
+    # other (an estimate and its measurement) are close in length.
+    span = max(math.log10(hi / lo), MIN_DECADES)
+    lo = hi / 10**span
     what = "total time" if use_total else "time per step"
     console.print()
     console.print(
@@ -136,7 +143,7 @@ def _chart(console: Console, report: EstimateReport) -> None:
         if not t:
             console.print(f"  {_label(est):<{width}}  [yellow]unknown[/]")
             continue
-        frac = (math.log10(t / lo) / span) if span else 1.0
+        frac = math.log10(t / lo) / span
         n = max(1, round(min(4, bar_room // 4) + frac * (bar_room - min(4, bar_room // 4))))
         colour = "green" if est.fits else ("red" if est.fits is False else "yellow")
         console.print(f"  {_label(est):<{width}}  [{colour}]{'█' * n}[/] {duration(t)}")
