@@ -15,19 +15,21 @@ Each figure is the bytes the project's operator counter records for that call
 (``estimate.counting``: every tensor read or written, fp32) over its median time, so the
 estimator can price each counted operator by its family and working set directly. The
 statements are the aten operators themselves, with fresh outputs as eager PyTorch makes
-them (at DRAM sizes the first touch of a fresh output's pages is part of the cost).
+them, except outputs over 32 MiB: glibc maps those fresh at every call, and their page
+faults are the ``first_touch`` figure's, so those calls write into outputs made once.
 
 A ``dispatch`` figure times a 64-element add whose input requires grad: the per-operator
 cost of eager PyTorch on this CPU (dispatcher, autograd bookkeeping, allocation), in
 million operators per second. The two masked families are measured at the L2 and L3
 sizes only: their kernels select element by element (``masked_fill`` ran at 5.2-5.7 GB/s
 at every size on a Zen 3 guest at two threads, where an add ran at 48-51), so past the L3
-the estimate takes the slower of that rate and the element-wise DRAM figure. Two
+the estimate takes the slower of that rate and the element-wise DRAM figure.
+
+A ``dispatch_backward`` figure times autograd's backward through a chain of such small
+operators: what the engine pays per operator of a backward pass (its node, the
+gradient's allocation, the dispatch), which is several times the forward's. Two
 optimizer figures (``adamw_step``, ``sgd_step``) time torch.optim's step over 64 tiny
-tensors: its cost per parameter tensor on a CPU. A ``dispatch_backward`` figure times autograd's backward
-through a chain of such small operators: what the engine pays per operator of a
-backward pass (its node, the gradient's allocation, the dispatch), which is several
-times the forward's.
+tensors: its cost per parameter tensor on a CPU.
 """
 
 from __future__ import annotations

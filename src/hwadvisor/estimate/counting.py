@@ -266,14 +266,18 @@ def _allocated(func: Any, out: Any) -> list[int]:
 
 
 def _blas_copies(name: str, args: Any) -> list[int]:
-    """Bytes of the contiguous copies a CPU product makes of its broadcast operands.
+    """Bytes of the contiguous copies a CPU matrix product makes of its broadcast operands.
 
-    BLAS takes a matrix with one unit stride; PyTorch's CPU product copies an operand
-    with a zero stride (an expanded tensor, such as the gradient of a sum) into a fresh
-    contiguous one first (``addmm_impl_cpu_``, ``bmm_out_or_baddbmm_``), at every call.
+    BLAS takes a matrix with one unit stride; PyTorch's CPU ``mm`` and ``addmm`` copy an
+    operand with a zero stride (an expanded tensor, such as the gradient of a sum) into
+    a fresh contiguous one first (``addmm_impl_cpu_``), at every call. Timed on a Zen 3
+    guest, a [1024 x 8192] expanded operand by an [8192 x 256] weight took 67.6 ms against
+    48.4 for the same operand contiguous; ``bmm`` took as long with one as without.
     """
+    if name not in ("mm", "addmm"):
+        return []
     ts = _tensors(args)
-    operands = ts[1:3] if name in ("addmm", "baddbmm") else ts[:2]
+    operands = ts[1:3] if name == "addmm" else ts[:2]
     return [
         t.numel() * t.element_size()
         for t in operands

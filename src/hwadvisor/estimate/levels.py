@@ -125,28 +125,27 @@ def unreliable_sweep(bench: BenchReport | None) -> int:
     return sum(1 for r in bench.results if _sweep(r) and r.reliable is False)
 
 
-def _dispatch(bench: BenchReport, kernel: str = "dispatch") -> float | None:
-    """Seconds per operator call from the reliable ``kernel`` figures (``dispatch``, or
-    ``dispatch_backward``; the fastest if several)."""
-    hits = [
-        r
-        for r in bench.results
-        if r.device == "cpu" and r.kernel == kernel and r.value and r.reliable is not False
-    ]
-    if not hits:
-        return None
-    return 1.0 / (max(r.value for r in hits) * 1e6)
-
-
-def _first_touch(bench: BenchReport) -> float | None:
-    """Seconds per byte of a fresh mapping's first touch, from the reliable ``first_touch``
-    figures (the fastest if several)."""
+def _fastest(bench: BenchReport, kernel: str) -> float | None:
+    """The highest reliable CPU ``kernel`` figure, in its unit (None: none)."""
     hits = [
         r.value
         for r in bench.results
-        if r.device == "cpu" and r.kernel == "first_touch" and r.value and r.reliable is not False
+        if r.device == "cpu" and r.kernel == kernel and r.value and r.reliable is not False
     ]
-    return 1.0 / (max(hits) * 1e9) if hits else None
+    return max(hits) if hits else None
+
+
+def _dispatch(bench: BenchReport, kernel: str = "dispatch") -> float | None:
+    """Seconds per call from the reliable ``kernel`` figures in Mop/s (``dispatch``,
+    ``dispatch_backward``, an optimizer's per-tensor figure; the fastest if several)."""
+    mops = _fastest(bench, kernel)
+    return 1.0 / (mops * 1e6) if mops else None
+
+
+def _first_touch(bench: BenchReport) -> float | None:
+    """Seconds per byte of a fresh mapping's first touch (the ``first_touch`` figure)."""
+    gbs = _fastest(bench, "first_touch")
+    return 1.0 / (gbs * 1e9) if gbs else None
 
 
 def _figures(bench: BenchReport) -> list[BenchResult]:
