@@ -76,6 +76,13 @@ OPTIMIZER_TENSORS = 64
 OPTIMIZER_KERNELS = {"adamw": "adamw_step", "sgd": "sgd_step"}
 #: Each sweep figure may start with this little of the budget (one short measurement).
 SWEEP_MIN_ALLOT_S = 0.03
+#: The least the first-touch and optimizer figures get: four timed calls and the
+#: confirming ones, where one call takes 25-40 ms (first touch) or 2-3 ms in blocks of
+#: 10 ms (an optimizer's step) on a Zen 3 guest. With the sweep's 0.03 s, a quick bench,
+#: whose budget is spent by then, left all three with one to three runs, unreliable; with
+#: these, four or five runs each in two quick runs (0.08 s still left AdamW's at two).
+FIRST_TOUCH_MIN_ALLOT_S = 0.2
+OPTIMIZER_MIN_ALLOT_S = 0.15
 LEVELS = ("l2", "l3", "dram")
 #: The work of one dispatch call: one operator, in the runner's units (work / s / 1e9),
 #: so that the figure reads in millions of operators per second.
@@ -324,7 +331,10 @@ def sweep_cases(torch: Any, target: Target, facts: Facts | None) -> list[KernelC
     """The dispatch figures and every (family, level) figure, for a CPU target."""
 
     def per_call(
-        kernel: str, work: float, build: Callable[[Any], Callable[[], object]]
+        kernel: str,
+        work: float,
+        build: Callable[[Any], Callable[[], object]],
+        least: float = SWEEP_MIN_ALLOT_S,
     ) -> KernelCase:
         return KernelCase(
             target,
@@ -335,7 +345,7 @@ def sweep_cases(torch: Any, target: Target, facts: Facts | None) -> list[KernelC
             lambda _s: work,
             lambda _s: build(torch),
             weight=DISPATCH_WEIGHT,
-            min_allot_s=SWEEP_MIN_ALLOT_S,
+            min_allot_s=least,
         )
 
     cases = [
@@ -350,7 +360,7 @@ def sweep_cases(torch: Any, target: Target, facts: Facts | None) -> list[KernelC
             lambda s: 4.0 * s[0],
             lambda _s: first_touch_statement(torch),
             weight=FIRST_TOUCH_WEIGHT,
-            min_allot_s=SWEEP_MIN_ALLOT_S,
+            min_allot_s=FIRST_TOUCH_MIN_ALLOT_S,
         ),
     ]
     for name, kernel in OPTIMIZER_KERNELS.items():
@@ -358,7 +368,8 @@ def sweep_cases(torch: Any, target: Target, facts: Facts | None) -> list[KernelC
         def step(t: Any, name: str = name) -> Callable[[], object]:
             return optimizer_statement(t, name)
 
-        cases.append(per_call(kernel, OPTIMIZER_TENSORS * DISPATCH_WORK, step))
+        work = OPTIMIZER_TENSORS * DISPATCH_WORK
+        cases.append(per_call(kernel, work, step, OPTIMIZER_MIN_ALLOT_S))
     sizes = level_bytes(facts, target.threads)
     # Level by level, the cheap figures first: a budget spent before the end of the sweep
     # costs DRAM figures (the costliest: a working set past the L3 each call), not whole
