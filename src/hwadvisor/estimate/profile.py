@@ -83,6 +83,14 @@ def catalog_groups(model_id: str | None, task: Task) -> list[OpGroup]:
     ]
 
 
+def catalog_allocations(model_id: str | None, task: Task) -> list[Allocation]:
+    """The counted allocations of a catalog model for ``task``: [fp32 bytes of one tensor
+    per sample, how many, backward] (empty when none were counted)."""
+    entry = _op_profiles().get(model_id or "")
+    rows = (entry or {}).get("train_allocations" if task is Task.TRAIN else "infer_allocations")
+    return [Allocation(bytes=float(x), count=int(n), backward=bool(b)) for x, n, b in rows or []]
+
+
 def catalog_conv_shapes(model_id: str | None, conv_flops: float) -> list[ConvShape]:
     """The counted convolution shapes of a catalog model (empty when none were counted),
     their FLOPs scaled to the entry's ``conv_flops`` per sample so that they split the
@@ -298,6 +306,7 @@ def analytic_profile(wl: Workload, entry: ModelEntry | None) -> OpProfile | None
         gemm=[GemmBucket(size=max(size, 1), flops=rest)] if rest else [],
         conv=conv,
         conv_shapes=catalog_conv_shapes(entry.id, conv_total) if entry else [],
+        allocations=catalog_allocations(entry.id if entry else None, wl.task),
         conv_flops=conv_total,
         memory_bytes=mem,
         backward_memory_bytes=entry.backward_memory_bytes_per_sample if entry else None,
