@@ -114,7 +114,7 @@ def step_time(wl: Workload, rates: Rates) -> StepTime:
     if copy is not None:
         parts["input_copy"] = copy
     if train and wl.params:
-        _optimizer_part(wl.params, wl.optimizer, rates, parts, notes, wl.param_tensors)
+        _optimizer_part(wl, rates, parts, notes)
     # A CPU runs each operator's dispatch in line; a GPU's host launches ahead
     # asynchronously, so only the host time the GPU's own work does not cover shows. The
     # GPU's host cost is eager PyTorch's per operator, the same as the roofline path's.
@@ -150,7 +150,7 @@ def _gpu_step_time(wl: Workload, prof: OpProfile, rates: Rates) -> StepTime:
     if copy is not None:
         parts["input_copy"] = copy
     if wl.task is Task.TRAIN and wl.params:
-        _optimizer_part(wl.params, wl.optimizer, rates, parts, notes, wl.param_tensors)
+        _optimizer_part(wl, rates, parts, notes)
     device = sum(parts.values())
     parts["overhead"] = max(0.0, step.host_s - device)
     notes.append(
@@ -194,7 +194,7 @@ def _per_tensor(tensors: int | None, optimizer: Optimizer, rates: Rates, notes: 
     from the bench's ``adamw_step`` / ``sgd_step`` figure (0 where either is unknown)."""
     assert rates.levels is not None
     each = rates.levels.optimizer_tensor_s.get(optimizer.value)
-    if not tensors or not each or rates.gpu:
+    if not tensors or not each:
         return 0.0
     notes.append(
         f"here: the {optimizer.value} step's for-loop costs {each * 1e6:.1f} µs for each of "
@@ -204,21 +204,17 @@ def _per_tensor(tensors: int | None, optimizer: Optimizer, rates: Rates, notes: 
     return tensors * each
 
 
-def _optimizer_part(
-    params: int,
-    optimizer: Optimizer,
-    rates: Rates,
-    parts: dict[str, float],
-    notes: list[str],
-    tensors: int | None = None,
-) -> None:
+def _optimizer_part(wl: Workload, rates: Rates, parts: dict[str, float], notes: list[str]) -> None:
     """The optimizer step: its passes over parameters, gradients and state, as bytes, and
     on a CPU with the bench's figure, its for-loop's cost per parameter tensor."""
+    params, optimizer = wl.params or 0, wl.optimizer
     moved = params * OPTIMIZER_BYTES_PER_PARAM[optimizer]
     if rates.levels is not None:
         spb = rates.levels.seconds_per_byte("eltwise", params * OPTIMIZER_PASS_BYTES_PER_PARAM)
         if spb is not None:
-            parts["optimizer"] = moved * spb + _per_tensor(tensors, optimizer, rates, notes)
+            parts["optimizer"] = moved * spb + _per_tensor(
+                wl.param_tensors, optimizer, rates, notes
+            )
             return
     if rates.bandwidth:
         parts["optimizer"] = moved / rates.bandwidth
@@ -258,7 +254,7 @@ def _first_touch_time(wl: Workload, prof: OpProfile, rates: Rates, notes: list[s
     one took 1.5 ms, as long as a kept one (0.5 ns a byte more: the kernel zeroing each
     page it faults in). A CPU step only; 0 without the figure.
     """
-    spb = rates.levels.first_touch_s if rates.levels is not None and not rates.gpu else None
+    spb = rates.levels.first_touch_s if rates.levels is not None else None
     if not spb or not prof.allocations:
         return 0.0
     train = wl.task is Task.TRAIN
