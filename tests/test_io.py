@@ -14,7 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hwadvisor.errors import FactsError, OutputError
-from hwadvisor.io import atomic_write_text, parse_json_document, read_json_document
+from hwadvisor.io import (
+    NestingError,
+    atomic_write_text,
+    load_yaml,
+    parse_json_document,
+    read_json_document,
+)
 from hwadvisor.models.common import validate_document
 from hwadvisor.models.facts import Facts
 
@@ -98,6 +104,29 @@ def test_bad_documents_are_one_line(tmp_path: Path, content: str, needle: str) -
         read_json_document(path, what="facts")
     assert needle in err.value.line()
     assert "\n" not in err.value.line()
+
+
+@pytest.mark.parametrize("libyaml", [True, False], ids=["libyaml", "pure-python"])
+def test_yaml_is_plain_data_and_deep_nesting_is_one_error(
+    monkeypatch: pytest.MonkeyPatch, libyaml: bool
+) -> None:
+    import yaml
+
+    if not libyaml:
+        monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
+    elif not hasattr(yaml, "CSafeLoader"):
+        pytest.skip("PyYAML was built without libyaml")
+    assert load_yaml("a: [1, 2.5, yes, null]\nb: {c: d}\n") == {
+        "a": [1, 2.5, True, None],
+        "b": {"c": "d"},
+    }
+    assert load_yaml("") is None
+    with pytest.raises(yaml.YAMLError):
+        load_yaml("!!python/object/apply:os.system [echo hi]")
+    with pytest.raises(yaml.YAMLError):
+        load_yaml("a: [1, 2")
+    with pytest.raises(NestingError):
+        load_yaml("[" * 1500 + "]" * 1500)
 
 
 def test_missing_document(tmp_path: Path) -> None:

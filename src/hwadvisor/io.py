@@ -1,6 +1,6 @@
-"""Reading and writing hwadvisor's documents: atomic writes, and JSON read with one-line
-errors (size limit, missing file, bad JSON); the version check is
-:func:`hwadvisor.models.common.check_schema_version`'s."""
+"""Reading and writing hwadvisor's documents: atomic writes, JSON read with one-line
+errors (size limit, missing file, bad JSON), and YAML read as plain data; the version
+check is :func:`hwadvisor.models.common.check_schema_version`'s."""
 
 from __future__ import annotations
 
@@ -105,6 +105,31 @@ def read_limited_text(
         if folder is not None and isinstance(exc, IsADirectoryError):
             raise error(folder, where=str(p)) from exc
         raise error(f"cannot read {what}: {exc}", where=str(p)) from exc
+
+
+def load_yaml(text: str) -> Any:
+    """The plain data of one YAML document (``None`` when empty).
+
+    libyaml's safe loader where PyYAML was built with it, several times faster than the
+    pure-Python one it falls back to; both construct nothing but plain data. Nesting too
+    deep is :class:`NestingError` from either: libyaml stops at 1,000 levels with a
+    YAMLError, the Python composer recurses until RecursionError.
+    """
+    import yaml
+
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)  # a safe loader: plain data only
+    except RecursionError as exc:
+        raise NestingError from exc
+    except yaml.YAMLError as exc:
+        if "maximum nesting depth" in str(getattr(exc, "problem", "") or ""):
+            raise NestingError from exc
+        raise
+
+
+class NestingError(ValueError):
+    """A YAML document nested deeper than the loader goes (see :func:`load_yaml`)."""
 
 
 def read_json_document(path: str | Path, *, what: str = "document") -> dict[str, Any]:

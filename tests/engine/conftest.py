@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from hwadvisor.catalog import load_devices
 from hwadvisor.engine import Explanation, RuleSet, apply_rules, build_context, explain, load_rules
 from hwadvisor.engine.context import with_verdict
 from hwadvisor.engine.run import second_pass
+from hwadvisor.io import load_yaml
 from hwadvisor.models.advice import MigrationStep, Verdict
 from hwadvisor.models.bench import BenchReport, BenchResult, Derived
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
@@ -71,7 +71,7 @@ def load_cases() -> list[dict[str, Any]]:
     """Every case of every ``cases/*.yaml`` file, with its file name attached."""
     out: list[dict[str, Any]] = []
     for path in sorted(CASES.glob("*.yaml")):
-        for i, case in enumerate(yaml.safe_load(path.read_text(encoding="utf-8")) or []):
+        for i, case in enumerate(load_yaml(path.read_text(encoding="utf-8")) or []):
             where = f"{path.name} case {i} ({case.get('rule')} {case.get('name')!r})"
             unknown = set(case) - CASE_KEYS - {"fires"}
             assert not unknown, f"{where}: unknown keys {sorted(unknown)}"

@@ -9,6 +9,7 @@ import pytest
 from hwadvisor.engine import Truth, evaluate
 from hwadvisor.engine.template import placeholders, render
 from hwadvisor.engine.versions import compare, newest_wheel_tag, parse_version, torch_cuda_tags
+from hwadvisor.io import load_yaml
 from hwadvisor.models.rules import Condition
 
 T, F, U = Truth.TRUE, Truth.FALSE, Truth.UNKNOWN
@@ -99,10 +100,8 @@ def test_versions() -> None:
 def test_wheel_tags_are_catalog_data_with_source_and_date() -> None:
     from importlib import resources
 
-    import yaml
-
     text = resources.files("hwadvisor.catalog").joinpath("data", "cuda.yaml").read_text("utf-8")
-    data = yaml.safe_load(text)
+    data = load_yaml(text)
     assert "download.pytorch.org" in data["source"] and data["date"]
     tags = torch_cuda_tags()
     assert [t for _, t in tags] == [row["tag"] for row in data["wheel_tags"]]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from hwadvisor.catalog.names import Found, resolve, unknown
 from hwadvisor.catalog.schema import DeviceEntry, FamilyEntry, ModelEntry
 from hwadvisor.errors import CatalogError
+from hwadvisor.io import NestingError, load_yaml
 
 E = TypeVar("E", bound=BaseModel)
 _Entry = TypeVar("_Entry", DeviceEntry, ModelEntry)
@@ -35,14 +36,13 @@ def _shipped_text(name: str) -> str:
 def _parse(text: str, where: str, section: str) -> list[dict[str, Any]]:
     """The list under ``section`` (or a bare list) of one YAML document."""
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
+    except NestingError as exc:
+        raise CatalogError("catalog file is nested too deeply", where=where) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark is not None else ""
         raise CatalogError(f"not valid YAML{line}", where=where) from exc
-    except RecursionError as exc:
-        # PyYAML's composer recurses per level: thousands of nested [ ... ] exhaust the stack.
-        raise CatalogError("catalog file is nested too deeply", where=where) from exc
     if isinstance(data, dict):
         data = data.get(section, [])
     if data is None:

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 import hwadvisor
 from hwadvisor.engine.validate import check_rule
 from hwadvisor.errors import RulesError
-from hwadvisor.io import read_limited_text
+from hwadvisor.io import NestingError, load_yaml, read_limited_text
 from hwadvisor.models.rules import Rule, RuleFile
 
 MAX_FILE_BYTES = 256 * 1024
@@ -30,9 +30,6 @@ MAX_DEPTH = 24
 MAX_NODES = 50_000
 MAX_RULES = 2000
 ENV_VAR = "HWADVISOR_RULES_PATH"
-#: libyaml's safe loader when present (several times faster), else the pure-Python one;
-#: both build nothing but plain data.
-_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def rules_dir() -> Path:
@@ -131,14 +128,14 @@ def _read_yaml(text: str, where: str) -> Any:
     if len(text.encode("utf-8", errors="replace")) > MAX_FILE_BYTES:
         raise RulesError(f"rules file is over {MAX_FILE_BYTES} bytes", where=where)
     try:
-        data = yaml.load(text, Loader=_SAFE_LOADER)  # a safe loader: plain data only
+        data = load_yaml(text)
+    except NestingError as exc:
+        raise RulesError("rules file is nested too deeply", where=where) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"{where}:{mark.line + 1}" if mark is not None else where
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise RulesError(f"not valid YAML: {problem}", where=at) from exc
-    except RecursionError as exc:
-        raise RulesError("rules file is nested too deeply", where=where) from exc
     return {"rules": []} if data is None else data
 
 

@@ -18,10 +18,10 @@ from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
 
-import yaml
 from packaging.version import InvalidVersion, Version
 
 from hwadvisor.errors import CatalogError
+from hwadvisor.io import load_yaml
 
 _LEADING = re.compile(r"^\s*v?(\d+(?:\.\d+)*)")
 _TAG = re.compile(r"^cu\d{3}$")
@@ -62,7 +62,7 @@ def torch_cuda_tags() -> tuple[tuple[Version, str], ...]:
     where = "hwadvisor/catalog/data/cuda.yaml"
     data_dir = resources.files("hwadvisor.catalog").joinpath("data")
     text = data_dir.joinpath("cuda.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = load_yaml(text)
     rows = data.get("wheel_tags") if isinstance(data, dict) else None
     if not isinstance(rows, list) or not data.get("source") or not data.get("date"):
         raise CatalogError("expected source, date and a list under 'wheel_tags:'", where=where)

@@ -36,10 +36,10 @@ class BandSpec:
 @functools.cache
 def load_bands() -> dict[str, BandSpec]:
     """Every class of ``error_bands.yaml``; unvalidated ones get the widest validated band."""
-    import yaml
+    from hwadvisor.io import load_yaml
 
     text = resources.files("hwadvisor.catalog").joinpath("data").joinpath("error_bands.yaml")
-    raw: dict[str, Any] = yaml.safe_load(text.read_text(encoding="utf-8"))["classes"]
+    raw: dict[str, Any] = load_yaml(text.read_text(encoding="utf-8"))["classes"]
     known = [v for v in raw.values() if v.get("validated", True)]
     low = min(float(v["low_ratio"]) for v in known)
     high = max(float(v["high_ratio"]) for v in known)

@@ -40,10 +40,10 @@ BYTES_PER_ELEMENT = 8.0
 @functools.cache
 def sweeps() -> list[dict[str, Any]]:
     """The recorded per-core sweeps, ``catalog/data/cpu_sweeps.yaml``."""
-    import yaml
+    from hwadvisor.io import load_yaml
 
     text = resources.files("hwadvisor.catalog").joinpath("data").joinpath("cpu_sweeps.yaml")
-    doc = yaml.safe_load(text.read_text(encoding="utf-8")) or {}
+    doc = load_yaml(text.read_text(encoding="utf-8")) or {}
     return list(doc.get("sweeps") or [])
 
 

@@ -50,10 +50,10 @@ PLAIN_FAMILY = "eltwise"
 @functools.cache
 def gpu_constants() -> dict[str, Any]:
     """``catalog/data/gpu_time.yaml``: host costs, kernel passes, autocast and TF32 rules."""
-    import yaml
+    from hwadvisor.io import load_yaml
 
     text = resources.files("hwadvisor.catalog").joinpath("data").joinpath("gpu_time.yaml")
-    return dict(yaml.safe_load(text.read_text(encoding="utf-8")))
+    return dict(load_yaml(text.read_text(encoding="utf-8")))
 
 
 @dataclass(frozen=True)

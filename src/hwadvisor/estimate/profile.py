@@ -65,10 +65,10 @@ def conv_shapes(count: Count, batch: int) -> list[ConvShape]:
 @functools.cache
 def _op_profiles() -> dict[str, Any]:
     """The counted operator groups of catalog models (``catalog/data/op_profiles.yaml``)."""
-    import yaml
+    from hwadvisor.io import load_yaml
 
     text = resources.files("hwadvisor.catalog").joinpath("data").joinpath("op_profiles.yaml")
-    data = yaml.safe_load(text.read_text(encoding="utf-8")) or {}
+    data = load_yaml(text.read_text(encoding="utf-8")) or {}
     return dict(data.get("models") or {})
 
 

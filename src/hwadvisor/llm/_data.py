@@ -8,9 +8,8 @@ from importlib import resources
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import yaml
-
 from hwadvisor.errors import CatalogError, MissingDependencyError
+from hwadvisor.io import load_yaml
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -23,7 +22,7 @@ def shipped_list(name: str, section: str) -> tuple[dict[str, Any], ...]:
     """The entries under ``section`` of the shipped data file ``name``."""
     where = f"hwadvisor/catalog/data/{name}"
     text = resources.files("hwadvisor.catalog").joinpath("data").joinpath(name).read_text("utf-8")
-    data = yaml.safe_load(text)
+    data = load_yaml(text)
     entries = data.get(section) if isinstance(data, dict) else None
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise CatalogError(f"expected a list of entries under '{section}:'", where=where)

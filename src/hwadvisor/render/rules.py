@@ -38,9 +38,11 @@ def _description(path: str) -> str:
     """A rules file's ``description`` (empty when the file cannot be read again)."""
     import yaml
 
+    from hwadvisor.io import load_yaml
+
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        data = load_yaml(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, yaml.YAMLError):
         return ""
     text = data.get("description") if isinstance(data, dict) else None
     return " ".join(str(text).split()) if text else ""
