@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
+
+import pytest
 
 from hwadvisor.estimate.fixes import memory_fixes
 from hwadvisor.estimate.memory import MemoryPlan, breakdown, decide_fit
-from hwadvisor.estimate.plan import Gpu, catalog_gpus, fix_levels, plan_for, plans
+from hwadvisor.estimate.plan import COUNTS, Gpu, catalog_gpus, fix_levels, plan_for, plans
 from hwadvisor.estimate.workload import build_workload
 from hwadvisor.models.workload import ModelKind, Precision, Task, Workload
 
@@ -47,6 +50,62 @@ def test_the_plan_is_the_smallest_count() -> None:
                 sharded = MemoryPlan(**{**mp.__dict__, "zero_stage": stage, "shards": n})
                 mb = breakdown(wl, sharded, gpu=True)
                 assert decide_fit(mb, H100.memory_bytes).fits is not True
+
+
+def _count_by_count(wl: Workload, gpu: Gpu) -> tuple[int, str, tuple[str, ...]] | None:
+    """The plan as trying every count and strategy in turn finds it: (GPUs, strategy,
+    fixes); offload only where nothing else fits, the fewest GPUs, then fewest fixes."""
+    names = {1: "ZeRO-1", 2: "ZeRO-2", 3: "FSDP (ZeRO-3)"}
+    stages = [(3, "tensor parallel")] if wl.task.value == "infer" else list(names.items())
+
+    def fits(mp: MemoryPlan) -> bool:
+        return decide_fit(breakdown(wl, mp, gpu=True), gpu.memory_bytes).fits is True
+
+    def smallest(level: int, fixes: tuple[str, ...], mp: MemoryPlan) -> Any:
+        if fits(mp):
+            return (1, level, 0, "single", fixes)
+        for n in (c for c in COUNTS if c > 1):
+            for stage, name in stages:
+                if fits(replace(mp, zero_stage=stage, shards=n)):
+                    return (n, level, stage, name, fixes)
+        return None
+
+    levels = fix_levels(wl, cuda=gpu.cuda)
+    plain = [lv for lv in levels if "optimizer offload to the host" not in lv[0]]
+    found = [c for i, lv in enumerate(plain) if (c := smallest(i, *lv)) is not None]
+    if not found and len(plain) < len(levels):
+        found = [c for c in [smallest(len(plain), *levels[len(plain)])] if c is not None]
+    if not found:
+        return None
+    best = min(found, key=lambda c: (c[0], c[1], c[2]))
+    return best[0], best[3], best[4]
+
+
+@pytest.mark.parametrize(
+    ("params", "seq", "batch", "precision", "task"),
+    [
+        (1.3e9, 2048, 8, "fp32", "train"),
+        (7e9, 4096, 1, "amp", "train"),
+        (13e9, 2048, 4, "bf16", "train"),
+        (30e9, 2048, 1, "bf16", "train"),
+        (70e9, 4096, 2, "amp", "train"),
+        (175e9, 2048, 1, "fp32", "train"),
+        (1e12, 8192, 1, "bf16", "train"),
+        (70e9, 4096, 16, "fp16", "infer"),
+        (405e9, 8192, 1, "fp32", "infer"),
+    ],
+)
+def test_the_bisection_finds_what_trying_every_count_finds(
+    params: float, seq: int, batch: int, precision: str, task: str
+) -> None:
+    wl = build_workload(
+        params=int(params), seq_len=seq, batch_size=batch, precision=precision, task=task
+    )
+    for gpu in (*catalog_gpus(), Gpu("small", "S", 8 * GB)):
+        plan = plan_for(wl, gpu)
+        want = _count_by_count(wl, gpu)
+        got = None if plan is None else (plan.gpus, plan.strategy, tuple(plan.fixes))
+        assert got == want, gpu.id
 
 
 def test_more_memory_never_needs_more_gpus() -> None:

@@ -119,15 +119,34 @@ def _smallest(
     counts: MemoryCounts | None,
     max_gpus: int,
 ) -> _Candidate | None:
+    """The fewest GPUs of ``COUNTS`` (up to ``max_gpus``) that hold the job at ``plan``,
+    and the first strategy that does at that count.
+
+    Each strategy's memory per GPU is a fixed part plus parts divided by the count (the
+    module's ZeRO formulas), so it never grows with the count, and the fewest GPUs a
+    strategy needs is found by bisection: about 4 breakdowns a strategy, not one per
+    count (``tests/estimate/test_plan.py`` holds it to the count-by-count search).
+    """
     if _fits(wl, plan, gpu, counts):
         return _Candidate(1, level, 0, "single", fixes, plan)
     stages = ((3, "tensor parallel"),) if is_inference(wl.task) else _STAGES
-    for n in (c for c in COUNTS if 1 < c <= max_gpus):
-        for stage, strategy in stages:
-            sharded = replace(plan, zero_stage=stage, shards=n)
+    tried = [c for c in COUNTS if 1 < c <= max_gpus]
+    best: _Candidate | None = None
+    for stage, strategy in stages:
+        lo, hi = 0, len(tried)  # the fewest that fits is in tried[lo:hi], or none
+        if best is not None:  # a later strategy is chosen only with fewer GPUs
+            hi = tried.index(best.gpus)
+        fitting: MemoryPlan | None = None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            sharded = replace(plan, zero_stage=stage, shards=tried[mid])
             if _fits(wl, sharded, gpu, counts):
-                return _Candidate(n, level, stage, strategy, fixes, sharded)
-    return None
+                hi, fitting = mid, sharded
+            else:
+                lo = mid + 1
+        if fitting is not None:
+            best = _Candidate(fitting.shards, level, stage, strategy, fixes, fitting)
+    return best
 
 
 def plan_for(
