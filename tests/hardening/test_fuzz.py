@@ -409,9 +409,10 @@ def argument_lists(draw: st.DrawFn, out_dir: str) -> list[str]:
             args += [opt, draw(value_pool)]
         else:
             args.append(opt)
-    # Keep the run short and on saved data: no benchmark, no probing for recommend.
+    # Keep the run short and on saved data: no benchmark (rules explain measures too, as
+    # recommend does: 5-17 s a run here), no probing for recommend.
     if (
-        path[0] in ("recommend", "estimate")
+        (path[0] in ("recommend", "estimate") or path == ("rules", "explain"))
         and "--no-bench" not in args
         and "--bench-file" not in args
     ):
