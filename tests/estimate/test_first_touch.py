@@ -12,12 +12,14 @@ from hwadvisor.estimate.levels import memory_levels  # noqa: E402
 from hwadvisor.estimate.timing import step_time  # noqa: E402
 from hwadvisor.glibc import MMAP_THRESHOLD_MAX, always_mapped  # noqa: E402
 from hwadvisor.models.bench import BenchReport, BenchResult  # noqa: E402
+from hwadvisor.models.memory import CountedPeak, MemoryCounts  # noqa: E402
 from hwadvisor.models.workload import (  # noqa: E402
     Allocation,
     ModelKind,
     OpGroup,
     OpProfile,
     Optimizer,
+    Precision,
     Task,
     Workload,
 )
@@ -144,3 +146,36 @@ def test_param_tensors_are_the_ones_that_require_grad() -> None:
     model[1].bias.requires_grad_(False)
     counted = count_model(model, [4], 2, "two linears", train=True)
     assert counted.param_tensors == 3 and counted.params == 4 * 4 + 4 + 4 * 2 + 2
+
+
+def _counted(faults: tuple[float, float] | None) -> MemoryCounts:
+    peak = CountedPeak(per_sample=MIB, fixed=0.0, gradients_at_peak=0.0, step_temporaries=0.0,
+                       infer_per_sample=MIB, infer_fixed=0.0)  # fmt: skip
+    return MemoryCounts(fp32=peak, batches=(2, 4), tracker="t", source="a test", date="2026-12",
+                        cpu_step_faults=faults, cpu_infer_faults=(0.0, 4 * MIB))  # fmt: skip
+
+
+def test_counted_faults_are_the_line_through_the_two_batches_never_below_zero() -> None:
+    counts = _counted((10 * MIB, 30 * MIB))
+    assert counts.faults_at(3) == pytest.approx(20 * MIB)
+    assert counts.faults_at(8) == pytest.approx(70 * MIB)
+    assert counts.faults_at(0) == 0.0  # the line reaches -10 MiB: no negative faults
+    assert counts.faults_at(4, infer=True) == pytest.approx(4 * MIB)
+    assert _counted(None).faults_at(4) is None
+
+
+def test_a_counted_step_pays_the_replays_faults_not_the_32_mib_rule() -> None:
+    wl = _job(64).model_copy(update={"memory_counts": _counted((10 * MIB, 30 * MIB))})
+    est = step_time(wl, here_rates(None, _bench(2.0), wl.precision))
+    # At batch 64 the line gives 630 MiB, at 0.5 ns a byte; the rule's three tensors are
+    # not priced again on top.
+    assert est.parts["first_touch"] == pytest.approx(630 * MIB * 0.5e-9)
+    assert any("replayed through glibc's malloc" in n for n in est.notes)
+    # Inference: its own line, (0, 4 MiB) at batches 2 and 4, so 124 MiB at 64.
+    infer = wl.model_copy(update={"task": Task.INFER})
+    assert _step(infer, _bench(2.0))["first_touch"] == pytest.approx(124 * MIB * 0.5e-9)
+    # Counted in fp32: a bf16 step falls back to the rule.
+    bf16 = wl.model_copy(update={"precision": Precision.BF16})
+    assert "replayed" not in " ".join(
+        step_time(bf16, here_rates(None, _bench(2.0), bf16.precision)).notes
+    )

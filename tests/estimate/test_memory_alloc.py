@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hwadvisor.estimate.cpu_alloc import (
     MMAP_THRESHOLD,
     START_STATES,
@@ -146,3 +148,51 @@ def test_the_start_states_move_the_resident_peak() -> None:
     peaks = {r.peak for r in replay_starts(events)}
     assert len(replay_starts(events)) == len(START_STATES) == 8
     assert len(peaks) > 1
+
+
+def _steps(step: list[tuple[str, object, int]], prefix: list[tuple[str, object, int]] = []) -> list:  # noqa: B006
+    """``prefix`` then ``step`` three times, keyed as memtrack repeats a phase."""
+    return [*prefix, *step, *[(op, (k, key), n) for k in (2, 3) for op, key, n in step]]
+
+
+def _third(key: object) -> bool:
+    return isinstance(key, tuple) and key[0] == 3
+
+
+def step_faults(events: list, last: Callable[[object], bool]) -> list[int]:
+    """Bytes the events ``last`` picks fault in, from each start state."""
+    return [r.last_faulted for r in replay_starts(events, last=last)]
+
+
+def test_a_tensor_past_32_mib_faults_in_whole_at_every_step() -> None:
+    big = 40 * MiB
+    faults = step_faults(_steps([("a", "x", big), ("f", "x", 0)]), _third)
+    assert len(faults) == len(START_STATES)
+    assert all(big <= f <= big + 2 * PAGE for f in faults)
+
+
+def test_a_heap_trimmed_at_every_step_faults_in_again() -> None:
+    # Eight 1 MiB activations a step, all freed: once the threshold has climbed to 1 MiB
+    # they come from the heap, whose 8 MiB top passes the 2 MiB trim threshold when
+    # freed, so glibc gives it back and the next step faults it in again.
+    step = [("a", i, MiB) for i in range(8)] + [("f", i, 0) for i in range(8)]
+    faults = step_faults(_steps(step), _third)
+    assert all(7 * MiB <= f <= 9 * MiB for f in faults)
+
+
+def test_a_heap_that_keeps_its_top_faults_nothing_again() -> None:
+    # A tensor kept above the activations holds the freed space off the top: nothing is
+    # trimmed, and from a warm per-thread cache (memalign's fragments merge) every step
+    # takes the same chunks back. From a cold one the fragments sit cached between the
+    # holes, no request fits its own hole again, and the heap grows at every step.
+    acts = [("a", i, MiB) for i in range(8)]
+    frees = [("f", i, 0) for i in range(8)]
+    keep = [("a", "w0", 4 * MiB), ("f", "w0", 0), *acts, ("a", "kept", MiB), *frees]
+    events = _steps([*acts, *frees], keep)
+    faults = step_faults(events, _third)
+    warm = [f for f, (is_warm, _) in zip(faults, START_STATES, strict=True) if is_warm]
+    cold = [f for f, (is_warm, _) in zip(faults, START_STATES, strict=True) if not is_warm]
+    assert warm == [0] * 4 and all(f >= 7 * MiB for f in cold)
+    # The first time the same activations came, the heap grew by all of them.
+    first = step_faults(events, lambda key: not isinstance(key, tuple))
+    assert all(f >= 9 * MiB for f in first)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from hwadvisor.errors import UsageError  # noqa: E402
+from hwadvisor.estimate.cpu_alloc import replay_starts  # noqa: E402
 from hwadvisor.estimate.memcount import count_user_model, memory_counts, peak_from  # noqa: E402
 from hwadvisor.estimate.memtrack import (  # noqa: E402
     OWN_TRACKER,
     TORCH_TRACKER,
     count_memory,
+    in_last_repeat,
 )
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
@@ -120,6 +123,12 @@ def test_linear_counts_reproduce_the_runs() -> None:
     assert predicted == pytest.approx(fb, rel=0.02)
     counts = memory_counts(build, [3, 32, 32], tokens=False, batches=(4, 8))
     assert counts.amp is not None and counts.cpu_resident_ratio and counts.cpu_resident_ratio >= 1
+    # The steady step's faults at each batch: the third step of each count, replayed.
+    assert counts.cpu_step_faults is not None and counts.cpu_infer_faults is not None
+    for pair, events in ((counts.cpu_step_faults, "train_events"), (counts.cpu_infer_faults, "infer_events")):  # fmt: skip
+        want = [statistics.fmean(r.last_faulted for r in replay_starts(getattr(run, events), last=in_last_repeat)) for run in (a, b)]  # fmt: skip
+        assert list(pair) == pytest.approx(want)
+        assert all(f >= 0 for f in pair)
 
 
 def test_a_model_whose_fake_run_raises_is_one_line(tmp_path: Path) -> None:

@@ -28,7 +28,9 @@ through the main arena of glibc's malloc (``malloc/malloc.c``, glibc 2.26 and la
   best-fitting free chunk, split, else the top;
 - resident memory is every heap page below the highest chunk written since the last
   trim, plus the live mappings (a tensor's storage is written by the operator that
-  makes it).
+  makes it);
+- a page is faulted in when it is first written: a heap page above the highest chunk
+  written since the last trim, every page of a new mapping (``replay``'s ``last``).
 
 Each tensor's ``c10::StorageImpl`` is such a small object (``"s"`` events): PyTorch
 makes it with ``new`` just before the storage's ``posix_memalign`` and deletes it just
@@ -44,7 +46,7 @@ of one sequence moves with it: :func:`replay_starts` replays from each of
 from __future__ import annotations
 
 import bisect
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from hwadvisor.glibc import ALIGNMENT, MINSIZE, MMAP_THRESHOLD_MAX, PAGE
@@ -74,11 +76,13 @@ Event = tuple[str, Hashable, int]
 
 @dataclass
 class Resident:
-    """What a replay found: peak resident bytes, peak live bytes, resident at the end."""
+    """What a replay found: peak resident bytes, peak live bytes, resident at the end,
+    and the bytes of the pages the events of the last step faulted in."""
 
     peak: int = 0
     live_peak: int = 0
     final: int = 0
+    last_faulted: int = 0
 
 
 class GlibcArena:
@@ -101,6 +105,9 @@ class GlibcArena:
         self.brk = phase
         self.touched = 0
         self.mapped = 0
+        #: bytes of the pages faulted in so far (heap pages first written since their
+        #: trim, the pages of each mapping)
+        self.faulted = 0
         self.live = 0
         self.by_size: list[tuple[int, int]] = []
         self.free_at: dict[int, int] = {}
@@ -192,7 +199,9 @@ class GlibcArena:
             self.top += nb
             if self.top > self.brk:
                 self.brk = _page_up(self.top + TOP_PAD)
-        self.touched = max(self.touched, start + size)
+        if start + size > self.touched:
+            self.faulted += _page_up(start + size) - _page_up(self.touched)
+            self.touched = start + size
         return start, size
 
     def _maps(self, nb: int) -> bool:
@@ -231,6 +240,7 @@ class GlibcArena:
         if self._maps(req):
             size = _page_up(req + 8)
             self.mapped += size
+            self.faulted += size
             self.blocks[key] = (True, 0, size, n)
             return
         start, size = self._arena_malloc(req)
@@ -259,29 +269,52 @@ class GlibcArena:
         self._free_chunk(start, size)
 
 
+def _apply(arena: GlibcArena, op: str, key: Hashable, n: int) -> bool:
+    """One event on ``arena``; whether it allocated."""
+    if op == "f":
+        if key in arena.blocks:
+            arena.free(key)
+        return False
+    if key in arena.blocks:
+        return False
+    if op == "s":
+        arena.malloc(key, n)
+    else:
+        arena.memalign(key, n, tensor=op == "a")
+    return True
+
+
 def replay(
-    events: Iterable[Event], *, pinned: bool = False, warm: bool = False, phase: int = 0
+    events: Iterable[Event],
+    *,
+    pinned: bool = False,
+    warm: bool = False,
+    phase: int = 0,
+    last: Callable[[Hashable], bool] | None = None,
 ) -> Resident:
     """Replay ``events`` from an empty arena: peak resident and live bytes, and the end.
 
     ``pinned`` replays the worst case of the small fragments, ``warm`` starts with the
     per-thread cache a process that has imported torch holds (see :class:`GlibcArena`).
+    ``last`` tells the events of the sequence's last step by their key: the pages they
+    fault in are counted (``last_faulted``).
+
+    Each step allocates its activations again. Where the heap's free top grows past the
+    trim threshold, glibc gives those pages back, and the next step faults them in
+    again; a request of the mapping threshold or more that no free chunk holds is a
+    fresh mapping, faulted in whole. The threshold climbs from 128 KiB to the largest
+    mapping freed (up to 32 MiB) over the first steps, so the last of three is the one
+    a long job repeats.
     """
     arena = GlibcArena(pinned=pinned, warm=warm, phase=phase)
     out = Resident()
     for op, key, n in events:
-        if op == "f":
-            if key in arena.blocks:
-                arena.free(key)
-            continue
-        if key in arena.blocks:
-            continue
-        if op == "s":
-            arena.malloc(key, n)
-        else:
-            arena.memalign(key, n, tensor=op == "a")
-        out.peak = max(out.peak, arena.resident)
-        out.live_peak = max(out.live_peak, arena.live)
+        before = arena.faulted
+        if _apply(arena, op, key, n):
+            out.peak = max(out.peak, arena.resident)
+            out.live_peak = max(out.live_peak, arena.live)
+        if last is not None and last(key):
+            out.last_faulted += arena.faulted - before
     out.final = arena.resident
     return out
 
@@ -296,6 +329,8 @@ def replay(
 START_STATES = tuple((warm, phase) for warm in (True, False) for phase in (0, 16, 32, 48))
 
 
-def replay_starts(events: Sequence[Event]) -> list[Resident]:
-    """``events`` replayed from each of :data:`START_STATES`."""
-    return [replay(events, warm=warm, phase=phase) for warm, phase in START_STATES]
+def replay_starts(
+    events: Sequence[Event], *, last: Callable[[Hashable], bool] | None = None
+) -> list[Resident]:
+    """``events`` replayed from each of :data:`START_STATES` (``last``: :func:`replay`'s)."""
+    return [replay(events, warm=warm, phase=phase, last=last) for warm, phase in START_STATES]

@@ -12,12 +12,19 @@ model's (:func:`count_user_model`).
 from __future__ import annotations
 
 import datetime
+import statistics
 from collections.abc import Callable
 from typing import Any
 
 from hwadvisor.errors import UsageError
-from hwadvisor.estimate.cpu_alloc import Event, replay, replay_starts
-from hwadvisor.estimate.memtrack import TORCH_TRACKER, Live, MemCount, count_memory
+from hwadvisor.estimate.cpu_alloc import Event, Resident, replay, replay_starts
+from hwadvisor.estimate.memtrack import (
+    TORCH_TRACKER,
+    Live,
+    MemCount,
+    count_memory,
+    in_last_repeat,
+)
 from hwadvisor.models.memory import CountedPeak, MemoryCounts
 
 
@@ -60,9 +67,23 @@ def peak_from(a: MemCount, b: MemCount) -> CountedPeak:
     )
 
 
-def _start_ratios(events: tuple[Event, ...]) -> list[float]:
-    """Resident over live bytes of ``events`` replayed from each start state."""
-    return [max(1.0, r.peak / r.live_peak) if r.live_peak else 1.0 for r in replay_starts(events)]
+def _starts(events: tuple[Event, ...]) -> list[Resident]:
+    """``events`` replayed from each start state, the last step's faults counted."""
+    return replay_starts(events, last=in_last_repeat)
+
+
+def _ratios(starts: list[Resident]) -> list[float]:
+    """Resident over live bytes of each start state's replay."""
+    return [max(1.0, r.peak / r.live_peak) if r.live_peak else 1.0 for r in starts]
+
+
+def steady_faults(starts: list[Resident]) -> float:
+    """Bytes of the pages the last of a count's three steps (or passes) faults in under
+    glibc's malloc: the mean over the start states a process may be in. Between them a
+    step either trims its heap's top and faults it in again or does not, so the counts
+    split in two (0 and 16K pages for the held-out LSTM): the mean is what a step costs
+    on average, where the median is one of the two."""
+    return float(statistics.fmean(r.last_faulted for r in starts))
 
 
 def _upper(events: tuple[Event, ...], ratios: list[float]) -> float:
@@ -79,7 +100,7 @@ def resident_ratio(c: MemCount, *, infer: bool = False, pinned: bool = False) ->
     process may be in (``cpu_alloc.START_STATES``); ``pinned``: the worst case, the
     largest of them and of the replay with every fragment pinned."""
     events = c.infer_events if infer else c.train_events
-    ratios = _start_ratios(events)
+    ratios = _ratios(_starts(events))
     return _upper(events, ratios) if pinned else sum(ratios) / len(ratios)
 
 
@@ -100,6 +121,7 @@ def memory_counts(
     peaks: dict[str, CountedPeak] = {}
     tracker = TORCH_TRACKER
     ratio = infer_ratio = upper_ratio = 1.0
+    train_faults = infer_faults = (0.0, 0.0)
     leaves = 1
     for precision in dict.fromkeys(("fp32", *precisions)):
         runs = [
@@ -118,11 +140,14 @@ def memory_counts(
         if runs_out is not None:
             runs_out.extend(runs)
         if precision == "fp32":
-            largest = max(runs, key=lambda c: c.batch)
-            train = _start_ratios(largest.train_events)
-            ratio, upper_ratio = sum(train) / len(train), _upper(largest.train_events, train)
-            infer_ratio = resident_ratio(largest, infer=True)
+            lo, hi = sorted(runs, key=lambda c: c.batch)
+            train, infer = _starts(hi.train_events), _starts(hi.infer_events)
+            ratios = _ratios(train)
+            ratio, upper_ratio = sum(ratios) / len(ratios), _upper(hi.train_events, ratios)
+            infer_ratio = statistics.fmean(_ratios(infer))
             leaves = runs[0].leaf_modules
+            train_faults = (steady_faults(_starts(lo.train_events)), steady_faults(train))
+            infer_faults = (steady_faults(_starts(lo.infer_events)), steady_faults(infer))
         if any(r.tracker != TORCH_TRACKER for r in runs):
             tracker = runs[-1].tracker
     today = datetime.date.today().isoformat()
@@ -135,6 +160,8 @@ def memory_counts(
         cpu_resident_ratio=round(ratio, 4),
         cpu_infer_resident_ratio=round(infer_ratio, 4),
         cpu_upper_ratio=round(upper_ratio, 4),
+        cpu_step_faults=train_faults,
+        cpu_infer_faults=infer_faults,
         tracker=tracker,
         source=source or f"counted with hwadvisor memtrack on {spec} {today}",
         date=today,

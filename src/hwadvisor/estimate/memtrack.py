@@ -29,7 +29,7 @@ CPU (PyTorch's for-loop AdamW; GPUs default to the foreach form, priced by
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -121,15 +121,26 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+#: How many times :func:`_repeated` runs a phase: its last repetition is the steady one.
+REPEATS = 3
+
+
 def _repeated(events: list[Event]) -> list[Event]:
     """A phase's events three times over, the second and third less what the first
-    left allocated (the optimizer state, allocated lazily once and kept)."""
+    left allocated (the optimizer state, allocated lazily once and kept); the keys of a
+    repetition are ``(repetition, key)``."""
     freed = {key for op, key, _ in events if op == "f"}
     kept = {key for op, key, _ in events if op != "f" and key not in freed}
     out = list(events)
-    for again in (2, 3):
+    for again in range(2, REPEATS + 1):
         out += [(op, (again, key), n) for op, key, n in events if key not in kept]
     return out
+
+
+def in_last_repeat(key: Hashable) -> bool:
+    """Whether ``key`` is one of the last repetition's (:func:`_repeated`); no key of a
+    tracker is a pair that starts with an int."""
+    return isinstance(key, tuple) and len(key) == 2 and key[0] == REPEATS
 
 
 def _sequences(own: Any) -> tuple[tuple[Event, ...], tuple[Event, ...]]:

@@ -247,17 +247,35 @@ def _operator_parts(
 
 
 def _first_touch_time(wl: Workload, prof: OpProfile, rates: Rates, notes: list[str]) -> float:
-    """The page faults of the step's tensors that glibc's malloc maps fresh at every call
-    (``glibc.always_mapped``: over 32 MiB), at the bench's ``first_touch`` rate.
+    """The step's page faults at the bench's ``first_touch`` rate. A CPU step only; 0
+    without the figure.
 
-    Measured on a Zen 3 guest: a fresh 33 MiB tensor took 20 ms to fill where a 31 MiB
-    one took 1.5 ms, as long as a kept one (0.5 ns a byte more: the kernel zeroing each
-    page it faults in). A CPU step only; 0 without the figure.
+    Where the workload's memory was counted, the faults are the count's: its third step
+    replayed through glibc's malloc (``MemoryCounts.faults_at``): the heap pages glibc
+    trims and the next step faults in again, and the tensors it maps fresh. Otherwise
+    only the tensors glibc maps fresh at every call (``glibc.always_mapped``: over
+    32 MiB). Measured on a Zen 3 guest: a fresh 33 MiB tensor took 20 ms to fill where a
+    31 MiB one took 1.5 ms, as long as a kept one (0.5 ns a byte more: the kernel zeroing
+    each page it faults in).
     """
     spb = rates.levels.first_touch_s if rates.levels is not None else None
-    if not spb or not prof.allocations:
+    if not spb:
         return 0.0
     train = wl.task is Task.TRAIN
+    counts = wl.memory_counts
+    replayed = counts.faults_at(wl.batch_size, infer=not train) if counts is not None else None
+    if replayed is not None and wl.precision is Precision.FP32:
+        if replayed:
+            what = "training step" if train else "inference pass"
+            notes.append(
+                f"here: a steady {what} faults in {replayed / 2**20:,.0f} MiB of pages "
+                "(the count's third, replayed through glibc's malloc: the heap it trims and "
+                f"grows again, the tensors it maps fresh), at {1.0 / spb / 1e9:.2f} GB/s "
+                "(the bench's first_touch figure)"
+            )
+        return replayed * spb
+    if not prof.allocations:
+        return 0.0
     scale = float(wl.batch_size) * _elem_scale(wl.precision)
     fresh = [
         (a.count, a.bytes * scale)

@@ -61,9 +61,29 @@ class MemoryCounts(Document):
         description="the training steps replayed with every small fragment kept in use (no "
         "chunk merges across them): the CPU upper bound's allowance",
     )
+    cpu_step_faults: tuple[float, float] | None = Field(
+        None,
+        description="bytes of the pages a steady fp32 training step faults in on a CPU, at "
+        "each of the two batches: the third of three steps replayed through glibc's malloc "
+        "(hwadvisor.estimate.cpu_alloc.replay), the mean over its start states",
+    )
+    cpu_infer_faults: tuple[float, float] | None = Field(
+        None, description="the same for the third of three inference passes"
+    )
     tracker: str = Field(description="torch MemTracker, or hwadvisor storage tracker")
     source: str = Field(min_length=3)
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
+
+    def faults_at(self, batch: float, *, infer: bool = False) -> float | None:
+        """Bytes a steady step (``infer``: pass) faults in at ``batch``: the line through
+        the two counted batches, never below zero; None where not counted."""
+        pair = self.cpu_infer_faults if infer else self.cpu_step_faults
+        if pair is None:
+            return None
+        (a, b), (fa, fb) = self.batches, pair
+        if a == b:
+            return max(0.0, fb)
+        return max(0.0, fa + (fb - fa) * (batch - a) / (b - a))
 
 
 class _StrictPeak(CountedPeak):
