@@ -246,14 +246,43 @@ def memory_sweep(timed: Any, result: Any) -> list[Any]:
     return out
 
 
+#: Real steps run in a fresh Python process, as a training job does (``--in-process``:
+#: in this one, after the bench). glibc's malloc remembers what a process freed: a
+#: mapping freed raises its mapping and trim thresholds for good (up to 32 and 64 MiB),
+#: so after the bench's sweep the steps of this process hardly fault, where a job's own
+#: process faults its heap in again at every step (docs/estimates.md section 3).
+FRESH = True
+
+
 def measure(spec: str, shape: list[int], batch: int, steps: int, *, loss: str = "labels") -> list[float]:  # fmt: skip
-    """Seconds of each of ``steps`` AdamW training steps of the real model here; the loss
-    is cross-entropy against class labels (``labels``) or the output's sum (``sum``, for
-    models whose output is not one row of logits per sample)."""
+    """Seconds of each of ``steps`` AdamW training steps of the real model here (in a
+    fresh process unless :data:`FRESH` is off); the loss is cross-entropy against class
+    labels (``labels``) or the output's sum (``sum``, for models whose output is not one
+    row of logits per sample)."""
+    if not FRESH:
+        return _steps(spec, shape, batch, steps, loss)
+    import subprocess
+
+    call = json.dumps([spec, shape, batch, steps, loss, threads()])
+    code = (
+        f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+        "import estimate_accuracy as ea; a = json.loads(sys.argv[1]); ea.THREADS = a[5]; "
+        "print(json.dumps(ea._steps(*a[:5])))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, call], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the steps of {spec} failed: {done.stderr.strip()[-400:]}")
+    return [float(t) for t in json.loads(done.stdout.strip().splitlines()[-1])]
+
+
+def _steps(spec: str, shape: list[int], batch: int, steps: int, loss: str) -> list[float]:
     import torch
 
     from hwadvisor.estimate.loading import load_callable
 
+    torch.set_num_threads(threads())
     model = load_callable(spec)()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     tokens = isinstance(
@@ -392,6 +421,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="default: all usable cores")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--in-process", action="store_true",
+                        help="run the real steps in this process, after the bench")  # fmt: skip
     parser.add_argument(
         "--bench",
         choices=("product", "ladder"),
@@ -399,8 +430,9 @@ def main() -> int:
         help="ladder: matmul at six sizes (default); product: hwadvisor bench's own run",
     )
     args = parser.parse_args()
-    global THREADS, FACTS
+    global THREADS, FACTS, FRESH
     THREADS = args.threads
+    FRESH = not args.in_process
     FACTS = probed()
     import torch
 
@@ -411,7 +443,7 @@ def main() -> int:
     print(f"cpu: {_cpu()}; load average at the start: {_load()}")
     print(
         f"threads: {threads()}, torch {torch.__version__}, {args.rounds} rounds of (bench, steps),"
-        f" bench: {args.bench}"
+        f" bench: {args.bench}, real steps {'in this process' if args.in_process else 'each in a fresh process'}"
     )
     print(
         f"{'model':20s} {'batch':>5s} {'estimated':>10s} {'naive':>9s} {'measured':>9s} {'error':>7s} {'paired':>8s} {'fastest':>8s}"

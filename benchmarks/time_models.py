@@ -39,16 +39,22 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", default=None, choices=sorted(MODELS))
     parser.add_argument("--bench", choices=("product", "ladder"), default="ladder",
                         help="as estimate_accuracy.py's")  # fmt: skip
+    parser.add_argument("--in-process", action="store_true",
+                        help="as estimate_accuracy.py's: the real steps in this process")  # fmt: skip
     args = parser.parse_args()
     import torch
 
     from hwadvisor.estimate import build_workload, estimate_workload
 
     ea.THREADS = args.threads
+    ea.FRESH = not args.in_process
     ea.FACTS = ea.probed()
     torch.set_num_threads(ea.threads())
     print(f"cpu: {ea._cpu()}; load average at the start: {ea._load()}")
-    print(f"threads: {ea.threads()}, torch {torch.__version__}, {args.rounds} rounds")
+    where = "in this process" if args.in_process else "each in a fresh process"
+    print(
+        f"threads: {ea.threads()}, torch {torch.__version__}, {args.rounds} rounds, real steps {where}"
+    )
     print(f"{'model':20s} {'batch':>5s} {'estimated':>10s} {'measured':>10s} {'error':>7s}")
     errors = []
     for name in args.only or list(MODELS):
