@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
+from pathlib import Path
 
 import pytest
 
@@ -195,16 +197,33 @@ def test_implausible_bench_figures_fall_back_to_the_stated_peak_path() -> None:
     assert calm.estimates[0].basis and "measured" in calm.estimates[0].basis
 
 
-def test_measure_runs_real_steps_and_is_labelled() -> None:
-    from pathlib import Path
-
+def test_measure_runs_the_steps_in_a_fresh_process(tmp_path: Path) -> None:
     from hwadvisor.estimate.measure import measure_here
+    from hwadvisor.models.workload import Task, Workload
 
-    spec = f"{Path(__file__).resolve().parents[1]}/data/models/mlp.py:tiny"
-    wl = build_workload(model=spec, input_shape=[64], batch_size=4, dataset_size=40)
-    est = measure_here(wl, min_run_s=0.05)
-    assert est.basis and "timed runs" in est.basis
+    model = tmp_path / "pid_model.py"
+    model.write_text(
+        "import os, torch\n"
+        f"OUT = {str(tmp_path / 'pid')!r}\n"
+        "def build():\n"
+        "    open(OUT, 'w').write(str(os.getpid()))\n"
+        "    return torch.nn.Linear(4, 2)\n"
+        "def broken():\n"
+        "    class M(torch.nn.Linear):\n"
+        "        def forward(self, x):\n"
+        "            raise ValueError('no steps today\\nsecond line')\n"
+        "    return M(4, 2)\n"
+    )
+    wl = Workload(
+        model=f"{model}:build", batch_size=2, input_shape=[4], task=Task.TRAIN, dataset_size=20
+    )
+    est = measure_here(wl, min_run_s=0.02)
     assert est.measured is True and est.step_time_s and est.step_time_s > 0
+    assert est.basis and "timed runs" in est.basis and "fresh process" in est.basis
     assert est.total_time_s == pytest.approx(10 * est.step_time_s)
+    assert int((tmp_path / "pid").read_text()) != os.getpid()
+    with pytest.raises(UsageError) as err:
+        measure_here(wl.model_copy(update={"model": f"{model}:broken"}), min_run_s=0.02)
+    assert err.value.message.endswith("failed: ValueError: no steps today")
     with pytest.raises(UsageError, match="your own model"):
         measure_here(build_workload(model="resnet50"))

@@ -2,10 +2,19 @@
 
 The result is labelled measured, never mixed with the estimates: it needs the model's
 code, so catalog entries (which carry only their figures) cannot be measured.
+
+The steps run in a fresh Python process, as the user's job will: glibc's malloc keeps
+what a process freed before (a freed mapping raises its mapping and trim thresholds for
+good), so steps timed in this process, after the bench's sweep, fault in far fewer
+pages than the job's own (a 3-layer MLP: 33 ms a step here, 54-78 ms in a fresh
+process, on a Zen 3 guest; docs/estimates.md section 3).
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -34,24 +43,40 @@ def _input(model: Any, wl: Workload) -> Any:
 def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimate:
     """Seconds of real steps of ``wl``'s model on this CPU, as a measured estimate.
 
-    The steps are timed by the benchmark's own clock (:func:`hwadvisor.bench.timing.time_statement`,
-    ``torch.utils.benchmark.Timer``) on torch's current number of threads: the median
-    over blocks of steps, after :data:`WARMUP` untimed ones.
+    The steps run in a fresh process (:func:`_child`) on torch's current number of
+    threads, timed by the benchmark's own clock (:func:`hwadvisor.bench.timing.
+    time_statement`, ``torch.utils.benchmark.Timer``): the median over blocks of steps,
+    after :data:`WARMUP` untimed ones.
     """
     from hwadvisor.bench.runner import import_torch
-    from hwadvisor.bench.timing import time_statement
 
     if wl.model is None or not looks_like_user_model(wl.model):
         raise UsageError(
             "--measure needs your own model (--model module:callable or file.py:callable)"
         )
     torch = import_torch()  # a broken torch is a clear error (exit 3), not a traceback
-    step = _one_step(torch, load_callable(wl.model)(), wl)
-    for _ in range(WARMUP):
-        step()
     threads = torch.get_num_threads()
-    timing = time_statement(step, threads=threads, sync=None, min_run_s=min_run_s)
-    seconds = timing.median_s
+    job = {
+        "model": wl.model,
+        "shape": [wl.batch_size, *(wl.input_shape or [])],
+        "task": wl.task.value,
+        "optimizer": wl.optimizer.value,
+        "precision": wl.precision.value,
+        "threads": threads,
+        "min_run_s": min_run_s,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "hwadvisor.estimate.measure", json.dumps(job)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise UsageError(f"--measure: the steps of '{wl.model}' failed: {why}")
+    got = json.loads(lines[-1])
+    seconds, runs = float(got["median_s"]), int(got["runs"])
     train = wl.task is Task.TRAIN
     total = None
     if wl.dataset_size is not None:
@@ -63,13 +88,37 @@ def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimat
         step_time_s=seconds,
         total_time_s=total,
         throughput_samples_s=wl.batch_size / seconds,
-        basis=f"measured: median of {timing.runs} timed runs of real steps here",
+        basis=f"measured: median of {runs} timed runs of real steps here, in a fresh process",
         measured=True,
         assumptions=[
             f"measured with torch {torch.__version__}, {threads} threads, "
-            "timed by torch.utils.benchmark"
+            "timed by torch.utils.benchmark in a fresh process, as the job will run"
         ],
     )
+
+
+def _child(job: dict[str, Any]) -> dict[str, float]:
+    """The steps of ``job`` (what :func:`measure_here` sends), timed in this process."""
+    import torch
+
+    from hwadvisor.bench.timing import time_statement
+
+    torch.set_num_threads(int(job["threads"]))
+    wl = Workload(
+        model=job["model"],
+        batch_size=int(job["shape"][0]),
+        input_shape=[int(d) for d in job["shape"][1:]] or None,
+        task=Task(job["task"]),
+        optimizer=Optimizer(job["optimizer"]),
+        precision=Precision(job["precision"]),
+    )
+    step = _one_step(torch, load_callable(job["model"])(), wl)
+    for _ in range(WARMUP):
+        step()
+    timing = time_statement(
+        step, threads=int(job["threads"]), sync=None, min_run_s=float(job["min_run_s"])
+    )
+    return {"median_s": timing.median_s, "runs": timing.runs}
 
 
 def _one_step(torch: Any, model: Any, wl: Workload) -> Callable[[], None]:
@@ -109,3 +158,12 @@ def _tensors(obj: Any) -> list[Any]:
     return [
         t for t in tree_flatten(obj)[0] if isinstance(t, torch.Tensor) and t.is_floating_point()
     ]
+
+
+if __name__ == "__main__":  # the fresh process of measure_here
+    try:
+        print(json.dumps(_child(json.loads(sys.argv[1]))))
+    except Exception as exc:  # the model's own error, as one line for the parent
+        first = (str(exc).strip().splitlines() or [""])[0]
+        print(f"{type(exc).__name__}: {first}", file=sys.stderr)
+        sys.exit(2)
