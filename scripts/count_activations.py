@@ -23,10 +23,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT / "src" / "hwadvisor" / "catalog" / "data" / "models.yaml"
 MODELS = ROOT / "tests" / "data" / "models"
-#: catalog id -> (definition file, one sample's shape, token input, batches counted)
-DEFINITIONS: dict[str, tuple[str, list[int], bool, tuple[int, int]]] = {
-    "resnet50": ("resnet.py", [3, 224, 224], False, (2, 4)),
-    "yolov5n": ("yolov5n.py", [3, 640, 640], False, (2, 4)),
+#: catalog id -> (definition file, one sample's shape, token input, batches counted,
+#: further batches at which a steady step's page faults are counted)
+DEFINITIONS: dict[str, tuple[str, list[int], bool, tuple[int, int], tuple[int, ...]]] = {
+    "resnet50": ("resnet.py", [3, 224, 224], False, (2, 4), (8, 16, 32)),
+    "yolov5n": ("yolov5n.py", [3, 640, 640], False, (2, 4), (8, 16)),
 }
 
 
@@ -49,7 +50,7 @@ def count(model_id: str) -> Any:
     """The counted ``MemoryCounts`` of one catalog model."""
     from hwadvisor.estimate.memcount import memory_counts
 
-    file, shape, tokens, batches = DEFINITIONS[model_id]
+    file, shape, tokens, batches, fault_batches = DEFINITIONS[model_id]
     path = MODELS / file
     rel = path.relative_to(ROOT)
     import datetime
@@ -61,6 +62,7 @@ def count(model_id: str) -> Any:
         tokens=tokens,
         batches=batches,
         spec=str(rel),
+        fault_batches=fault_batches,
         source=f"counted with hwadvisor memtrack on {rel} {today} (batches {batches[0]} and "
         f"{batches[1]}, one AdamW step and one inference pass on fake tensors)",
     )
@@ -74,6 +76,11 @@ def yaml_block(counts: Any) -> str:
         if isinstance(value, dict):
             inner = ", ".join(f"{k}: {_num(v)}" for k, v in value.items())
             lines.append(f"      {key}: {{{inner}}}")
+        elif isinstance(value, (list, tuple)) and value and isinstance(value[0], dict):
+            lines.append(f"      {key}:")
+            for item in value:
+                inner = ", ".join(f"{k}: {_num(v)}" for k, v in item.items())
+                lines.append(f"        - {{{inner}}}")
         elif isinstance(value, (list, tuple)):
             lines.append(f"      {key}: [{', '.join(str(v) for v in value)}]")
         elif isinstance(value, str):

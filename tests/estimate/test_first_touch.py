@@ -12,7 +12,7 @@ from hwadvisor.estimate.levels import memory_levels  # noqa: E402
 from hwadvisor.estimate.timing import step_time  # noqa: E402
 from hwadvisor.glibc import MMAP_THRESHOLD_MAX, always_mapped  # noqa: E402
 from hwadvisor.models.bench import BenchReport, BenchResult  # noqa: E402
-from hwadvisor.models.memory import CountedPeak, MemoryCounts  # noqa: E402
+from hwadvisor.models.memory import CountedPeak, FaultPoint, MemoryCounts  # noqa: E402
 from hwadvisor.models.workload import (  # noqa: E402
     Allocation,
     ModelKind,
@@ -148,24 +148,32 @@ def test_param_tensors_are_the_ones_that_require_grad() -> None:
     assert counted.param_tensors == 3 and counted.params == 4 * 4 + 4 + 4 * 2 + 2
 
 
-def _counted(faults: tuple[float, float] | None) -> MemoryCounts:
+def _counted(train: list[float] | None, batches: tuple[int, ...] = (2, 4)) -> MemoryCounts:
     peak = CountedPeak(per_sample=MIB, fixed=0.0, gradients_at_peak=0.0, step_temporaries=0.0,
                        infer_per_sample=MIB, infer_fixed=0.0)  # fmt: skip
+    points = None if train is None else [
+        FaultPoint(batch=b, train=t, infer=(b - 2) * 2 * MIB) for b, t in zip(batches, train, strict=True)
+    ]  # fmt: skip
     return MemoryCounts(fp32=peak, batches=(2, 4), tracker="t", source="a test", date="2026-12",
-                        cpu_step_faults=faults, cpu_infer_faults=(0.0, 4 * MIB))  # fmt: skip
+                        cpu_faults=points)  # fmt: skip
 
 
-def test_counted_faults_are_the_line_through_the_two_batches_never_below_zero() -> None:
-    counts = _counted((10 * MIB, 30 * MIB))
+def test_counted_faults_are_the_lines_between_the_batches_never_below_zero() -> None:
+    counts = _counted([10 * MIB, 30 * MIB])
     assert counts.faults_at(3) == pytest.approx(20 * MIB)
-    assert counts.faults_at(8) == pytest.approx(70 * MIB)
+    assert counts.faults_at(8) == pytest.approx(70 * MIB)  # the last line, past it
     assert counts.faults_at(0) == 0.0  # the line reaches -10 MiB: no negative faults
     assert counts.faults_at(4, infer=True) == pytest.approx(4 * MIB)
     assert _counted(None).faults_at(4) is None
+    # More batches: each segment its own line (a tensor past 32 MiB from batch 8 on).
+    more = _counted([10 * MIB, 30 * MIB, 200 * MIB, 400 * MIB], (2, 4, 8, 16))
+    assert more.faults_at(6) == pytest.approx(115 * MIB)
+    assert more.faults_at(12) == pytest.approx(300 * MIB)
+    assert more.faults_at(32) == pytest.approx(800 * MIB)
 
 
 def test_a_counted_step_pays_the_replays_faults_not_the_32_mib_rule() -> None:
-    wl = _job(64).model_copy(update={"memory_counts": _counted((10 * MIB, 30 * MIB))})
+    wl = _job(64).model_copy(update={"memory_counts": _counted([10 * MIB, 30 * MIB])})
     est = step_time(wl, here_rates(None, _bench(2.0), wl.precision))
     # At batch 64 the line gives 630 MiB, at 0.5 ns a byte; the rule's three tensors are
     # not priced again on top.

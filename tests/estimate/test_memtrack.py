@@ -124,11 +124,11 @@ def test_linear_counts_reproduce_the_runs() -> None:
     counts = memory_counts(build, [3, 32, 32], tokens=False, batches=(4, 8))
     assert counts.amp is not None and counts.cpu_resident_ratio and counts.cpu_resident_ratio >= 1
     # The steady step's faults at each batch: the third step of each count, replayed.
-    assert counts.cpu_step_faults is not None and counts.cpu_infer_faults is not None
-    for pair, events in ((counts.cpu_step_faults, "train_events"), (counts.cpu_infer_faults, "infer_events")):  # fmt: skip
-        want = [statistics.fmean(r.last_faulted for r in replay_starts(getattr(run, events), last=in_last_repeat)) for run in (a, b)]  # fmt: skip
-        assert list(pair) == pytest.approx(want)
-        assert all(f >= 0 for f in pair)
+    assert counts.cpu_faults is not None and [p.batch for p in counts.cpu_faults] == [4, 8]
+    for point, run in zip(counts.cpu_faults, (a, b), strict=True):
+        for got, events in ((point.train, run.train_events), (point.infer, run.infer_events)):
+            starts = replay_starts(events, last=in_last_repeat)
+            assert got == pytest.approx(statistics.fmean(r.last_faulted for r in starts))
 
 
 def test_a_model_whose_fake_run_raises_is_one_line(tmp_path: Path) -> None:

@@ -39,6 +39,15 @@ def _catalog(model_id: str) -> tuple[MemoryCounts | None, int | None]:
     return (entry.memory_counts, entry.vocab) if entry is not None else (None, None)
 
 
+def counts_of(wl: Workload) -> MemoryCounts | None:
+    """The counted peaks of ``wl``: a user model's own, else its shipped catalog entry's."""
+    if wl.memory_counts is not None:
+        return wl.memory_counts
+    if wl.source and wl.source.startswith("catalog:"):
+        return _catalog(wl.source.split(":", 1)[1])[0]
+    return None
+
+
 @dataclass(frozen=True)
 class Activations:
     """How the activation memory of a job is known, and its bytes per plan."""

@@ -25,7 +25,7 @@ from hwadvisor.estimate.memtrack import (
     count_memory,
     in_last_repeat,
 )
-from hwadvisor.models.memory import CountedPeak, MemoryCounts
+from hwadvisor.models.memory import CountedPeak, FaultPoint, MemoryCounts
 
 
 def fb_peak(c: MemCount) -> Live:
@@ -94,6 +94,17 @@ def _upper(events: tuple[Event, ...], ratios: list[float]) -> float:
     return max([r.peak / r.live_peak if r.live_peak else 1.0, *ratios])
 
 
+def _faults(
+    c: MemCount, train: list[Resident] | None = None, infer: list[Resident] | None = None
+) -> FaultPoint:
+    """The faults of the count's steady step and pass (their replays, where made)."""
+    return FaultPoint(
+        batch=c.batch,
+        train=steady_faults(train or _starts(c.train_events)),
+        infer=steady_faults(infer or _starts(c.infer_events)),
+    )
+
+
 def resident_ratio(c: MemCount, *, infer: bool = False, pinned: bool = False) -> float:
     """Resident over live bytes of the count's three training steps (or its three
     inference passes) replayed through glibc's malloc: the mean over the start states a
@@ -115,13 +126,16 @@ def memory_counts(
     spec: str = "model",
     source: str | None = None,
     runs_out: list[MemCount] | None = None,
+    fault_batches: tuple[int, ...] = (),
 ) -> MemoryCounts:
     """Count ``build``'s model at ``batches`` for each precision (fp32 always); the runs
-    themselves are appended to ``runs_out`` when given."""
+    themselves are appended to ``runs_out`` when given. The page faults of a steady step
+    are counted at ``batches`` and at ``fault_batches`` (fp32 counts of their own: the
+    faults are not linear in the batch, a tensor past 32 MiB is mapped at every call)."""
     peaks: dict[str, CountedPeak] = {}
     tracker = TORCH_TRACKER
     ratio = infer_ratio = upper_ratio = 1.0
-    train_faults = infer_faults = (0.0, 0.0)
+    faults: list[FaultPoint] = []
     leaves = 1
     for precision in dict.fromkeys(("fp32", *precisions)):
         runs = [
@@ -146,8 +160,12 @@ def memory_counts(
             ratio, upper_ratio = sum(ratios) / len(ratios), _upper(hi.train_events, ratios)
             infer_ratio = statistics.fmean(_ratios(infer))
             leaves = runs[0].leaf_modules
-            train_faults = (steady_faults(_starts(lo.train_events)), steady_faults(train))
-            infer_faults = (steady_faults(_starts(lo.infer_events)), steady_faults(infer))
+            faults = [_faults(lo), _faults(hi, train, infer)]
+            for b in sorted(set(fault_batches) - set(batches)):
+                extra = count_memory(
+                    build, input_shape, b, tokens=tokens, optimizer=optimizer, spec=spec
+                )
+                faults.append(_faults(extra))
         if any(r.tracker != TORCH_TRACKER for r in runs):
             tracker = runs[-1].tracker
     today = datetime.date.today().isoformat()
@@ -160,8 +178,7 @@ def memory_counts(
         cpu_resident_ratio=round(ratio, 4),
         cpu_infer_resident_ratio=round(infer_ratio, 4),
         cpu_upper_ratio=round(upper_ratio, 4),
-        cpu_step_faults=train_faults,
-        cpu_infer_faults=infer_faults,
+        cpu_faults=sorted(faults, key=lambda p: p.batch),
         tracker=tracker,
         source=source or f"counted with hwadvisor memtrack on {spec} {today}",
         date=today,

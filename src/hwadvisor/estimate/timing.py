@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from hwadvisor.bench.sweep import OPTIMIZER_KERNELS
+from hwadvisor.estimate.activations import counts_of
 from hwadvisor.estimate.convpath import NATIVE_CONV_BATCH, NATIVE_CONV_INPUT, native_path
 from hwadvisor.estimate.counting import STREAMING_FAMILIES, effective_size
 from hwadvisor.estimate.gpu_time import eager_host_s, gpu_step
@@ -262,7 +263,7 @@ def _first_touch_time(wl: Workload, prof: OpProfile, rates: Rates, notes: list[s
     if not spb:
         return 0.0
     train = wl.task is Task.TRAIN
-    counts = wl.memory_counts
+    counts = counts_of(wl)
     replayed = counts.faults_at(wl.batch_size, infer=not train) if counts is not None else None
     if replayed is not None and wl.precision is Precision.FP32:
         if replayed:

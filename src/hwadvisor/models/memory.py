@@ -16,7 +16,7 @@ typo in a catalog file is still an error.
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from hwadvisor.models.common import Document
 
@@ -36,6 +36,16 @@ class CountedPeak(Document):
     )
     infer_per_sample: float = Field(ge=0, description="bytes per sample at the inference peak")
     infer_fixed: float = Field(0.0, description="batch-independent bytes beyond the weights")
+
+
+class FaultPoint(BaseModel):
+    """The page faults of a steady step and pass at one counted batch."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    batch: int = Field(ge=1)
+    train: float = Field(ge=0, description="bytes a training step faults in")
+    infer: float = Field(ge=0, description="bytes an inference pass faults in")
 
 
 class MemoryCounts(Document):
@@ -61,28 +71,28 @@ class MemoryCounts(Document):
         description="the training steps replayed with every small fragment kept in use (no "
         "chunk merges across them): the CPU upper bound's allowance",
     )
-    cpu_step_faults: tuple[float, float] | None = Field(
+    cpu_faults: list[FaultPoint] | None = Field(
         None,
-        description="bytes of the pages a steady fp32 training step faults in on a CPU, at "
-        "each of the two batches: the third of three steps replayed through glibc's malloc "
-        "(hwadvisor.estimate.cpu_alloc.replay), the mean over its start states",
-    )
-    cpu_infer_faults: tuple[float, float] | None = Field(
-        None, description="the same for the third of three inference passes"
+        description="bytes of the pages a steady fp32 step faults in on a CPU, at each "
+        "counted batch: the third of three steps (and of three inference passes) replayed "
+        "through glibc's malloc (hwadvisor.estimate.cpu_alloc.replay), the mean over its "
+        "start states",
     )
     tracker: str = Field(description="torch MemTracker, or hwadvisor storage tracker")
     source: str = Field(min_length=3)
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
 
     def faults_at(self, batch: float, *, infer: bool = False) -> float | None:
-        """Bytes a steady step (``infer``: pass) faults in at ``batch``: the line through
-        the two counted batches, never below zero; None where not counted."""
-        pair = self.cpu_infer_faults if infer else self.cpu_step_faults
-        if pair is None:
+        """Bytes a steady step (``infer``: pass) faults in at ``batch``: the lines between
+        the counted batches, the last one's past them, never below zero; None where not
+        counted."""
+        if not self.cpu_faults:
             return None
-        (a, b), (fa, fb) = self.batches, pair
-        if a == b:
-            return max(0.0, fb)
+        pts = sorted((p.batch, p.infer if infer else p.train) for p in self.cpu_faults)
+        if len(pts) == 1:
+            return max(0.0, pts[0][1])
+        i = next((k for k in range(1, len(pts)) if batch <= pts[k][0]), len(pts) - 1)
+        (a, fa), (b, fb) = pts[i - 1], pts[i]
         return max(0.0, fa + (fb - fa) * (batch - a) / (b - a))
 
 
