@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -197,33 +198,69 @@ def test_implausible_bench_figures_fall_back_to_the_stated_peak_path() -> None:
     assert calm.estimates[0].basis and "measured" in calm.estimates[0].basis
 
 
-def test_measure_runs_the_steps_in_a_fresh_process(tmp_path: Path) -> None:
-    from hwadvisor.estimate.measure import measure_here
+_MODEL = (
+    "import os, torch\n"
+    "def build():\n"
+    "    open(os.environ['PID_FILE'], 'w').write(str(os.getpid()))\n"
+    "    return torch.nn.Linear(4, 2)\n"
+    "def broken():\n"
+    "    class M(torch.nn.Linear):\n"
+    "        def forward(self, x):\n"
+    "            raise ValueError('no steps today\\nsecond line')\n"
+    "    return M(4, 2)\n"
+)
+
+
+def _measured_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     from hwadvisor.models.workload import Task, Workload
 
     model = tmp_path / "pid_model.py"
-    model.write_text(
-        "import os, torch\n"
-        f"OUT = {str(tmp_path / 'pid')!r}\n"
-        "def build():\n"
-        "    open(OUT, 'w').write(str(os.getpid()))\n"
-        "    return torch.nn.Linear(4, 2)\n"
-        "def broken():\n"
-        "    class M(torch.nn.Linear):\n"
-        "        def forward(self, x):\n"
-        "            raise ValueError('no steps today\\nsecond line')\n"
-        "    return M(4, 2)\n"
-    )
-    wl = Workload(
+    model.write_text(_MODEL)
+    monkeypatch.setenv("PID_FILE", str(tmp_path / "pid"))
+    return Workload(
         model=f"{model}:build", batch_size=2, input_shape=[4], task=Task.TRAIN, dataset_size=20
     )
+
+
+def test_measure_runs_the_steps_in_a_fresh_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hwadvisor.estimate.measure import measure_here
+
+    wl = _measured_model(tmp_path, monkeypatch)
     est = measure_here(wl, min_run_s=0.02)
     assert est.measured is True and est.step_time_s and est.step_time_s > 0
     assert est.basis and "timed runs" in est.basis and "fresh process" in est.basis
     assert est.total_time_s == pytest.approx(10 * est.step_time_s)
     assert int((tmp_path / "pid").read_text()) != os.getpid()
-    with pytest.raises(UsageError) as err:
-        measure_here(wl.model_copy(update={"model": f"{model}:broken"}), min_run_s=0.02)
-    assert err.value.message.endswith("failed: ValueError: no steps today")
     with pytest.raises(UsageError, match="your own model"):
         measure_here(build_workload(model="resnet50"))
+
+
+def test_the_measuring_process_says_a_models_error_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from hwadvisor.estimate.measure import main
+
+    wl = _measured_model(tmp_path, monkeypatch)
+    job = {"model": wl.model.replace(":build", ":broken"), "shape": [2, 4], "task": "train",
+           "optimizer": "adamw", "precision": "fp32", "threads": 1, "min_run_s": 0.01}  # fmt: skip
+    assert main([json.dumps(job)]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == "ValueError: no steps today\n"
+    assert main([json.dumps({**job, "model": wl.model})]) == 0
+    assert json.loads(capsys.readouterr().out)["median_s"] > 0
+
+
+@pytest.mark.slow
+def test_measure_of_a_model_that_fails_is_one_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hwadvisor.estimate.measure import measure_here
+
+    wl = _measured_model(tmp_path, monkeypatch)
+    with pytest.raises(UsageError) as err:
+        measure_here(wl.model_copy(update={"model": wl.model.replace(":build", ":broken")}))
+    assert err.value.message.endswith("failed: ValueError: no steps today")

@@ -160,10 +160,17 @@ def _tensors(obj: Any) -> list[Any]:
     ]
 
 
-if __name__ == "__main__":  # the fresh process of measure_here
+def main(argv: list[str]) -> int:
+    """The fresh process of :func:`measure_here`: the timing as one JSON line on stdout,
+    or the model's error as one line on stderr (exit 2)."""
     try:
-        print(json.dumps(_child(json.loads(sys.argv[1]))))
+        print(json.dumps(_child(json.loads(argv[0]))))
     except Exception as exc:  # the model's own error, as one line for the parent
         first = (str(exc).strip().splitlines() or [""])[0]
         print(f"{type(exc).__name__}: {first}", file=sys.stderr)
-        sys.exit(2)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
