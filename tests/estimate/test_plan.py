@@ -52,7 +52,9 @@ def test_the_plan_is_the_smallest_count() -> None:
                 assert decide_fit(mb, H100.memory_bytes).fits is not True
 
 
-def _count_by_count(wl: Workload, gpu: Gpu) -> tuple[int, str, tuple[str, ...]] | None:
+def _count_by_count(
+    wl: Workload, gpu: Gpu, fewest: str = "gpus"
+) -> tuple[int, str, tuple[str, ...]] | None:
     """The plan as trying every count and strategy in turn finds it: (GPUs, strategy,
     fixes); offload only where nothing else fits, the fewest GPUs, then fewest fixes."""
     names = {1: "ZeRO-1", 2: "ZeRO-2", 3: "FSDP (ZeRO-3)"}
@@ -77,7 +79,8 @@ def _count_by_count(wl: Workload, gpu: Gpu) -> tuple[int, str, tuple[str, ...]] 
         found = [c for c in [smallest(len(plain), *levels[len(plain)])] if c is not None]
     if not found:
         return None
-    best = min(found, key=lambda c: (c[0], c[1], c[2]))
+    order = (lambda c: (c[1], c[0], c[2])) if fewest == "fixes" else (lambda c: (c[0], c[1], c[2]))
+    best = min(found, key=order)
     return best[0], best[3], best[4]
 
 
@@ -102,10 +105,11 @@ def test_the_bisection_finds_what_trying_every_count_finds(
         params=int(params), seq_len=seq, batch_size=batch, precision=precision, task=task
     )
     for gpu in (*catalog_gpus(), Gpu("small", "S", 8 * GB)):
-        plan = plan_for(wl, gpu)
-        want = _count_by_count(wl, gpu)
-        got = None if plan is None else (plan.gpus, plan.strategy, tuple(plan.fixes))
-        assert got == want, gpu.id
+        for fewest in ("gpus", "fixes"):
+            plan = plan_for(wl, gpu, fewest=fewest)  # type: ignore[arg-type]
+            want = _count_by_count(wl, gpu, fewest)
+            got = None if plan is None else (plan.gpus, plan.strategy, tuple(plan.fixes))
+            assert got == want, (gpu.id, fewest)
 
 
 def test_more_memory_never_needs_more_gpus() -> None:

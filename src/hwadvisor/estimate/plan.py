@@ -167,11 +167,19 @@ def plan_for(
     levels = fix_levels(wl, cuda=gpu.cuda)
     offload = [lv for lv in levels if OFFLOAD in lv[0]]
     plain = [lv for lv in levels if lv not in offload]
-    found = [
-        c
-        for i, (fixes, plan) in enumerate(plain)
-        if (c := _smallest(wl, i, fixes, plan, gpu, counts, max_gpus)) is not None
-    ]
+    # Each level of fixes adds to the last, so a later level is chosen only with fewer
+    # GPUs than the best so far (fewest="gpus"), or never once one fits (fewest="fixes"):
+    # its search stops below that count.
+    found: list[_Candidate] = []
+    bound = max_gpus
+    for i, (fixes, plan) in enumerate(plain):
+        c = _smallest(wl, i, fixes, plan, gpu, counts, bound)
+        if c is None:
+            continue
+        found.append(c)
+        if fewest == "fixes" or c.gpus == 1:
+            break
+        bound = c.gpus - 1
     if not found and offload:
         fixes, plan = offload[0]
         c = _smallest(wl, len(plain), fixes, plan, gpu, counts, max_gpus)
