@@ -11,6 +11,11 @@ optimizer's step, timed as a whole. The dispatch mode adds its own few microseco
 between calls, so the plain step (no mode) is printed too, and the rest of it (Python,
 autograd's bookkeeping) is the plain step less the operators.
 
+The real steps run in this process, after the bench (the dispatch mode has to wrap
+them), so they fault in fewer pages than a fresh process's steps: glibc's thresholds
+stay raised after the bench's sweep (docs/estimates.md section 3, "The heap's faults,
+replayed"), and the estimate's ``first_touch`` class will read higher than here.
+
 Not a test; the figures depend on this machine and its load (printed).
 
     python benchmarks/step_breakdown.py encoder [--threads N] [--steps 5]
