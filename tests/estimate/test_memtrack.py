@@ -114,14 +114,15 @@ def test_amp_holds_fewer_activation_bytes() -> None:
 
 def test_linear_counts_reproduce_the_runs() -> None:
     build = _builder("cnn")
-    a = count_memory(build, [3, 32, 32], 4, tokens=False)
-    b = count_memory(build, [3, 32, 32], 8, tokens=False)
+    runs: list[Any] = []
+    counts = memory_counts(build, [3, 32, 32], tokens=False, batches=(4, 8), runs_out=runs)
+    a, b = (r for r in runs if r.precision == "fp32")
+    assert (a.batch, b.batch) == (4, 8)
     peak = peak_from(a, b)
     c = count_memory(build, [3, 32, 32], 12, tokens=False)
     fb = max(c.forward.total, c.backward.total) + c.state_bytes
     predicted = 4 * c.params + c.state_bytes + peak.fixed + peak.per_sample * 12
     assert predicted == pytest.approx(fb, rel=0.02)
-    counts = memory_counts(build, [3, 32, 32], tokens=False, batches=(4, 8))
     assert counts.amp is not None and counts.cpu_resident_ratio and counts.cpu_resident_ratio >= 1
     # The steady step's faults at each batch: the third step of each count, replayed.
     assert counts.cpu_faults is not None and [p.batch for p in counts.cpu_faults] == [4, 8]
