@@ -39,13 +39,17 @@ def _catalog(model_id: str) -> tuple[MemoryCounts | None, int | None]:
     return (entry.memory_counts, entry.vocab) if entry is not None else (None, None)
 
 
+def _catalog_id(wl: Workload) -> str | None:
+    """The shipped catalog entry ``wl`` was built from, if any."""
+    return wl.source.split(":", 1)[1] if wl.source and wl.source.startswith("catalog:") else None
+
+
 def counts_of(wl: Workload) -> MemoryCounts | None:
     """The counted peaks of ``wl``: a user model's own, else its shipped catalog entry's."""
     if wl.memory_counts is not None:
         return wl.memory_counts
-    if wl.source and wl.source.startswith("catalog:"):
-        return _catalog(wl.source.split(":", 1)[1])[0]
-    return None
+    model_id = _catalog_id(wl)
+    return _catalog(model_id)[0] if model_id else None
 
 
 @dataclass(frozen=True)
@@ -178,11 +182,10 @@ def activations_for(
     """What the activation memory of ``wl`` rests on (a shipped catalog entry's counted
     peaks and vocabulary are found by its id when not given, a user model's are the
     workload's own ``memory_counts``)."""
-    counts = counts or wl.memory_counts
-    if wl.source and wl.source.startswith("catalog:"):
-        found, found_vocab = _catalog(wl.source.split(":", 1)[1])
-        counts = counts or found
-        vocab = vocab or found_vocab
+    counts = counts or counts_of(wl)
+    model_id = _catalog_id(wl)
+    if model_id:
+        vocab = vocab or _catalog(model_id)[1]
     if counts is not None:
         return Activations(
             text=f"activations counted: {counts.source} ({counts.tracker})",
