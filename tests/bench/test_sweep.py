@@ -222,3 +222,29 @@ def test_optimizer_figures_step_real_optimizers() -> None:
         before = params[0].detach().clone()
         step()
         assert not torch.equal(before, params[0].detach())  # it really updates them
+
+
+def test_the_for_loops_operators_a_tensor_are_what_torch_optim_dispatches() -> None:
+    """FOR_LOOP_OPS, which prices a tensor where the optimizer figure is missing, is what
+    the optimizer figures' own steps dispatch per parameter tensor in this torch."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from hwadvisor.bench.sweep import FOR_LOOP_OPS, OPTIMIZER_TENSORS, optimizer_statement
+
+    class Record(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ops: list[str] = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            self.ops.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    for name, ops in FOR_LOOP_OPS.items():
+        step = optimizer_statement(torch, name)
+        record = Record()
+        with record:
+            step()
+        # the profiler's record_function markers come once a step, not per tensor
+        per_step = [op for op in record.ops if not op.startswith("_record_function")]
+        assert len(per_step) == ops * OPTIMIZER_TENSORS, name

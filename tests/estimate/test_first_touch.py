@@ -134,9 +134,33 @@ def test_the_for_loop_optimizer_pays_per_parameter_tensor() -> None:
     with_loop = _step(wl, bench)["optimizer"]
     without = _step(wl.model_copy(update={"param_tensors": None}), bench)["optimizer"]
     assert with_loop - without == pytest.approx(50 * 20e-6)
-    # SGD has no figure here: its bytes alone.
+    # SGD has no figure here: its loop's 3 operators a tensor at the dispatch figure's
+    # 4 us each.
     sgd = wl.model_copy(update={"optimizer": Optimizer.SGD})
-    assert _step(sgd, bench)["optimizer"] < without
+    sgd_loop = _step(sgd, bench)["optimizer"]
+    sgd_bytes = _step(sgd.model_copy(update={"param_tensors": None}), bench)["optimizer"]
+    assert sgd_loop - sgd_bytes == pytest.approx(50 * 3 * 4e-6)
+
+
+def test_an_unreliable_optimizer_figure_falls_back_to_the_loops_operators() -> None:
+    bench = _bench(None)
+    bench.results.append(_figure("adamw_step", 0.05, unit="Mop/s", reliable=False))
+    wl = _job(8).model_copy(update={"params": 1000, "param_tensors": 50})
+    est = step_time(wl, here_rates(None, bench, wl.precision))
+    bytes_only = _step(wl.model_copy(update={"param_tensors": None}), bench)["optimizer"]
+    # AdamW's 10 operators a tensor at the dispatch figure's 4 us, not the unsteady 20 us
+    assert est.parts["optimizer"] - bytes_only == pytest.approx(50 * 10 * 4e-6)
+    assert any("no reliable adamw_step figure" in n for n in est.notes)
+
+
+def test_an_unreliable_first_touch_figure_still_prices_the_faults_and_says_so() -> None:
+    est = step_time(_job(64), here_rates(None, _bench(2.0, reliable=False), Precision.FP32))
+    assert est.parts["first_touch"] == pytest.approx(3 * 64 * MIB * 0.5e-9)
+    assert any("marked unreliable" in n and "first_touch" in n for n in est.notes)
+    # a reliable figure beside it is the one used
+    both = _bench(2.0, reliable=False)
+    both.results.append(_figure("first_touch", 4.0))
+    assert _step(_job(64), both)["first_touch"] == pytest.approx(3 * 64 * MIB * 0.25e-9)
 
 
 def test_param_tensors_are_the_ones_that_require_grad() -> None:

@@ -74,6 +74,13 @@ FIRST_TOUCH_WEIGHT = SWEEP_WEIGHTS["dram"]
 OPTIMIZER_TENSORS = 64
 #: The optimizer figures, by the ``--optimizer`` they price.
 OPTIMIZER_KERNELS = {"adamw": "adamw_step", "sgd": "sgd_step"}
+#: The aten operators torch.optim's for-loop runs per parameter tensor (AdamW; SGD with
+#: momentum, as the optimizer figures run them), counted with a dispatch mode on torch
+#: 2.13 (``tests/bench/test_sweep.py``): AdamW's ``add_`` (its step count), ``mul_``
+#: (weight decay), ``lerp_``, ``mul_``, ``addcmul_``, the count's ``item()``, ``sqrt``,
+#: ``div``, ``add_``, ``addcdiv_``; SGD's ``mul_``, ``add_``, ``add_``. Where a figure is missing
+#: the estimate prices a tensor as these operators at the per-operator cost.
+FOR_LOOP_OPS = {"adamw": 10, "sgd": 3}
 #: Each sweep figure may start with this little of the budget (one short measurement).
 SWEEP_MIN_ALLOT_S = 0.03
 #: The least the first-touch and optimizer figures get: four timed calls and the

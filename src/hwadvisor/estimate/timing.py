@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from hwadvisor.bench.sweep import OPTIMIZER_KERNELS
+from hwadvisor.bench.sweep import FOR_LOOP_OPS, OPTIMIZER_KERNELS
 from hwadvisor.estimate.activations import counts_of
 from hwadvisor.estimate.convpath import NATIVE_CONV_BATCH, NATIVE_CONV_INPUT, native_path
 from hwadvisor.estimate.counting import STREAMING_FAMILIES, effective_size
@@ -191,16 +191,30 @@ def _input_copy_time(wl: Workload, rates: Rates) -> float | None:
 
 
 def _per_tensor(tensors: int | None, optimizer: Optimizer, rates: Rates, notes: list[str]) -> float:
-    """What torch.optim's for-loop (its path for CPU tensors) pays per parameter tensor,
-    from the bench's ``adamw_step`` / ``sgd_step`` figure (0 where either is unknown)."""
+    """What torch.optim's for-loop (its path for CPU tensors) pays per parameter tensor:
+    the bench's ``adamw_step`` / ``sgd_step`` figure, else (unmeasured, unreliable, or a
+    catalog CPU) the loop's operators (:data:`FOR_LOOP_OPS`) at the per-operator cost,
+    the bench's ``dispatch`` figure or the device's default."""
     assert rates.levels is not None
-    each = rates.levels.optimizer_tensor_s.get(optimizer.value)
-    if not tensors or not each:
+    if not tensors:
         return 0.0
+    each = rates.levels.optimizer_tensor_s.get(optimizer.value)
+    kernel = OPTIMIZER_KERNELS[optimizer.value]
+    if each:
+        source = f"the bench's {kernel} figure"
+    else:
+        ops = FOR_LOOP_OPS[optimizer.value]
+        call = rates.levels.dispatch_s or rates.op_overhead_s
+        if not call:
+            return 0.0
+        each = ops * call
+        source = (
+            f"no reliable {kernel} figure: its {ops} operators a tensor at "
+            f"{call * 1e6:.1f} µs each, the per-operator cost"
+        )
     notes.append(
-        f"here: the {optimizer.value} step's for-loop costs {each * 1e6:.1f} µs for each of "
-        f"the {tensors} parameter tensors beyond their bytes (the bench's "
-        f"{OPTIMIZER_KERNELS[optimizer.value]} figure)"
+        f"{rates.device}: the {optimizer.value} step's for-loop costs {each * 1e6:.1f} µs "
+        f"for each of the {tensors} parameter tensors beyond their bytes ({source})"
     )
     return tensors * each
 
@@ -259,7 +273,7 @@ def _first_touch_time(wl: Workload, prof: OpProfile, rates: Rates, notes: list[s
     31 MiB one took 1.5 ms, as long as a kept one (0.5 ns a byte more: the kernel zeroing
     each page it faults in).
     """
-    spb = rates.levels.first_touch_s if rates.levels is not None else None
+    spb, source = _first_touch_rate(rates)
     if not spb:
         return 0.0
     train = wl.task is Task.TRAIN
@@ -272,7 +286,7 @@ def _first_touch_time(wl: Workload, prof: OpProfile, rates: Rates, notes: list[s
                 f"here: a steady {what} faults in {replayed / 2**20:,.0f} MiB of pages "
                 "(the count's third, replayed through glibc's malloc: the heap it trims and "
                 f"grows again, the tensors it maps fresh), at {1.0 / spb / 1e9:.2f} GB/s "
-                "(the bench's first_touch figure)"
+                f"({source})"
             )
         return replayed * spb
     if not prof.allocations:
@@ -289,9 +303,33 @@ def _first_touch_time(wl: Workload, prof: OpProfile, rates: Rates, notes: list[s
     notes.append(
         f"here: {sum(n for n, _ in fresh)} tensors a step of over 32 MiB ({moved / 2**20:,.0f} MiB) "
         "are fresh mappings of glibc's malloc at every call: their pages' first touch at "
-        f"{1.0 / spb / 1e9:.2f} GB/s (the bench's first_touch figure)"
+        f"{1.0 / spb / 1e9:.2f} GB/s ({source})"
     )
     return moved * spb
+
+
+def _first_touch_rate(rates: Rates) -> tuple[float | None, str]:
+    """Seconds per byte of first touch and where it comes from: the bench's reliable
+    ``first_touch`` figure, else its unreliable one, said so.
+
+    The faults are a cost every such step pays, and the bench's figure is the one measure
+    of this machine's: priced at zero, a step's estimate would be short by all of them
+    (ResNet-50 at batch 4 faults in 270 MiB a step, about 0.15 s at 1.9 GB/s). Noise
+    only slows a fault, so an unsteady figure errs towards a longer step.
+    """
+    levels = rates.levels
+    if levels is None:
+        return None, ""
+    if levels.first_touch_s:
+        return levels.first_touch_s, "the bench's first_touch figure"
+    if levels.first_touch_unsteady is None:
+        return None, ""
+    spb, spread = levels.first_touch_unsteady
+    how = f"spread {spread:.0%}" if spread is not None else "too few runs to know its spread"
+    return spb, (
+        f"the bench's first_touch figure, marked unreliable ({how}): no steadier measure "
+        "of this machine's page faults exists, so they are priced at it"
+    )
 
 
 def _gemm_time(prof: OpProfile, rates: Rates, work: float) -> float:
