@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import mmap
+import sys
+
 import pytest
 
 from hwadvisor.bench.devices import Target
@@ -203,8 +206,50 @@ def test_first_touch_figure_maps_fresh_pages() -> None:
     assert len(cases) == 1 and cases[0].unit == "GB/s"
     (shape,) = cases[0].ladder
     assert cases[0].work(shape) == FIRST_TOUCH_BYTES and always_mapped(FIRST_TOUCH_BYTES)
-    out = cases[0].build(shape)()
-    assert out.numel() == FIRST_TOUCH_BYTES // 4 // (out.stride()[0]) and bool((out == 0).all())
+    call = cases[0].build(shape)
+    assert call() == FIRST_TOUCH_BYTES // 4
+    if sys.platform.startswith("linux"):
+        import resource
+
+        # every call faults in every page of its 40 MiB again
+        pages = FIRST_TOUCH_BYTES // mmap.PAGESIZE
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        call()
+        call()
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before >= 2 * pages
+
+
+#: A process whose glibc serves a 40 MiB request from its heap (the threshold raised past
+#: it, as a grown heap does): the first-touch statement must still fault every page.
+_HEAP_SERVED = """
+import ctypes, mmap, resource, torch
+from hwadvisor.bench.sweep import FIRST_TOUCH_BYTES, first_touch_statement
+libc = ctypes.CDLL("libc.so.6")
+assert libc.mallopt(-3, 256 * 2**20) == 1  # M_MMAP_THRESHOLD
+assert libc.mallopt(-1, 512 * 2**20) == 1  # M_TRIM_THRESHOLD
+big = torch.ones(128 * 2**20 // 4); del big  # the heap grows, and keeps its free top
+pages = FIRST_TOUCH_BYTES // mmap.PAGESIZE
+def faults(fn):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    fn(); fn()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+heap = faults(lambda: torch.empty(FIRST_TOUCH_BYTES // 4)[:: mmap.PAGESIZE // 4].fill_(0.0))
+mine = faults(first_touch_statement(torch))
+print(heap < pages, mine >= 2 * pages)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_first_touch_faults_its_pages_where_glibc_serves_the_heap() -> None:
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-c", _HEAP_SERVED], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    # a fresh torch tensor faults (almost) nothing there; the statement all its pages
+    assert out.stdout.split() == ["True", "True"]
 
 
 def test_optimizer_figures_step_real_optimizers() -> None:
