@@ -299,10 +299,9 @@ def first_touch_statement(torch: Any) -> Callable[[], object]:
 
     n = FIRST_TOUCH_BYTES // 4
     step = max(1, mmap.PAGESIZE // 4)
-    flags = getattr(mmap, "MAP_PRIVATE", None), getattr(mmap, "MAP_ANONYMOUS", None)
-    if None in flags:
+    if not (hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS")):
         return lambda: torch.empty(n)[::step].fill_(0.0)
-    private = int(flags[0] or 0) | int(flags[1] or 0)
+    private = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
     prot = mmap.PROT_READ | mmap.PROT_WRITE
 
     def touch() -> int:

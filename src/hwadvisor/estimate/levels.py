@@ -152,10 +152,8 @@ def _first_touch(bench: BenchReport) -> float | None:
 
 
 def _first_touch_unsteady(bench: BenchReport) -> tuple[float, float | None] | None:
-    """The fastest unreliable ``first_touch`` figure as (seconds per byte, spread), where
-    no reliable one exists (None otherwise, or without any)."""
-    if _first_touch(bench) is not None:
-        return None
+    """The fastest unreliable ``first_touch`` figure as (seconds per byte, spread); None
+    without any (read only where no reliable one exists)."""
     hits = [r for r in bench.results if r.device == "cpu" and r.kernel == "first_touch" and r.value]
     if not hits:
         return None
@@ -216,8 +214,8 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
         unreliable=unreliable_sweep(bench),
         private_bytes=L2_SHARE_INVERSE * max(l2) if l2 else None,
         far=far,
-        first_touch_s=_first_touch(bench),
-        first_touch_unsteady=_first_touch_unsteady(bench),
+        first_touch_s=(touch := _first_touch(bench)),
+        first_touch_unsteady=None if touch is not None else _first_touch_unsteady(bench),
         optimizer_tensor_s={
             name: s
             for name, kernel in OPTIMIZER_KERNELS.items()
