@@ -19,6 +19,7 @@ from hwadvisor.bench.sweep import (
     family_statement,
     family_work,
     level_bytes,
+    reachable_l3,
 )
 from hwadvisor.models.facts import Cpu, Facts
 
@@ -43,6 +44,27 @@ def test_levels_stay_ordered_when_the_l2s_outgrow_the_l3() -> None:
     # Many cores with large L2s and a small L3: the L3 point moves past the L2s.
     sizes = level_bytes(_facts(2 * MIB, 32 * MIB), threads=64)
     assert sizes["l2"] < sizes["l3"] < sizes["dram"]
+
+
+def test_a_guest_shown_its_hosts_whole_l3_sizes_by_what_its_threads_can_hold() -> None:
+    # This project's Xeon guest: 2 vCPUs, sysfs showing the host's 480 MiB of L3. Sized
+    # by that, the DRAM point was 960 MiB and a dropout call there 0.74 s.
+    guest = level_bytes(_facts(2 * MIB, 480 * MIB), threads=2)
+    assert reachable_l3(_facts(2 * MIB, 480 * MIB), 2) == 96_000_000
+    assert guest == {"l2": 2 * MIB, "l3": 48_000_000, "dram": 192_000_000}
+    # A whole host's worth of threads counts the whole L3, and a small L3 is never raised.
+    assert reachable_l3(_facts(2 * MIB, 480 * MIB), 96) == 480 * MIB
+    assert reachable_l3(_facts(1 * MIB, 32 * MIB), 1) == 32 * MIB
+
+
+def test_the_stream_buffers_follow_the_reachable_l3() -> None:
+    from hwadvisor.bench.devices import Target
+    from hwadvisor.bench.kernels import stream_elements
+
+    two = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=2)
+    # STREAM's four times the cache: 4 x 96 MB for 2 threads, not 4 x 480 MiB.
+    assert stream_elements(two, _facts(2 * MIB, 480 * MIB), 64 * 2**30) * 4 == 384_000_000
+    assert stream_elements(two, _facts(1 * MIB, 32 * MIB), 64 * 2**30) * 4 == 128 * MIB
 
 
 def test_levels_without_facts_assume_common_caches() -> None:

@@ -194,6 +194,29 @@ def test_a_size_measured_only_unreliably_is_priced_from_the_nearest_reliable_one
     assert levels.seconds_per_byte("eltwise", 1 * MIB) == full.seconds_per_byte("eltwise", 16 * MIB)
 
 
+def test_a_family_measured_only_unreliably_is_priced_from_those_figures_and_said() -> None:
+    # As on a Xeon guest whose stream copy ate the budget: every element-wise figure had one
+    # or two runs, too few to know a spread, while batch norm's were steady. Left out, the
+    # element-wise operators (and every family priced as element-wise) cost nothing.
+    bench = _bench()
+    odd = [
+        r.model_copy(update={"reliable": False, "spread": None}) if r.kernel == "eltwise" else r
+        for r in bench.results
+    ]
+    rates = here_rates(None, bench.model_copy(update={"results": odd}), Precision.FP32)
+    full = here_rates(None, bench, Precision.FP32)
+    assert rates.levels is not None and rates.levels.unsteady_families == ["eltwise"]
+    wl = _cnn(8)
+    # The same figures, so the same price as when they were steady; not nothing.
+    assert step_time(wl, rates).parts["memory"] == pytest.approx(
+        step_time(wl, full).parts["memory"]
+    )
+    assert step_time(wl, rates).parts["memory"] > 0
+    note = next(a for a in rates.assumptions if "marked unreliable" in a)
+    assert "3 memory-sweep figure(s)" in note
+    assert "eltwise had no reliable figure and are priced from their unreliable ones" in note
+
+
 def test_an_all_unreliable_sweep_is_priced_as_no_sweep_and_said() -> None:
     bench = _bench()
     marked = [

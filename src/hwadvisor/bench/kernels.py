@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from hwadvisor.bench.case import KernelCase
 from hwadvisor.bench.devices import Target
 from hwadvisor.bench.sizing import Shape
-from hwadvisor.bench.sweep import sweep_cases
+from hwadvisor.bench.sweep import reachable_l3, sweep_cases
 
 if TYPE_CHECKING:
     from hwadvisor.models.facts import Facts
@@ -171,10 +171,10 @@ def _tf32(torch: Any, enabled: bool) -> Iterator[None]:
 
 
 def stream_elements(target: Target, facts: Facts | None, free_bytes: int | None) -> int:
-    """fp32 elements per buffer: ≥ 4× the last-level cache, ≤ a quarter of free memory / 3."""
+    """fp32 elements per buffer: ≥ 4× the last-level cache (STREAM's rule; the cache the
+    threads can reach, ``sweep.reachable_l3``), ≤ a quarter of free memory / 3."""
     if target.kind == "cpu":
-        l3 = facts.cpu.l3_bytes if facts is not None and facts.cpu.l3_bytes else 32 * MIB
-        want = max(4 * l3, 64 * MIB)
+        want = max(4 * reachable_l3(facts, target.threads), 64 * MIB)
     else:
         want = GPU_STREAM_BYTES
     if free_bytes:

@@ -11,6 +11,9 @@ causal attention, ``masked_fill`` and ``where``) at three working sets:
   the cores used where they hold as much (but inside the L3),
 - ``dram``: twice the last-level cache, so it streams from memory.
 
+The last-level cache counted is at most 48 MB for each thread used (:func:`reachable_l3`):
+a guest's sysfs shows its host's whole L3.
+
 Each figure is the bytes the project's operator counter records for that call
 (``estimate.counting``: every tensor read or written, fp32) over its median time, so the
 estimator can price each counted operator by its family and working set directly. The
@@ -50,6 +53,14 @@ MIB = 1024 * 1024
 #: Cache sizes assumed when the probe could not read them (per core L2, total L3).
 DEFAULT_L2 = 1 * MIB
 DEFAULT_L3 = 32 * MIB
+#: The most last-level cache a core of a shipping x86 server part has to itself: AMD's
+#: EPYC 9184X (Genoa-X), 768 MB of L3 over 16 cores, 48 MB a core (AMD's EPYC 9004
+#: product pages). A virtual machine's sysfs shows its host's whole L3, which every other
+#: tenant of the host shares: 480 MiB to a 2-vCPU Xeon guest. Sized by that, the stream's
+#: buffers came to 1.9 GB each and its copy alone took 10.8 s of a 10 s budget, leaving the
+#: memory sweep no time for a second run; and a 251 MB working set ran at the same rate
+#: as a 1 GB one (26 and 28 GB/s element-wise), so the guest could not hold it in cache.
+L3_PER_CORE_MAX = 48 * 10**6
 #: Channels and spatial size of the NCHW tensors of the batch-norm and pooling families.
 CHANNELS, SIDE = 64, 16
 #: Row length of the layer-norm (a hidden size) and softmax (a sequence) families.
@@ -153,10 +164,17 @@ def in_quick_sweep(kernel: str, level: str | None) -> bool:
     return (kernel, level) in QUICK_SWEEP
 
 
+def reachable_l3(facts: Facts | None, threads: int) -> int:
+    """The last-level cache the sizing counts on: the probed L3 (else :data:`DEFAULT_L3`),
+    at most :data:`L3_PER_CORE_MAX` for each thread used."""
+    l3 = facts.cpu.l3_bytes if facts is not None and facts.cpu.l3_bytes else DEFAULT_L3
+    return int(min(l3, max(1, threads) * L3_PER_CORE_MAX))
+
+
 def level_bytes(facts: Facts | None, threads: int) -> dict[str, int]:
     """The working set (bytes moved by one call) aimed at for each level."""
     l2 = facts.cpu.l2_bytes if facts is not None and facts.cpu.l2_bytes else DEFAULT_L2
-    l3 = facts.cpu.l3_bytes if facts is not None and facts.cpu.l3_bytes else DEFAULT_L3
+    l3 = reachable_l3(facts, threads)
     l2_all = l2 * max(1, threads)
     l2_point = l2_all // 2
     # Half the L3, moved past the L2s where they hold as much, but inside the L3.

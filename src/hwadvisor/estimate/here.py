@@ -141,14 +141,22 @@ def _usable(bench: BenchReport | None, facts: Facts | None, notes: list[str]) ->
 def _level_notes(levels: MemoryLevels | None, notes: list[str], left_out: int = 0) -> float:
     """Say how the memory sweep is used (and which of its figures are left out as
     unreliable); the per-operator cost (measured, else assumed)."""
+    unsteady = levels.unsteady_families if levels is not None else []
     if left_out:
         notes.append(
-            f"here: {left_out} memory-sweep figure(s) marked unreliable (unsteady or a busy "
-            "machine) are not used: "
+            f"here: {left_out} memory-sweep figure(s) marked unreliable (unsteady, too few "
+            "runs, or a busy machine): "
             + (
-                "what they measured is priced from the nearest reliable figure"
+                "where their family has a reliable figure they are not used, and what they "
+                "measured is priced from the nearest reliable one"
                 if levels is not None
-                else "memory-bound operators are priced as without a sweep"
+                else "not used; memory-bound operators are priced as without a sweep"
+            )
+            + (
+                f"; {', '.join(unsteady)} had no reliable figure and are priced from their "
+                "unreliable ones (interference only slows a run, so these err long)"
+                if unsteady
+                else ""
             )
             + "; repeat hwadvisor bench when idle"
         )

@@ -27,9 +27,11 @@ product wrote its input. The step's element-wise operators took 4-6x their cache
 estimate at two threads and 2-3x at one.
 
 Figures the bench marked ``reliable: false`` (too unsteady, or a busy machine) are left
-out: a size or family they alone measured is priced as if the sweep had not measured it
-(the nearest reliable figure, the element-wise curve, or without any reliable figure no
-sweep at all), and :func:`unreliable_sweep` counts them for the assumptions.
+out where their family has a reliable figure: a size they alone measured is priced from
+the nearest reliable one. A family with no reliable figure at all is priced from its
+unreliable ones, said so (an unsteady figure errs towards a longer step); a sweep without
+any reliable figure is priced as no sweep at all. :func:`unreliable_sweep` counts them for
+the assumptions.
 """
 
 from __future__ import annotations
@@ -70,8 +72,10 @@ class MemoryLevels:
     #: Seconds per operator of a backward pass (autograd's engine), where measured.
     backward_dispatch_s: float | None = None
     threads: int | None = None
-    #: Sweep figures left out because the bench marked them unreliable.
+    #: Sweep figures the bench marked unreliable.
     unreliable: int = 0
+    #: Families priced from figures marked unreliable, having no reliable one.
+    unsteady_families: list[str] = field(default_factory=list)
     #: What the private L2 caches of the measuring threads hold (None: no L2 figure).
     private_bytes: float | None = None
     #: Seconds per byte of each family's DRAM figure.
@@ -161,13 +165,22 @@ def _first_touch_unsteady(bench: BenchReport) -> tuple[float, float | None] | No
     return 1.0 / (best.value * 1e9), best.spread
 
 
-def _figures(bench: BenchReport) -> list[BenchResult]:
-    """The reliable sweep figures (the per-call figure apart)."""
-    return [
-        r
-        for r in bench.results
-        if _sweep(r) and r.kernel != "dispatch" and r.value > 0 and r.reliable is not False
-    ]
+def _figures(bench: BenchReport) -> tuple[list[BenchResult], list[str]]:
+    """The sweep figures priced with (the per-call figure apart): the reliable ones, and
+    for a family without any, its unreliable ones; and the names of those families. A
+    sweep without a single reliable figure gives none.
+
+    Without them a family, or the element-wise curve every unmeasured family falls back
+    to, would be priced at nothing. A budget spent before the sweep leaves it one or two
+    runs a figure, too few to know a spread; and interference only ever slows a run, so an
+    unsteady figure errs towards a longer step, never a shorter one.
+    """
+    swept = [r for r in bench.results if _sweep(r) and r.kernel != "dispatch" and r.value > 0]
+    steady = {r.kernel for r in swept if r.reliable is not False}
+    if not steady:  # a wholly unsteady sweep: a busy machine, priced as without one
+        return [], []
+    unsteady = sorted({r.kernel for r in swept} - steady)
+    return [r for r in swept if r.reliable is not False or r.kernel in unsteady], unsteady
 
 
 def without_call(seconds: float, call: float | None, least_share: float) -> float:
@@ -184,11 +197,12 @@ def _seconds_per_byte(r: BenchResult, dispatch: float | None) -> float:
 
 
 def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
-    """The sweep's curves from a bench report's reliable figures; None when it has none."""
+    """The sweep's curves from a bench report's figures (:func:`_figures`); None when it
+    has none."""
     if bench is None:
         return None
     dispatch = _dispatch(bench)
-    figures = _figures(bench)
+    figures, unsteady = _figures(bench)
     if not figures:
         return None
     # (family, working set) -> seconds per byte, the fastest of repeated figures.
@@ -212,6 +226,7 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
         backward_dispatch_s=_dispatch(bench, "dispatch_backward"),
         threads=next((r.threads for r in figures if r.threads), None),
         unreliable=unreliable_sweep(bench),
+        unsteady_families=unsteady,
         private_bytes=L2_SHARE_INVERSE * max(l2) if l2 else None,
         far=far,
         first_touch_s=(touch := _first_touch(bench)),
