@@ -68,6 +68,18 @@ def test_bench_evidence_compares_only_reliable_figures() -> None:
     assert doubt.ratio == 0.5 and "matmul int8" in doubt.text and "theoretical peak" in doubt.text
 
 
+def test_the_doubt_says_what_the_estimate_does_with_unreliable_sweep_figures() -> None:
+    swept = _fig("fp32", 20.0, reliable=False).model_copy(
+        update={"kernel": "dropout", "unit": "GB/s", "level": "dram", "working_set_bytes": 1 << 26}
+    )
+    alone = {d.id: d for d in derive([_fig("fp32", 100.0), swept], None)}
+    text = alone["cpu.unreliable_figures"].text
+    assert "nearest reliable figure" in text and "theoretical peak" not in text
+    both = {d.id: d for d in derive([_fig("int8", 0.3, reliable=False), swept], None)}
+    text = both["cpu.unreliable_figures"].text
+    assert "theoretical peak for the products" in text and "memory sweep's families" in text
+
+
 def _ctx(results: list[BenchResult]) -> dict[str, Any]:
     report = BenchReport(budget_s=1.0, elapsed_s=1.0, results=results)
     return BENCH.compute(BenchView.of(report))

@@ -37,7 +37,25 @@ def _unreliable(results: list[BenchResult], device: str) -> Derived | None:
     return Derived(
         id=f"{device}.unreliable_figures",
         ratio=round(len(bad) / len([r for r in results if r.device == device]), 3),
-        text=f"{len(bad)} {where} figure{'s were' if len(bad) > 1 else ' was'} too unsteady to draw conclusions from ({names}): they are not compared, and the advice uses the theoretical peak for them",
+        text=f"{len(bad)} {where} figure{'s were' if len(bad) > 1 else ' was'} too unsteady to draw conclusions from ({names}): they are not compared"
+        + _fallback(bad),
+    )
+
+
+def _fallback(bad: list[BenchResult]) -> str:
+    """What the estimate does instead of the unreliable figures ``bad``."""
+    swept = [r for r in bad if r.level is not None]
+    if not swept:
+        return ", and the advice uses the theoretical peak for them"
+    if len(swept) == len(bad):
+        return (
+            ", and the estimate prices each of their operator families from its nearest "
+            "reliable figure (from these where the family has none)"
+        )
+    return (
+        "; the advice uses the theoretical peak for the products and bandwidth among them, "
+        "and prices the memory sweep's families from their nearest reliable figure (from "
+        "these where a family has none)"
     )
 
 

@@ -39,6 +39,11 @@ def _unreliable(r: BenchResult) -> str | None:
         return None
     spread = f"±{r.spread:.0%} " if r.spread is not None else ""
     runs = "" if r.spread is not None else f" ({r.runs} timed runs, too few to judge)"
+    if r.level is not None:
+        return (
+            f"{spread}unreliable{runs}: its family is priced from its nearest reliable "
+            "figure (from this one if it has none)"
+        )
     return f"{spread}unreliable{runs}: the advice uses the theoretical peak instead"
 
 

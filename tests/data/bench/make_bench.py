@@ -16,6 +16,11 @@ theoretical peaks from the probe's formula (cores x GHz x FLOPs/cycle), not meas
 - ``amx-int8-unreliable.json``: AMX, fp32 steady, int8 unsteady (spread 40%): the int8
   ratio falls back to the peaks;
 - ``gpu-h100.json``: one H100 beside its host CPU.
+
+One file here is **recorded**, not made by this script: ``recorded-xeon-amx-kvm.json``,
+``hwadvisor bench --json`` on 2026-12-02 on the 2-vCPU Intel Xeon KVM guest with AMX of
+``tests/data/hosts/xeon-amx-kvm`` (load 0.9 at the start): bf16 3.7x and int8 7.6x fp32
+matmul, fp32 at 99% of the two-FMA peak, 10 memory-sweep figures unreliable.
 """
 
 from __future__ import annotations
