@@ -167,6 +167,33 @@ def test_the_estimator_uses_the_theoretical_peak_for_an_unreliable_fp32_figure()
     assert here_rates(facts, steady, Precision.FP32).basis.startswith("measured here")
 
 
+def test_steady_small_products_still_price_when_only_the_sized_figure_is_unreliable() -> None:
+    # As on a Xeon guest: the 2,048 matmul unsteady, its small squares and rows steady.
+    from hwadvisor.estimate.here import ASSUMED_HERE_GEMM, here_rates
+    from hwadvisor.models.workload import Precision
+
+    def small(kernel: str, shape: list[int], value: float) -> BenchResult:
+        return _fig("fp32", value).model_copy(update={"kernel": kernel, "shape": shape})
+
+    facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0)))
+    results = [
+        _fig("fp32", 3.0, reliable=False, peak=150.0).model_copy(update={"shape": [2048] * 3}),
+        small("matmul_small", [64, 64, 64], 30.0),
+        small("matmul_small", [256, 256, 256], 80.0),
+        small("matmul_rows", [4, 1024, 1024], 20.0),
+        small("matmul_rows", [16, 1024, 1024], 40.0),
+    ]
+    rates = here_rates(
+        facts, BenchReport(budget_s=1.0, elapsed_s=1.0, results=results), Precision.FP32
+    )
+    assert rates.basis.startswith("measured here")
+    # Large products from the peak's assumed share; the small ones from their own figures.
+    assert rates.gemm(2048.0) == pytest.approx(150e9 * ASSUMED_HERE_GEMM)
+    assert rates.gemm(64.0) == pytest.approx(30e9) and rates.gemm(256.0) == pytest.approx(80e9)
+    assert rates.rows_points == [(4.0, 20e9), (16.0, 40e9)]
+    assert any("sized fp32 matmul figure was unreliable" in a for a in rates.assumptions)
+
+
 def test_an_unsteady_figure_above_the_base_clock_peak_raises_the_peak() -> None:
     # interference only slows a run: a figure over the base-clock peak shows the boost
     from hwadvisor.estimate.here import ASSUMED_HERE_GEMM, here_rates

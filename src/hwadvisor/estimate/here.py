@@ -132,7 +132,7 @@ def _usable(bench: BenchReport | None, facts: Facts | None, notes: list[str]) ->
     if bench is not None and not _results(bench, "matmul", "fp32") and _unreliable_fp32(bench):
         notes.append(
             "the bench's fp32 matmul figure was unreliable (too unsteady, or the machine was "
-            "busy): the theoretical peak is used instead"
+            "busy): the theoretical peak prices the products it would have"
         )
         return None
     return bench
@@ -186,15 +186,23 @@ def _level_notes(levels: MemoryLevels | None, notes: list[str], left_out: int = 
 
 
 def _measured(
-    facts: Facts | None, bench: BenchReport, precision: Precision, mem: int | None, notes: list[str]
+    facts: Facts | None,
+    bench: BenchReport,
+    precision: Precision,
+    mem: int | None,
+    notes: list[str],
+    sized: tuple[float, float] | None = None,
 ) -> Rates:
-    """Rates of this CPU from the bench figures."""
+    """Rates of this CPU from the bench figures; ``sized``: (size, FLOP/s) standing in for
+    an fp32 ``matmul`` figure the bench marked unreliable (:func:`_stand_in`)."""
     dtype = _bench_dtype(precision)
     gemm = _results(bench, "matmul", dtype)
     if not gemm and dtype != "fp32":
         notes.append(f"no {dtype} matmul figure measured: the fp32 rate is used")
         dtype = "fp32"
         gemm = _results(bench, "matmul", dtype)
+    if not gemm and sized is not None:
+        gemm = [sized]
     threads = _bench_threads(bench, facts)
     if gemm and dtype == "fp32":
         small = _results(bench, "matmul_small", dtype, threads)
@@ -321,6 +329,9 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
         return _measured(facts, bench, precision, mem, notes)
     peak, dtype = _fallback_peak(facts, precision, notes)
     peak = _evidenced_peak(peak, dtype, raw, notes)
+    sized = _stand_in(raw, facts, peak, dtype, notes)
+    if raw is not None and sized is not None:
+        return _measured(facts, raw, precision, mem, notes, sized)
     if peak is None:
         return Rates(
             "here",
@@ -355,6 +366,40 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
         threads=facts.cpu.usable_cores if facts else None,
         levels=levels,
     )
+
+
+def _stand_in(
+    bench: BenchReport | None, facts: Facts | None, peak: float | None, dtype: str, notes: list[str]
+) -> tuple[float, float] | None:
+    """(size, FLOP/s) for large products where the bench's sized fp32 ``matmul`` figure
+    alone was unreliable and its small products' figures (``matmul_small``,
+    ``matmul_rows``) are steady: the assumed share of the peak, floored by the unsteady
+    figure, at that figure's size. None where the whole bench is to be set aside.
+
+    Setting the whole bench aside for its one sized figure priced every product at one
+    flat rate: on a Xeon guest, an MLP's products of effective size 170 at the 318
+    GFLOP/s of an unsteady 2,048 figure, where its steady 128 and 256 squares ran at 229
+    and 304.
+    """
+    if bench is None or peak is None or dtype != "fp32" or _implausible(bench, facts):
+        return None
+    if not (_results(bench, "matmul_small", "fp32") or _results(bench, "matmul_rows", "fp32")):
+        return None
+    from hwadvisor.estimate.counting import effective_size
+
+    shapes = [
+        r.shape
+        for r in bench.results
+        if r.device == "cpu" and r.kernel == "matmul" and r.dtype == "fp32" and len(r.shape) == 3
+    ]
+    size = float(max((effective_size(*s) for s in shapes), default=1024))
+    rate = _floored(peak * 1e9 * ASSUMED_HERE_GEMM, bench, "matmul", dtype, notes)
+    notes.append(
+        f"here: products of size {size:.0f} and over at {rate / 1e9:.0f} GFLOP/s (the sized "
+        "fp32 matmul figure was unreliable); the steady figures of smaller products price "
+        "the smaller ones"
+    )
+    return size, rate
 
 
 def _floored(
