@@ -9,7 +9,7 @@ from hwadvisor.estimate.levels import MemoryLevels, memory_levels
 from hwadvisor.estimate.rates import CPU_OP_OVERHEAD_S, curve_at
 from hwadvisor.estimate.timing import step_time
 from hwadvisor.models.bench import BenchReport, BenchResult
-from hwadvisor.models.facts import Cpu, Facts
+from hwadvisor.models.facts import Cpu, Facts, PeakGflops
 from hwadvisor.models.workload import ModelKind, OpGroup, OpProfile, Precision, Task, Workload
 
 MIB = 2**20
@@ -217,6 +217,32 @@ def test_a_family_measured_only_unreliably_is_priced_from_those_figures_and_said
     assert "eltwise had no reliable figure and are priced from their unreliable ones" in note
 
 
+def test_an_unsteady_level_slower_than_the_held_curve_is_priced_at_its_own_figure() -> None:
+    # Batch norm's DRAM figure left one run by the budget (1 GB/s against 4 at L3): held at
+    # the L3 rate the DRAM-sized batch norms would be 4x too fast. An unsteady figure that is
+    # faster than the held curve (eltwise at DRAM, 1,000 GB/s) is left out.
+    bench = _bench()
+    odd = [
+        r.model_copy(update={"reliable": False, "value": 1000.0})
+        if r.kernel == "eltwise" and r.level == "dram"
+        else r.model_copy(update={"reliable": False})
+        if r.kernel == "batch_norm" and r.level == "dram"
+        else r
+        for r in bench.results
+    ]
+    levels = memory_levels(bench.model_copy(update={"results": odd}))
+    full = memory_levels(bench)
+    assert levels is not None and full is not None
+    assert levels.seconds_per_byte("batch_norm", 64 * MIB) == full.seconds_per_byte(
+        "batch_norm", 64 * MIB
+    )
+    assert levels.far["batch_norm"] == full.far["batch_norm"]
+    assert levels.seconds_per_byte("eltwise", 64 * MIB) == full.seconds_per_byte(
+        "eltwise", 16 * MIB
+    )
+    assert "eltwise" not in levels.far
+
+
 def test_an_all_unreliable_sweep_is_priced_as_no_sweep_and_said() -> None:
     bench = _bench()
     marked = [
@@ -234,6 +260,32 @@ def test_an_all_unreliable_sweep_is_priced_as_no_sweep_and_said() -> None:
     assert "7 memory-sweep figure(s)" in note and "not used" in note
     assert "as without a sweep" in note
     assert not any("priced by family and working set" in a for a in rates.assumptions)
+
+
+def test_a_bench_busy_throughout_still_prices_the_memory_bound_operators() -> None:
+    # Every CPU figure unreliable, the triad too (a machine busy all through the bench):
+    # the memory-bound operators were priced at nothing; now at the unsteady figures.
+    bench = _bench()
+    busy = bench.model_copy(
+        update={"results": [r.model_copy(update={"reliable": False}) for r in bench.results]}
+    )
+    facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0)))
+    rates = here_rates(facts, busy, Precision.FP32)
+    assert rates.levels is not None and rates.levels.dispatch_s == pytest.approx(4e-6)
+    wl = _cnn(8)
+    steady = step_time(wl, here_rates(facts, bench, Precision.FP32)).parts["memory"]
+    assert step_time(wl, rates).parts["memory"] == pytest.approx(steady)
+    assert any("no memory figure of the bench was reliable" in a for a in rates.assumptions)
+    # With a steady triad (and matmul) the sweep is still set aside: the triad prices them.
+    triad_ok = bench.model_copy(
+        update={
+            "results": [
+                r if r.kernel in ("triad", "matmul") else r.model_copy(update={"reliable": False})
+                for r in bench.results
+            ]
+        }
+    )
+    assert here_rates(facts, triad_ok, Precision.FP32).levels is None
 
 
 def test_element_wise_past_the_private_caches_streams_from_dram() -> None:

@@ -14,6 +14,7 @@ from hwadvisor.estimate.levels import (
     machine_note,
     memory_levels,
     unreliable_sweep,
+    unsteady_levels,
 )
 from hwadvisor.estimate.rates import CPU_OP_OVERHEAD_S, Rates
 from hwadvisor.models.bench import BenchReport
@@ -138,6 +139,20 @@ def _usable(bench: BenchReport | None, facts: Facts | None, notes: list[str]) ->
     return bench
 
 
+def _busy_levels(bench: BenchReport, notes: list[str]) -> MemoryLevels | None:
+    """The sweep from its unreliable figures, where it has no reliable one and no steady
+    bandwidth figure prices the memory-bound operators instead (``levels.unsteady_levels``)."""
+    levels = unsteady_levels(bench)
+    if levels is not None:
+        notes.append(
+            "here: no memory figure of the bench was reliable (a busy machine): memory-bound "
+            "operators, page faults and the optimizer are priced at its unreliable sweep "
+            "figures, which interference only slows (so they err long); repeat hwadvisor "
+            "bench when idle"
+        )
+    return levels
+
+
 def _level_notes(levels: MemoryLevels | None, notes: list[str], left_out: int = 0) -> float:
     """Say how the memory sweep is used (and which of its figures are left out as
     unreliable); the per-operator cost (measured, else assumed)."""
@@ -236,7 +251,7 @@ def _measured(
             "no conv2d figure measured: convolutions assumed at 0.58 x the largest matmul rate"
         )
     notes.extend(_kept_note(bench))
-    levels = memory_levels(bench)
+    levels = memory_levels(bench) or (None if bw_pts else _busy_levels(bench, notes))
     overhead = _level_notes(levels, notes, unreliable_sweep(bench))
     notes.append(machine_note(facts, bench))
     return Rates(
@@ -346,7 +361,7 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
         )
     gemm = _floored(peak * 1e9 * ASSUMED_HERE_GEMM, raw, "matmul", dtype, notes)
     conv = _floored(peak * 1e9 * ASSUMED_HERE_CONV, raw, "conv2d", dtype, notes)
-    levels = memory_levels(raw) if raw is not None else None
+    levels = (memory_levels(raw) or _busy_levels(raw, notes)) if raw is not None else None
     overhead = _level_notes(levels, notes) if levels is not None else CPU_OP_OVERHEAD_S
     notes.append(
         f"no usable bench figures: {ASSUMED_HERE_GEMM:.0%} of the theoretical {dtype} peak "

@@ -27,8 +27,9 @@ product wrote its input. The step's element-wise operators took 4-6x their cache
 estimate at two threads and 2-3x at one.
 
 Figures the bench marked ``reliable: false`` (too unsteady, or a busy machine) are left
-out where their family has a reliable figure: a size they alone measured is priced from
-the nearest reliable one. A family with no reliable figure at all is priced from its
+out where their family has a reliable figure, unless slower than it: a size they alone
+measured is priced from the nearest reliable figure, or from their own where that is
+slower (a DRAM figure left one run by the budget, beside steady L2 and L3 ones). A family with no reliable figure at all is priced from its
 unreliable ones, said so (an unsteady figure errs towards a longer step); a sweep without
 any reliable figure is priced as no sweep at all. :func:`unreliable_sweep` counts them for
 the assumptions.
@@ -196,6 +197,39 @@ def _seconds_per_byte(r: BenchResult, dispatch: float | None) -> float:
     return without_call(call, dispatch, MIN_DATA_SHARE) / ws
 
 
+def _fill_slower_levels(
+    bench: BenchReport,
+    dispatch: float | None,
+    points: dict[tuple[str, float], float],
+    far: dict[str, float],
+) -> None:
+    """Add to ``points`` (and ``far``) each unreliable figure at a working set its family
+    has no reliable figure for, where it is slower than the reliable curve held there.
+
+    Held at the nearest reliable figure, a level the sweep measured only unsteadily is
+    priced at a smaller level's rate: at the DRAM size of a Xeon guest, where the budget
+    left the DRAM figures one or two runs, batch norm's backward at its L3 rate of 25
+    GB/s against 5.4 measured, layer norm at 30 against 5.5. The true rate lies between
+    the two: interference only slows a run, so the unsteady figure errs long by the
+    noise, and the held one errs short by the whole step between two memory levels. An
+    unsteady figure faster than the held curve is no evidence of anything and is left out.
+    """
+    steady = {family for family, _ in points}
+    curves: dict[str, list[tuple[float, float]]] = {}
+    for (family, ws), spb in sorted(points.items()):
+        curves.setdefault(family, []).append((ws, spb))
+    for r in bench.results:
+        ws = float(r.working_set_bytes or 0)
+        key = (r.kernel, ws)
+        if not _sweep(r) or r.kernel not in steady or key in points or not ws or r.value <= 0:
+            continue
+        spb = _seconds_per_byte(r, dispatch)
+        if spb > log_interp(curves[r.kernel], ws):
+            points[key] = spb
+            if r.level == "dram":
+                far[r.kernel] = spb
+
+
 def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
     """The sweep's curves from a bench report's figures (:func:`_figures`); None when it
     has none."""
@@ -213,6 +247,7 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
         points[key] = min(points.get(key, math.inf), spb)
         if r.level == "dram":
             far[r.kernel] = min(far.get(r.kernel, math.inf), spb)
+    _fill_slower_levels(bench, dispatch, points, far)
     curves: dict[str, list[tuple[float, float]]] = {}
     for (family, ws), spb in sorted(points.items()):
         curves.setdefault(family, []).append((ws, spb))
@@ -237,6 +272,29 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
             if (s := _dispatch(bench, kernel)) is not None
         },
     )
+
+
+def unsteady_levels(bench: BenchReport | None) -> MemoryLevels | None:
+    """The sweep from every figure, steady or not (its per-call, first-touch and optimizer
+    figures too); None without a sweep. For a bench with no reliable sweep figure and no
+    steady bandwidth figure either, a machine busy all through the bench: priced without
+    them, a step's memory-bound operators, faults and optimizer cost nothing (an encoder's
+    step at 258 ms against 571 measured, where the same figures steady gave 537).
+    Interference only slows a run, so these figures err towards a longer step."""
+    if bench is None:
+        return None
+    per_call = {"dispatch", "dispatch_backward", "first_touch", *OPTIMIZER_KERNELS.values()}
+    results = [
+        r.model_copy(update={"reliable": None})
+        if r.device == "cpu" and (r.level is not None or r.kernel in per_call)
+        else r
+        for r in bench.results
+    ]
+    levels = memory_levels(bench.model_copy(update={"results": results}))
+    if levels is not None:
+        levels.unreliable = unreliable_sweep(bench)
+        levels.unsteady_families = sorted(levels.curves)
+    return levels
 
 
 def machine_note(facts: Facts | None, bench: BenchReport | None) -> str:
