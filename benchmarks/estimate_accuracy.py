@@ -144,6 +144,18 @@ def micro_bench(min_run_time: float = 0.2) -> tuple[Any, Any]:
     back = "torch.ops.aten.convolution_backward(g, x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, False])"
     m = timed(back, {"x": x, "w": w, "g": g})
     results.append(result("conv2d_backward", conv_shape, 2 * conv_flops, "GFLOP/s", m))
+    # the backward of stride-2 convolutions, as hwadvisor bench times it
+    from hwadvisor.bench.kernels import (
+        STRIDED_BACKWARD,
+        _strided_backward_builder,
+        strided_backward_work,
+    )
+
+    for shape in STRIDED_BACKWARD:
+        fn = _strided_backward_builder(torch, torch.device("cpu"))(shape)
+        m = timed("fn()", {"fn": fn})
+        work = strided_backward_work(shape)
+        results.append(result("conv2d_backward_strided", list(shape), work, "GFLOP/s", m))
     n = 1 << 23
     a, b, c = torch.randn(n), torch.randn(n), torch.randn(n)
     m = timed("torch.add(b, c, alpha=2.0, out=a)", {"a": a, "b": b, "c": c})

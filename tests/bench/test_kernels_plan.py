@@ -24,6 +24,19 @@ def test_the_backward_of_the_forwards_convolution_is_planned_and_runs() -> None:
     assert grad_bias is None
 
 
+def test_a_cpu_times_the_backward_of_strided_convolutions_and_it_runs() -> None:
+    from hwadvisor.bench.kernels import STRIDED_BACKWARD, strided_backward_work
+
+    target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=1)
+    cases = [c for c in plan(torch, target, None, free_bytes=None) if c.kernel == "conv2d_backward_strided"]  # fmt: skip
+    assert [c.ladder[0] for c in cases] == list(STRIDED_BACKWARD)
+    shape = (1, 8, 8, 8, 16, 1, 1)  # a small one: the statement, not the figure
+    grad_input, grad_weight, _ = cases[0].build(shape)()
+    assert tuple(grad_input.shape) == (1, 8, 8, 8) and tuple(grad_weight.shape) == (16, 8, 1, 1)
+    # Twice the forward's FLOPs, the output 4 x 4 at stride 2.
+    assert strided_backward_work(shape) == 2 * 2 * 1 * 16 * 4 * 4 * 8
+
+
 def test_a_cpu_times_products_of_few_rows_one_size_each() -> None:
     from hwadvisor.bench.kernels import CPU_ROWS, ROWS_WIDTH, matmul_work
 

@@ -214,3 +214,40 @@ def test_the_backward_convolutions_run_at_the_measured_backward_rate() -> None:
     assert any(
         "backward convolutions at the measured conv2d backward rate (120" in n for n in notes
     )
+
+
+def test_a_strided_convolutions_backward_goes_at_the_measured_strided_share() -> None:
+    """The bench's conv2d_backward_strided figures, over the price this estimate gives the
+    same shape unstrided, scale the backward of every stride-2 convolution of that kernel
+    side: forwards, unstrided convolutions and other kernels are left as they were."""
+    from hwadvisor.estimate.timing import onednn_conv_rate, strided_backward_factor
+
+    bench = _bench(threads=2)
+
+    def strided(side: int, value: float) -> BenchResult:
+        return bench.results[2].model_copy(
+            update={"kernel": "conv2d_backward_strided", "value": value,
+                    "shape": [4, 256, 28, 28, 512 if side == 1 else 256, side, side]}
+        )  # fmt: skip
+
+    measured = bench.model_copy(update={"results": [*bench.results, strided(1, 20.0), strided(3, 60.0)]})  # fmt: skip
+    rates = here_rates(None, measured, Precision.FP32)
+    plain = here_rates(None, bench, Precision.FP32)
+    assert set(rates.strided_backward) == {1, 3} and not plain.strided_backward
+    # Each factor is the figure over the unstrided price of the figure's own shape.
+    ref = _conv([1, 1], product=[512, 256, 196], flops=2.0 * 512 * 196 * 256,
+                size=effective_size(4 * 196, 512, 256))  # fmt: skip
+    assert rates.strided_backward[1] == pytest.approx(20e9 / (onednn_conv_rate(ref, plain, 4, backward=True) or 1))  # fmt: skip
+    down = _conv([1, 1], stride=2, product=[512, 256, 784], flops=1e8, size=154)
+    same = _conv([1, 1], product=[512, 256, 784], flops=1e8, size=154)
+    five = _conv([5, 5], stride=2, product=[64, 1600, 784], flops=1e8, size=154)
+    assert strided_backward_factor(down, rates) == rates.strided_backward[1]
+    assert strided_backward_factor(same, rates) == strided_backward_factor(five, rates) == 1.0
+    back = onednn_conv_rate(down, rates, 4, backward=True)
+    unstrided = onednn_conv_rate(same, rates, 4, backward=True)
+    assert back == pytest.approx((unstrided or 0) * rates.strided_backward[1])
+    assert onednn_conv_rate(down, rates, 4) == onednn_conv_rate(same, rates, 4)  # forward
+    assert any("conv2d_backward_strided" in a for a in rates.assumptions)
+    # An unreliable figure is left out.
+    shaky = measured.model_copy(update={"results": [*bench.results, strided(1, 20.0).model_copy(update={"reliable": False})]})  # fmt: skip
+    assert not here_rates(None, shaky, Precision.FP32).strided_backward

@@ -70,6 +70,44 @@ def conv_backward_work(shape: Shape) -> float:
     return 2.0 * conv_work(shape)
 
 
+#: The strided convolutions whose backward the CPU bench times (``conv2d_backward_strided``):
+#: [N, C_in, H, W, C_out, kh, kw] of the input, stride 2, in the NCHW layout models run in:
+#: a downsampling 1x1 and a stride-2 3x3 of a middle stage of a ResNet (256 channels in,
+#: 28 x 28 to 14 x 14, batch 4). oneDNN runs their input gradient on its own strided kernel
+#: (``brgconv_strided`` backward_data, with ``ONEDNN_VERBOSE=1``), and each call reorders
+#: tensors four times the output's size between NCHW and its blocked layout: in ResNet-50
+#: at batch 4 their backward took 1.35-3.5x the price of an unstrided one on a Xeon guest
+#: and 1.35-2.1x on a Zen 3 one (benchmarks/conv_shapes.py, docs/estimates.md 4). The
+#: ratio moves with the shape (a 64-to-128 1x1 at 56 x 56 ran at a tenth of the price), so
+#: one middle shape stands for all.
+STRIDED_BACKWARD = ((4, 256, 28, 28, 512, 1, 1), (4, 256, 28, 28, 256, 3, 3))
+STRIDE = 2
+
+
+def strided_backward_work(shape: Shape) -> float:
+    """Twice the forward FLOPs of the stride-2 convolution ``shape``, as a backward is priced."""
+    n, c, h, w, cout, kh, kw = shape
+    return 2.0 * 2.0 * n * cout * (h // STRIDE) * (w // STRIDE) * c * kh * kw
+
+
+def _strided_backward_builder(torch: Any, dev: Any) -> Callable[[Shape], Callable[[], object]]:
+    """``aten.convolution_backward`` of a stride-2 fp32 convolution (input and weight
+    gradients, no bias), NCHW."""
+
+    def build(shape: Shape) -> Callable[[], object]:
+        n, c, h, w, cout, kh, kw = shape
+        pad = kh // 2
+        x = torch.randn(n, c, h, w, device=dev)
+        wt = torch.randn(cout, c, kh, kw, device=dev)
+        out = torch.nn.functional.conv2d(x, wt, stride=STRIDE, padding=pad)
+        grad = torch.randn_like(out)
+        back = torch.ops.aten.convolution_backward
+        args = ([STRIDE] * 2, [pad] * 2, [1, 1], False, [0, 0], 1, [True, True, False])
+        return lambda: back(grad, x, wt, None, *args)
+
+    return build
+
+
 def _matmul_builder(torch: Any, dev: Any, dtype: str) -> Callable[[Shape], Callable[[], object]]:
     def build(shape: Shape) -> Callable[[], object]:
         m, n, k = shape
@@ -286,6 +324,14 @@ def plan(
                 fixed("matmul_small", (n, n, n), 0.08, SMALL_MIN_ALLOT_S, on=single)
                 for n in CPU_SMALL
             ]
+        # The backward of strided convolutions: one shape each, not sized.
+        build = _strided_backward_builder(torch, dev)
+        for shape in STRIDED_BACKWARD:
+            case = KernelCase(
+                target, "conv2d_backward_strided", "fp32", "GFLOP/s", (shape,),
+                strided_backward_work, build, weight=0.1, min_allot_s=SMALL_MIN_ALLOT_S,
+            )  # fmt: skip
+            cases.append(case)
         # Memory-bound operator families per cache level, and the per-operator cost.
         cases += sweep_cases(torch, target, facts)
         cases += others

@@ -254,7 +254,7 @@ def _measured(
     levels = memory_levels(bench) or (None if bw_pts else _busy_levels(bench, notes))
     overhead = _level_notes(levels, notes, unreliable_sweep(bench))
     notes.append(machine_note(facts, bench))
-    return Rates(
+    rates = Rates(
         "here",
         facts.cpu.model if facts else None,
         gemm,
@@ -272,6 +272,41 @@ def _measured(
         rows_points=_rows_points(bench, notes) if dtype == "fp32" else [],
         single_points=_single_points(bench, threads, notes),
     )
+    rates.strided_backward = _strided_backward(bench, rates, notes)
+    return rates
+
+
+def _strided_backward(bench: BenchReport, rates: Rates, notes: list[str]) -> dict[int, float]:
+    """By kernel side, each reliable ``conv2d_backward_strided`` figure over the price
+    ``rates`` give the same convolution unstrided (``timing.strided_backward_factor``)."""
+    from hwadvisor.estimate.counting import effective_size
+    from hwadvisor.estimate.timing import onednn_conv_rate
+    from hwadvisor.models.workload import ConvShape
+
+    out: dict[int, float] = {}
+    for r in bench.results:
+        if r.device != "cpu" or r.kernel != "conv2d_backward_strided" or len(r.shape) != 7:
+            continue
+        n, c, h, w, cout, kh, kw = r.shape
+        if r.reliable is False or r.value <= 0 or kh != kw:
+            continue
+        oh, ow = h // 2, w // 2
+        unstrided = ConvShape(
+            count=1, kernel=[kh, kw], stride=[1, 1], dilation=[1, 1],
+            input_elements=c * h * w, product=[cout, c * kh * kw, oh * ow],
+            flops=2.0 * cout * oh * ow * c * kh * kw, size=effective_size(n * oh * ow, cout, c * kh * kw),
+        )  # fmt: skip
+        price = onednn_conv_rate(unstrided, rates, n, backward=True)
+        if price:
+            out[kh] = r.value * 1e9 / price
+    if out:
+        notes.append(
+            "here: the backward of stride-2 convolutions at the measured "
+            "conv2d_backward_strided rates, "
+            + ", ".join(f"{k}x{k} {v:.2f}x" for k, v in sorted(out.items()))
+            + " the unstrided price of the same shape"
+        )
+    return out
 
 
 def _single_points(bench: BenchReport, threads: int | None, notes: list[str]) -> list[tuple[float, float]]:  # fmt: skip

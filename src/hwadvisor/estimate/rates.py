@@ -78,6 +78,10 @@ class Rates:
     #: (size, FLOP/s) of square products at ONE thread (the bench's one-thread
     #: ``matmul_small`` figures), where the job runs on more (empty: not measured).
     single_points: list[tuple[float, float]] = field(default_factory=list)
+    #: Measured backward rate of stride-2 convolutions over the unstrided price of the
+    #: same shape, by kernel side (1: 1x1, 3: 3x3); the bench's ``conv2d_backward_strided``
+    #: figures (empty: not measured, priced as unstrided).
+    strided_backward: dict[int, float] = field(default_factory=dict)
 
     def product(self, size: float, rows: float | None = None, work: float | None = None) -> float | None:  # fmt: skip
         """FLOP/s of products of effective size ``size``. Products with fewer rows (their

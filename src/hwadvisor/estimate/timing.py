@@ -409,11 +409,27 @@ def onednn_conv_rate(
     """
     conv = (rates.conv_backward if backward else None) or rates.conv
     rate = rates.conv_at(c.size, backward=backward) or conv
-    if rate is None or c.groups != 1 or c.transposed or any(k != 1 for k in c.kernel):
+    if rate is None:
         return rate
+    factor = strided_backward_factor(c, rates) if backward else 1.0
+    if c.groups != 1 or c.transposed or any(k != 1 for k in c.kernel):
+        return rate * factor
     out, inner, positions = c.product
     square = rates.gemm(float(effective_size(batch * positions, out, inner)))
-    return min(rate, square) if square else rate
+    return (min(rate, square) if square else rate) * factor
+
+
+def strided_backward_factor(c: ConvShape, rates: Rates) -> float:
+    """What a strided convolution's backward runs at, as a share of its unstrided price:
+    the bench's measured ``conv2d_backward_strided`` figure of the same kernel side over
+    the price this estimate gives an unstrided convolution of that figure's shape (1.0:
+    unstrided, grouped, transposed, another kernel, or not measured)."""
+    if c.groups != 1 or c.transposed or len(c.kernel) != 2 or all(s == 1 for s in c.stride):
+        return 1.0
+    side = c.kernel[0]
+    if c.kernel[1] != side:
+        return 1.0
+    return rates.strided_backward.get(side, 1.0)
 
 
 def native_conv(conv: ConvShape, batch: int, threads: int) -> bool:
