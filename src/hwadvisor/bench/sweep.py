@@ -3,7 +3,7 @@
 As the Empirical Roofline Toolkit measures bandwidth per memory level (L1, L2, L3, DRAM)
 by sweeping the working-set size, this sweep runs the operators that dominate the
 memory-bound part of a training step (element-wise, batch norm and its backward, max
-pooling, dropout's Bernoulli mask, layer norm, softmax, GELU, and the masked selections of
+pooling and its backward, dropout's Bernoulli mask, layer norm, softmax, GELU, and the masked selections of
 causal attention, ``masked_fill`` and ``where``) at three working sets:
 
 - ``l2``: half of the L2 of the cores used (``facts.cpu.l2_bytes`` per core x threads),
@@ -119,7 +119,7 @@ class Family:
 
     name: str
     bytes_per_element: float
-    layout: str  # "nchw", "rows:<n>", "mask:<side>" or "flat"
+    layout: str  # "nchw", "nchw:<channels>", "rows:<n>", "mask:<side>" or "flat"
     #: The working-set levels it is measured at.
     levels: tuple[str, ...] = LEVELS
 
@@ -133,13 +133,16 @@ class Family:
 
 #: Counted bytes per input element (fp32): all tensors read and written, as the counter
 #: sums them. add: a, b, out; batch norm: x, out; its backward: grad, x, grad_in;
-#: max pool 2x2 with indices: x + out/4 + int64 indices/4; bernoulli_: self in and out;
+#: max pool 2x2 with indices: x + out/4 + int64 indices/4; its backward: grad/4 + x +
+#: int64 indices/4 + grad_in (zeroed, then each gradient scattered to its maximum's
+#: place); bernoulli_: self in and out;
 #: masked_fill: x, out (and the mask once); where(mask, value, x): x, out (the mask once).
 FAMILIES = (
     Family("eltwise", 12.0, "flat"),
     Family("batch_norm", 8.0, "nchw"),
     Family("batch_norm_backward", 12.0, "nchw"),
     Family("max_pool", 7.0, "nchw"),
+    Family("max_pool_backward", 11.0, "nchw:16"),
     Family("dropout", 8.0, "flat"),
     Family("layer_norm", 8.0, f"rows:{HIDDEN}"),
     Family("softmax", 8.0, f"rows:{SEQ}"),
@@ -187,8 +190,11 @@ def level_bytes(facts: Facts | None, threads: int) -> dict[str, int]:
 def family_shape(family: Family, working_set: int) -> Shape:
     """The input shape of ``family`` whose call moves about ``working_set`` bytes."""
     elements = max(1, int((working_set - family.fixed_bytes()) / family.bytes_per_element))
-    if family.layout == "nchw":
-        return (max(1, elements // (CHANNELS * SIDE * SIDE)), CHANNELS, SIDE, SIDE)
+    if family.layout == "nchw" or family.layout.startswith("nchw:"):
+        # "nchw:<channels>": fewer channels, so that a family of many bytes an element
+        # still lands within a tenth of a small working set.
+        c = int(family.layout.split(":")[1]) if ":" in family.layout else CHANNELS
+        return (max(1, elements // (c * SIDE * SIDE)), c, SIDE, SIDE)
     if family.layout.startswith("rows:"):
         row = int(family.layout.split(":")[1])
         return (max(1, elements // row), row)
@@ -238,6 +244,7 @@ OUT_OVERLOADS: dict[str, tuple[str, tuple[str, ...]]] = {
     "batch_norm": ("out", ("out", "save_mean", "save_invstd")),
     "batch_norm_backward": ("out", ("out0", "out1", "out2")),
     "max_pool": ("out", ("out", "indices")),
+    "max_pool_backward": ("grad_input", ("grad_input",)),
     "layer_norm": ("out", ("out0", "out1", "out2")),
     "softmax": ("out", ("out",)),
     "gelu": ("out", ("out",)),
@@ -264,6 +271,11 @@ def _family_call(torch: Any, family: str, shape: Shape) -> tuple[Any, tuple[Any,
         return aten.native_batch_norm_backward, (g, x, w, rm, rv, mean, invstd, True, 1e-5, mask)
     if family == "max_pool":
         return aten.max_pool2d_with_indices, (x, [2, 2], [2, 2])
+    if family == "max_pool_backward":
+        _, indices = aten.max_pool2d_with_indices(x, [2, 2], [2, 2])
+        g = filled(torch, (*shape[:2], shape[2] // 2, shape[3] // 2), 2)
+        back = (g, x, [2, 2], [2, 2], [0, 0], [1, 1], False, indices)
+        return aten.max_pool2d_with_indices_backward, back
     if family == "dropout":
         return aten.bernoulli_, (x, 0.9)
     if family == "layer_norm":

@@ -133,6 +133,7 @@ OP_FAMILY: dict[str, str] = {
     "_native_batch_norm_legit_functional": "batch_norm",
     "native_batch_norm_backward": "batch_norm_backward",
     "max_pool2d_with_indices": "max_pool",
+    "max_pool2d_with_indices_backward": "max_pool_backward",
     "bernoulli_": "dropout",
     "native_dropout": "dropout",
     "native_layer_norm": "layer_norm",
