@@ -162,8 +162,8 @@ def _level_notes(levels: MemoryLevels | None, notes: list[str], left_out: int = 
             f"here: {left_out} memory-sweep figure(s) marked unreliable (unsteady, too few "
             "runs, or a busy machine): "
             + (
-                "where their family has a reliable figure they are not used, and what they "
-                "measured is priced from the nearest reliable one"
+                "where their family has a reliable figure, what they measured is priced "
+                "from the nearest reliable one, or at their own where that is slower"
                 if levels is not None
                 else "not used; memory-bound operators are priced as without a sweep"
             )

@@ -19,8 +19,9 @@ theoretical peaks from the probe's formula (cores x GHz x FLOPs/cycle), not meas
 
 One file here is **recorded**, not made by this script: ``recorded-xeon-amx-kvm.json``,
 ``hwadvisor bench --json`` on 2026-12-02 on the 2-vCPU Intel Xeon KVM guest with AMX of
-``tests/data/hosts/xeon-amx-kvm`` (load 0.9 at the start): bf16 3.7x and int8 7.6x fp32
-matmul, fp32 at 99% of the two-FMA peak, 10 memory-sweep figures unreliable.
+``tests/data/hosts/xeon-amx-kvm`` (load 0.6 at the start): bf16 3.7x fp32 matmul, fp32
+at 97% of the two-FMA peak, 11 figures unreliable (the int8 matmul and 10 of the memory
+sweep's), the strided backward and max pooling's backward figures among the rest.
 """
 
 from __future__ import annotations
