@@ -29,10 +29,10 @@ estimate at two threads and 2-3x at one.
 Figures the bench marked ``reliable: false`` (too unsteady, or a busy machine) are left
 out where their family has a reliable figure, unless slower than it: a size they alone
 measured is priced from the nearest reliable figure, or from their own where that is
-slower (a DRAM figure left one run by the budget, beside steady L2 and L3 ones). A family with no reliable figure at all is priced from its
-unreliable ones, said so (an unsteady figure errs towards a longer step); a sweep without
-any reliable figure is priced as no sweep at all. :func:`unreliable_sweep` counts them for
-the assumptions.
+slower (a DRAM figure left one run by the budget, beside steady L2 and L3 ones). A family
+with no reliable figure at all is priced from its unreliable ones, said so (an unsteady
+figure errs towards a longer step); a sweep without any reliable figure is priced as no
+sweep at all. :func:`unreliable_sweep` counts them for the assumptions.
 """
 
 from __future__ import annotations
@@ -197,6 +197,14 @@ def _seconds_per_byte(r: BenchResult, dispatch: float | None) -> float:
     return without_call(call, dispatch, MIN_DATA_SHARE) / ws
 
 
+def _curves(points: dict[tuple[str, float], float]) -> dict[str, list[tuple[float, float]]]:
+    """(working set, seconds per byte) by family, ascending working set."""
+    curves: dict[str, list[tuple[float, float]]] = {}
+    for (family, ws), spb in sorted(points.items()):
+        curves.setdefault(family, []).append((ws, spb))
+    return curves
+
+
 def _fill_slower_levels(
     bench: BenchReport,
     dispatch: float | None,
@@ -214,14 +222,11 @@ def _fill_slower_levels(
     noise, and the held one errs short by the whole step between two memory levels. An
     unsteady figure faster than the held curve is no evidence of anything and is left out.
     """
-    steady = {family for family, _ in points}
-    curves: dict[str, list[tuple[float, float]]] = {}
-    for (family, ws), spb in sorted(points.items()):
-        curves.setdefault(family, []).append((ws, spb))
+    curves = _curves(points)
     for r in bench.results:
         ws = float(r.working_set_bytes or 0)
         key = (r.kernel, ws)
-        if not _sweep(r) or r.kernel not in steady or key in points or not ws or r.value <= 0:
+        if not _sweep(r) or r.kernel not in curves or key in points or not ws or r.value <= 0:
             continue
         spb = _seconds_per_byte(r, dispatch)
         if spb > log_interp(curves[r.kernel], ws):
@@ -248,9 +253,7 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
         if r.level == "dram":
             far[r.kernel] = min(far.get(r.kernel, math.inf), spb)
     _fill_slower_levels(bench, dispatch, points, far)
-    curves: dict[str, list[tuple[float, float]]] = {}
-    for (family, ws), spb in sorted(points.items()):
-        curves.setdefault(family, []).append((ws, spb))
+    curves = _curves(points)
     # The sweep aims its L2 figures at half of what the threads' L2s hold; each family
     # lands at or under that aim (its shape rounds the working set down): the largest is
     # the closest.
