@@ -279,6 +279,7 @@ def _measured(
 def _strided_backward(bench: BenchReport, rates: Rates, notes: list[str]) -> dict[int, float]:
     """By kernel side, each reliable ``conv2d_backward_strided`` figure over the price
     ``rates`` give the same convolution unstrided (``timing.strided_backward_factor``)."""
+    from hwadvisor.bench.kernels import STRIDE
     from hwadvisor.estimate.counting import effective_size
     from hwadvisor.estimate.timing import onednn_conv_rate
     from hwadvisor.models.workload import ConvShape
@@ -290,7 +291,7 @@ def _strided_backward(bench: BenchReport, rates: Rates, notes: list[str]) -> dic
         n, c, h, w, cout, kh, kw = r.shape
         if r.reliable is False or r.value <= 0 or kh != kw:
             continue
-        oh, ow = h // 2, w // 2
+        oh, ow = h // STRIDE, w // STRIDE
         unstrided = ConvShape(
             count=1, kernel=[kh, kw], stride=[1, 1], dilation=[1, 1],
             input_elements=c * h * w, product=[cout, c * kh * kw, oh * ow],
