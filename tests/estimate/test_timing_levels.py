@@ -480,3 +480,40 @@ def test_softmaxs_backward_streams_at_the_element_wise_rate_without_a_note() -> 
     softmax_b, eltwise = step_time(job("softmax_backward"), rates), step_time(job("eltwise"), rates)
     assert softmax_b.parts["memory"] == pytest.approx(eltwise.parts["memory"])
     assert not any("softmax_backward" in n for n in softmax_b.notes)
+
+
+def test_nchw_convolutions_pay_onednns_reorders_where_the_bench_measured_channels_last() -> None:
+    """Each oneDNN convolution of an NCHW model copies its input, weights and output to
+    and from oneDNN's layout (its backward the gradients too): element-wise passes the
+    bench's channels-last convolution figure does not contain. A channels-last job, and a
+    bench without a sweep, pay none."""
+    from hwadvisor.models.workload import ConvShape, GemmBucket
+
+    conv = ConvShape(count=2, kernel=[3, 3], stride=[1, 1], dilation=[1, 1],
+                     input_elements=64 * 32 * 32, product=[64, 576, 1024], flops=2e8, size=173)  # fmt: skip
+    prof = OpProfile(conv=[GemmBucket(size=173, flops=2e8)], conv_shapes=[conv],
+                     conv_flops=2e8, kernels=2)  # fmt: skip
+
+    def wl(task: Task, *, cl: bool = False) -> Workload:
+        return Workload(kind=ModelKind.CNN, task=task, batch_size=8, params=1000,
+                        flops_per_sample=2e8, profile=prof, channels_last=cl)  # fmt: skip
+
+    bench = _bench()
+    conv_fig = _figure("conv2d", 150.0, unit="GFLOP/s", shape=[8, 64, 56, 56, 64, 3, 3])
+    bench = bench.model_copy(update={"results": [*bench.results, conv_fig]})
+    rates = here_rates(None, bench, Precision.FP32)
+    assert rates.levels is not None
+    x, y, w = 8 * 64 * 32 * 32, 8 * 64 * 1024, 64 * 576
+
+    def copies(*elements: float) -> float:
+        return sum(2 * (rates.levels.seconds("eltwise", 8.0 * e, cold=True) or 0) for e in elements)
+
+    for task, moved in ((Task.INFER, (x, w, y)), (Task.TRAIN, (x, w, y, y, x, w, x, w))):
+        nchw = step_time(wl(task), rates)
+        last = step_time(wl(task, cl=True), rates)
+        assert nchw.parts["conv"] - last.parts["conv"] == pytest.approx(copies(*moved))
+        assert any("layout reorders" in n for n in nchw.notes)
+        assert not any("layout reorders" in n for n in last.notes)
+    no_sweep = here_rates(None, _bench(sweep=False).model_copy(
+        update={"results": [*_bench(sweep=False).results, conv_fig]}), Precision.FP32)  # fmt: skip
+    assert not any("layout reorders" in n for n in step_time(wl(Task.TRAIN), no_sweep).notes)

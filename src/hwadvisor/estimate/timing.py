@@ -247,6 +247,15 @@ def _operator_parts(
         parts["conv"] = _conv_time(prof, rates, wl, native)
         if native:
             notes.append(_native_note(native, wl.batch_size, rates))
+        reorders = _reorder_seconds(wl, prof, rates, native)
+        if reorders:
+            parts["conv"] += reorders
+            notes.append(
+                f"{rates.device}: {reorders * 1e3:,.1f} ms of oneDNN's layout reorders around "
+                "the NCHW convolutions (input, weights and output to its blocked layout and "
+                "back; in the backward the gradients too) at the element-wise DRAM rate past "
+                "the private caches: the bench's convolution is channels-last and pays none"
+            )
     if prof.other_flops:
         rate = rates.gemm(256.0)
         parts["other"] = prof.other_flops * work / rate if rate else 0.0
@@ -340,6 +349,46 @@ def _gemm_time(prof: OpProfile, rates: Rates, work: float) -> float:
         if rate is None:
             raise _Unknown("matmul rate unknown: time unknown")
         seconds += bucket.flops * work / rate
+    return seconds
+
+
+def _reorder_seconds(wl: Workload, prof: OpProfile, rates: Rates, native: list[ConvShape]) -> float:
+    """Seconds of the reorders oneDNN makes around each convolution of an NCHW model on
+    this CPU, where the bench measured its convolution rate (channels-last, so without
+    them): 0 for a channels-last job, a catalog CPU, a GPU, or without a sweep.
+
+    oneDNN computes a convolution in its own blocked layout. On NCHW tensors each call
+    first copies the input and the weights into it and then the output back (with
+    ``ONEDNN_VERBOSE=1``, a 3x3 convolution of 64 channels at 32 x 32, batch 16, ran its
+    kernel in 4.4 ms between reorders of 1.0 and 1.2 ms on a Xeon guest); its backward
+    copies the output's gradient, the input and the weights in and both gradients back.
+    Each copy reads and writes every element once, an element-wise pass over what the
+    operator before it wrote, priced as such (``MemoryLevels.seconds`` with ``cold``). A
+    depthwise convolution of MobileNet ran 3.6-12x its FLOP price: its kernel took 0.07 ms
+    of a call of 0.4 ms or more.
+    """
+    levels = rates.levels
+    if (
+        rates.gpu
+        or wl.channels_last
+        or levels is None
+        or rates.conv_size is None
+        or not levels.measured("eltwise")
+    ):
+        return 0.0
+    batch, scale = float(wl.batch_size), _elem_scale(wl.precision)
+    train = wl.task is Task.TRAIN
+    seconds = 0.0
+    for c in prof.conv_shapes:
+        if c in native or c.transposed:
+            continue
+        x = c.input_elements * batch
+        y = c.product[0] * c.groups * c.product[2] * batch
+        w = float(c.product[0] * c.groups * c.product[1])
+        copies = [x, w, y] + ([y, x, w, x, w] if train else [])
+        for elements in copies:
+            moved = 8.0 * elements * scale  # each element read and written once
+            seconds += c.count * (levels.seconds("eltwise", moved, cold=True) or 0.0)
     return seconds
 
 
