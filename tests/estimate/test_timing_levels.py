@@ -517,3 +517,31 @@ def test_nchw_convolutions_pay_onednns_reorders_where_the_bench_measured_channel
     no_sweep = here_rates(None, _bench(sweep=False).model_copy(
         update={"results": [*_bench(sweep=False).results, conv_fig]}), Precision.FP32)  # fmt: skip
     assert not any("layout reorders" in n for n in step_time(wl(Task.TRAIN), no_sweep).notes)
+
+
+def test_the_strided_share_leaves_out_the_reorders_its_figure_paid() -> None:
+    """The strided-backward figure's call reordered its NCHW tensors too; priced on their
+    own, they are taken out of it before its share of the unstrided price is read."""
+    from hwadvisor.estimate.timing import conv_reorder_s, onednn_conv_rate
+    from hwadvisor.models.workload import ConvShape
+
+    conv_fig = _figure("conv2d", 150.0, unit="GFLOP/s", shape=[8, 64, 56, 56, 64, 3, 3])
+    strided = _figure("conv2d_backward_strided", 40.0, unit="GFLOP/s",
+                      shape=[4, 256, 28, 28, 256, 3, 3])  # fmt: skip
+    base = _bench()
+    bench = base.model_copy(update={"results": [*base.results, conv_fig, strided]})
+    rates = here_rates(None, bench, Precision.FP32)
+    assert rates.levels is not None
+    n, c, h, cout, k, oh = 4, 256, 28, 256, 3, 14
+    flops = 2.0 * cout * oh * oh * c * k * k
+    ref = ConvShape(count=1, kernel=[k, k], stride=[1, 1], dilation=[1, 1], input_elements=c * h * h,
+                    product=[cout, c * k * k, oh * oh], flops=flops, size=173)  # fmt: skip
+    from hwadvisor.estimate.counting import effective_size
+
+    ref = ref.model_copy(update={"size": effective_size(n * oh * oh, cout, c * k * k)})
+    work = 2.0 * flops * n
+    price = onednn_conv_rate(ref, rates, n, backward=True) or 1.0
+    reorders = conv_reorder_s(rates.levels, n * c * h * h, n * cout * oh * oh, cout * c * k * k, backward=True)  # fmt: skip
+    measured = work / 40e9
+    assert 0 < reorders < measured
+    assert rates.strided_backward[3] == pytest.approx((work / price) / (measured - reorders))

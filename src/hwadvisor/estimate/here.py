@@ -281,7 +281,8 @@ def _strided_backward(bench: BenchReport, rates: Rates, notes: list[str]) -> dic
     ``rates`` give the same convolution unstrided (``timing.strided_backward_factor``)."""
     from hwadvisor.bench.kernels import STRIDE
     from hwadvisor.estimate.counting import effective_size
-    from hwadvisor.estimate.timing import onednn_conv_rate
+    from hwadvisor.estimate.rates import MIN_KERNEL_SHARE
+    from hwadvisor.estimate.timing import conv_reorder_s, onednn_conv_rate
     from hwadvisor.models.workload import ConvShape
 
     out: dict[int, float] = {}
@@ -298,8 +299,19 @@ def _strided_backward(bench: BenchReport, rates: Rates, notes: list[str]) -> dic
             flops=2.0 * cout * oh * ow * c * kh * kw, size=effective_size(n * oh * ow, cout, c * kh * kw),
         )  # fmt: skip
         price = onednn_conv_rate(unstrided, rates, n, backward=True)
-        if price:
-            out[kh] = r.value * 1e9 / price
+        if not price:
+            continue
+        # The figure's call also reorders its NCHW tensors, which the estimate prices on
+        # their own (timing.conv_reorder_s): the factor is of what is left of it.
+        work = 2.0 * unstrided.flops * n
+        measured = work / (r.value * 1e9)
+        levels = rates.levels
+        reorders = (
+            conv_reorder_s(levels, n * c * h * w, n * cout * oh * ow, cout * c * kh * kw, backward=True)
+            if levels is not None and levels.measured("eltwise")
+            else 0.0
+        )  # fmt: skip
+        out[kh] = (work / price) / max(measured - reorders, MIN_KERNEL_SHARE * measured)
     if out:
         notes.append(
             "here: the backward of stride-2 convolutions at the measured "

@@ -19,6 +19,7 @@ from hwadvisor.estimate.activations import counts_of
 from hwadvisor.estimate.convpath import NATIVE_CONV_BATCH, NATIVE_CONV_INPUT, native_path
 from hwadvisor.estimate.counting import STREAMING_FAMILIES, effective_size
 from hwadvisor.estimate.gpu_time import eager_host_s, gpu_step
+from hwadvisor.estimate.levels import MemoryLevels
 from hwadvisor.estimate.rates import Rates
 from hwadvisor.glibc import always_mapped
 from hwadvisor.models.workload import (
@@ -385,11 +386,23 @@ def _reorder_seconds(wl: Workload, prof: OpProfile, rates: Rates, native: list[C
         x = c.input_elements * batch
         y = c.product[0] * c.groups * c.product[2] * batch
         w = float(c.product[0] * c.groups * c.product[1])
-        copies = [x, w, y] + ([y, x, w, x, w] if train else [])
-        for elements in copies:
-            moved = 8.0 * elements * scale  # each element read and written once
-            seconds += c.count * (levels.seconds("eltwise", moved, cold=True) or 0.0)
+        calls = conv_reorder_s(levels, x, y, w, scale=scale)
+        if train:
+            calls += conv_reorder_s(levels, x, y, w, scale=scale, backward=True)
+        seconds += c.count * calls
     return seconds
+
+
+def conv_reorder_s(
+    levels: MemoryLevels, x: float, y: float, w: float, *, scale: float = 1.0,
+    backward: bool = False,
+) -> float:  # fmt: skip
+    """Seconds of one oneDNN convolution call's reorders (:func:`_reorder_seconds`): its
+    input ``x``, weights ``w`` and output ``y`` (elements) copied in and out; for its
+    backward the output's gradient, the input and the weights in and both gradients out."""
+    copies = (y, x, w, x, w) if backward else (x, w, y)
+    # Each element read and written once.
+    return sum(levels.seconds("eltwise", 8.0 * e * scale, cold=True) or 0.0 for e in copies)
 
 
 def _conv_time(prof: OpProfile, rates: Rates, wl: Workload, native: list[ConvShape]) -> float:
