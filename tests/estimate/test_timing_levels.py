@@ -541,7 +541,7 @@ def test_the_strided_share_leaves_out_the_reorders_its_figure_paid() -> None:
     ref = ref.model_copy(update={"size": effective_size(n * oh * oh, cout, c * k * k)})
     work = 2.0 * flops * n
     price = onednn_conv_rate(ref, rates, n, backward=True) or 1.0
-    reorders = conv_reorder_s(rates.levels, n * c * h * h, n * cout * oh * oh, cout * c * k * k, backward=True)  # fmt: skip
+    reorders = conv_reorder_s(rates.levels, ref, n, backward=True)
     measured = work / 40e9
     assert 0 < reorders < measured
     assert rates.strided_backward[3] == pytest.approx((work / price) / (measured - reorders))

@@ -279,7 +279,7 @@ def _measured(
 def _strided_backward(bench: BenchReport, rates: Rates, notes: list[str]) -> dict[int, float]:
     """By kernel side, each reliable ``conv2d_backward_strided`` figure over the price
     ``rates`` give the same convolution unstrided (``timing.strided_backward_factor``)."""
-    from hwadvisor.bench.kernels import STRIDE
+    from hwadvisor.bench.kernels import STRIDE, strided_backward_work
     from hwadvisor.estimate.counting import effective_size
     from hwadvisor.estimate.rates import MIN_KERNEL_SHARE
     from hwadvisor.estimate.timing import conv_reorder_s, onednn_conv_rate
@@ -303,14 +303,9 @@ def _strided_backward(bench: BenchReport, rates: Rates, notes: list[str]) -> dic
             continue
         # The figure's call also reorders its NCHW tensors, which the estimate prices on
         # their own (timing.conv_reorder_s): the factor is of what is left of it.
-        work = 2.0 * unstrided.flops * n
+        work = strided_backward_work(tuple(r.shape))
         measured = work / (r.value * 1e9)
-        levels = rates.levels
-        reorders = (
-            conv_reorder_s(levels, n * c * h * w, n * cout * oh * ow, cout * c * kh * kw, backward=True)
-            if levels is not None and levels.measured("eltwise")
-            else 0.0
-        )  # fmt: skip
+        reorders = conv_reorder_s(rates.levels, unstrided, n, backward=True)
         out[kh] = (work / price) / max(measured - reorders, MIN_KERNEL_SHARE * measured)
     if out:
         notes.append(

@@ -378,28 +378,28 @@ def _reorder_seconds(wl: Workload, prof: OpProfile, rates: Rates, native: list[C
     ):
         return 0.0
     batch, scale = float(wl.batch_size), _elem_scale(wl.precision)
-    train = wl.task is Task.TRAIN
-    seconds = 0.0
-    for c in prof.conv_shapes:
-        if c in native or c.transposed:
-            continue
-        x = c.input_elements * batch
-        y = c.product[0] * c.groups * c.product[2] * batch
-        w = float(c.product[0] * c.groups * c.product[1])
-        calls = conv_reorder_s(levels, x, y, w, scale=scale)
-        if train:
-            calls += conv_reorder_s(levels, x, y, w, scale=scale, backward=True)
-        seconds += c.count * calls
-    return seconds
+    passes = (False, True) if wl.task is Task.TRAIN else (False,)
+    return sum(
+        c.count * conv_reorder_s(levels, c, batch, scale=scale, backward=backward)
+        for c in prof.conv_shapes
+        if c not in native and not c.transposed
+        for backward in passes
+    )
 
 
 def conv_reorder_s(
-    levels: MemoryLevels, x: float, y: float, w: float, *, scale: float = 1.0,
+    levels: MemoryLevels | None, c: ConvShape, batch: float, *, scale: float = 1.0,
     backward: bool = False,
 ) -> float:  # fmt: skip
-    """Seconds of one oneDNN convolution call's reorders (:func:`_reorder_seconds`): its
-    input ``x``, weights ``w`` and output ``y`` (elements) copied in and out; for its
-    backward the output's gradient, the input and the weights in and both gradients out."""
+    """Seconds of one oneDNN call of convolution ``c``'s reorders at ``batch``
+    (:func:`_reorder_seconds`): its input, weights and output copied in and out; for its
+    backward the output's gradient, the input and the weights in and both gradients out
+    (0 without an element-wise curve)."""
+    if levels is None:
+        return 0.0
+    x = c.input_elements * batch
+    y = c.product[0] * c.groups * c.product[2] * batch
+    w = float(c.product[0] * c.groups * c.product[1])
     copies = (y, x, w, x, w) if backward else (x, w, y)
     # Each element read and written once.
     return sum(levels.seconds("eltwise", 8.0 * e * scale, cold=True) or 0.0 for e in copies)
