@@ -50,12 +50,12 @@ def _fallback(bad: list[BenchResult]) -> str:
     if len(swept) == len(bad):
         return (
             ", and the estimate prices each of their operator families from its nearest "
-            "reliable figure (from these where the family has none)"
+            "reliable figure (from these where they are slower, or the family has none)"
         )
     return (
         "; the advice uses the theoretical peak for the products and bandwidth among them, "
         "and prices the memory sweep's families from their nearest reliable figure (from "
-        "these where a family has none)"
+        "these where they are slower, or a family has none)"
     )
 
 

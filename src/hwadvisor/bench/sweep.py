@@ -3,8 +3,9 @@
 As the Empirical Roofline Toolkit measures bandwidth per memory level (L1, L2, L3, DRAM)
 by sweeping the working-set size, this sweep runs the operators that dominate the
 memory-bound part of a training step (element-wise, batch norm and its backward, max
-pooling and its backward, dropout's Bernoulli mask, layer norm, softmax, GELU, and the masked selections of
-causal attention, ``masked_fill`` and ``where``) at three working sets:
+pooling and its backward, dropout's Bernoulli mask, layer norm, softmax, GELU, and the
+masked selections of causal attention, ``masked_fill`` and ``where``) at three working
+sets:
 
 - ``l2``: half of the L2 of the cores used (``facts.cpu.l2_bytes`` per core x threads),
 - ``l3``: half of the last-level cache (``facts.cpu.l3_bytes``), moved past the L2s of
@@ -190,10 +191,11 @@ def level_bytes(facts: Facts | None, threads: int) -> dict[str, int]:
 def family_shape(family: Family, working_set: int) -> Shape:
     """The input shape of ``family`` whose call moves about ``working_set`` bytes."""
     elements = max(1, int((working_set - family.fixed_bytes()) / family.bytes_per_element))
-    if family.layout == "nchw" or family.layout.startswith("nchw:"):
+    kind, _, arg = family.layout.partition(":")
+    if kind == "nchw":
         # "nchw:<channels>": fewer channels, so that a family of many bytes an element
         # still lands within a tenth of a small working set.
-        c = int(family.layout.split(":")[1]) if ":" in family.layout else CHANNELS
+        c = int(arg) if arg else CHANNELS
         return (max(1, elements // (c * SIDE * SIDE)), c, SIDE, SIDE)
     if family.layout.startswith("rows:"):
         row = int(family.layout.split(":")[1])

@@ -6,8 +6,8 @@ AMX tile throughput; AMD's Software Optimization Guide for Zen 4: AVX-512 on 256
 units):
 AVX2 with two FMA units (Haswell and later, Zen 2/3) 32 fp32; AVX-512 with one FMA unit
 (Xeon Silver/Bronze, client Ice/Tiger Lake, Zen 4) 32; AVX-512 with two FMA units (Xeon
-Gold 6xxx/Platinum, Ice Lake-SP, Sapphire Rapids and so any CPU with AMX) 64; AMX 1024 bf16 and 2048 int8 per
-cycle. The rest are rules of this module, written in ``basis`` so a person can check:
+Gold 6xxx/Platinum, Ice Lake-SP, Sapphire Rapids and so any CPU with AMX) 64; AMX 1024
+bf16 and 2048 int8 per cycle. The rest are rules of this module, written in ``basis`` so a person can check:
 
 - fp32 on cores outside those cases: AVX without FMA (Sandy/Ivy Bridge: one 256-bit add and
   one 256-bit multiply port) 16; Zen 1 (two 128-bit FMA pipes) 16; SSE only 8. Zen 5 is

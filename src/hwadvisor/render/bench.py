@@ -42,7 +42,7 @@ def _unreliable(r: BenchResult) -> str | None:
     if r.level is not None:
         return (
             f"{spread}unreliable{runs}: its family is priced from its nearest reliable "
-            "figure (from this one if it has none)"
+            "figure (from this one where slower, or if it has none)"
         )
     return f"{spread}unreliable{runs}: the advice uses the theoretical peak instead"
 
