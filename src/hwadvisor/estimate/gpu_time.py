@@ -13,9 +13,11 @@ counted groups in ``catalog/data/op_profiles.yaml``), a step on a catalog GPU is
   catalog's achieved share of the bandwidth;
 - the optimizer's passes over its state, over the same bandwidth.
 
-The host launches every operator asynchronously and pays for each (Python, dispatcher,
-autograd, cudaLaunchKernel; a cuDNN convolution costs more); the step takes the longer of
-the host's time and the GPU's. Figures and sources: ``catalog/data/gpu_time.yaml``.
+The host launches every operator asynchronously and pays for each: a forward launch what
+one costs inside a real model's forward (measured per launch in a profiled model, more
+than the same operator timed alone), a cuDNN convolution more, autograd's backward
+operators their C++ call and launch; the step takes the longer of the host's time and
+the GPU's. Figures and sources: ``catalog/data/gpu_time.yaml``.
 """
 
 from __future__ import annotations
@@ -133,46 +135,54 @@ def _memory(wl: Workload, prof: OpProfile, roof: Roofline) -> tuple[float, float
     return seconds, moved_layout / roof.bandwidth
 
 
+def cudnn_host_s() -> float:
+    """cuDNN's own host work in a convolution: ``conv_s`` less a plain module operator.
+
+    Both timed alone in a loop (``conv_s`` end to end; the plain operator as its Python,
+    module call and launch), so the difference is what cuDNN adds on the host: descriptors,
+    the plan lookup, the workspace.
+    """
+    host = gpu_constants()["host"]
+    plain = float(host["python_s"]) + float(host["module_s"]) + float(host["op_s"])
+    return max(float(host["conv_s"]) - plain, 0.0)
+
+
 def op_host_s(family: str, *, backward: bool, train: bool) -> float:
-    """Host seconds of one eager operator of ``family``: the sum of its published parts.
+    """Host seconds of one eager operator of ``family`` inside a model's step.
 
-    A convolution is ``conv_s`` end to end (twice for its backward: data and weight
-    gradients); another forward operator pays Python and the dispatcher (more when autograd
-    records it), the ``nn.Module`` call where a layer wraps it, and the launch; a backward
-    operator is called from C++ by autograd and pays only that call and the launch. A view
-    pays Python and the dispatcher (its backward node the C++ call), no launch; a container
-    module its module call alone.
+    A forward operator that launches a kernel costs ``model_launch_s``, a launch as
+    measured inside a real model's forward (its Python, module call, views and casts
+    around it included), plus what autograd adds in training and, for a convolution,
+    cuDNN's own host work. Views and container modules add nothing of their own in the
+    forward: the per-launch figure holds them. A backward operator is called from C++ by
+    autograd and pays that call and the launch (a convolution's data and weight
+    gradients: two, each with cuDNN's work); a view's backward node the C++ call alone.
     """
     host = gpu_constants()["host"]
-    if family == "conv":
-        return float(host["conv_s"]) * (2 if backward else 1)
-    if family == MODULE:
-        return 0.0 if backward else float(host["module_s"])
-    launch = 0.0 if family == VIEW else float(host["op_s"])
+    cpp, launch = float(host["cpp_s"]), float(host["op_s"])
     if backward:
-        return float(host["cpp_s"]) + launch
-    python = float(host["python_grad_s"] if train else host["python_s"])
-    module = float(host["module_s"]) if family in host["module_families"] else 0.0
-    return python + module + launch
+        if family == MODULE:
+            return 0.0
+        if family == VIEW:
+            return cpp
+        return 2.0 * (cpp + launch + cudnn_host_s()) if family == "conv" else cpp + launch
+    if family in NO_LAUNCH:
+        return 0.0
+    seconds = float(host["model_launch_s"])
+    if train:
+        seconds += float(host["python_grad_s"]) - float(host["python_s"])
+    return seconds + (cudnn_host_s() if family == "conv" else 0.0)
 
 
-def python_ops_s(*, launching: int, views: int = 0, modules: int = 0, casts: int = 0,
-                 grad: bool = False) -> float:  # fmt: skip
-    """Host seconds of Python-level work priced like the model's own operators.
+def python_ops_s(*, launching: int, casts: int = 0, grad: bool = False) -> float:
+    """Host seconds of Python-level work priced like the model's own forward operators.
 
-    ``launching`` operators that each launch a kernel, ``views`` that launch none (a
-    reshape, a slice), ``modules`` calls of ``nn.Module`` wrappers, ``casts`` dtype casts
-    made from C++ (autocast). For a loop's own work around the model (loss, metrics).
+    ``launching`` operators that each launch a kernel and ``casts`` dtype casts (autocast)
+    each cost a launch inside a model (views and module calls around them included); for
+    a loop's own work around the model (loss, metrics) and the optimizer's step.
     """
-    host = gpu_constants()["host"]
-    python = float(host["python_grad_s"] if grad else host["python_s"])
-    launch, cpp = float(host["op_s"]), float(host["cpp_s"])
-    return (
-        launching * (python + launch)
-        + views * python
-        + modules * float(host["module_s"])
-        + casts * (cpp + launch)
-    )
+    per = op_host_s(PLAIN_FAMILY, backward=False, train=grad)
+    return (launching + casts) * per
 
 
 def _autocast_casts(wl: Workload, prof: OpProfile) -> int:
@@ -198,7 +208,7 @@ def host_seconds(wl: Workload, prof: OpProfile) -> tuple[float, int]:
         seconds += g.count * op_host_s(g.family, backward=g.backward, train=train)
         launches += 0 if g.family in NO_LAUNCH else g.count
     casts = _autocast_casts(wl, prof)
-    seconds += python_ops_s(launching=0, casts=casts)
+    seconds += python_ops_s(launching=0, casts=casts, grad=train)
     launches += casts
     if train:
         passes = OPTIMIZER_PASSES.get(wl.optimizer.value, 3)
