@@ -249,3 +249,12 @@ def test_transformer_inference_uses_its_published_fraction_where_there_is_one() 
     assert st.parts["compute"] == pytest.approx(
         64 * (wl.flops_per_sample or 0) / v100.class_rate["transformer_infer"]
     )
+
+
+def test_a_host_bound_step_says_what_its_launch_cost_rests_on() -> None:
+    one = _on(build_workload(model="bert-base", task="infer", batch_size=1), "t4")
+    big = _on(build_workload(model="bert-base", task="infer", batch_size=256), "t4")
+    bound = [a for a in one.assumptions if "host cost" in a]  # type: ignore[attr-defined]
+    assert len(bound) == 1 and "host-bound: a forward launch at 41 µs" in bound[0]
+    busy = [a for a in big.assumptions if "host cost" in a]  # type: ignore[attr-defined]
+    assert len(busy) == 1 and "host-bound" not in busy[0]

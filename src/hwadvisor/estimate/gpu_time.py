@@ -185,6 +185,23 @@ def python_ops_s(*, launching: int, casts: int = 0, grad: bool = False) -> float
     return (launching + casts) * per
 
 
+def host_note(device: str, host_s: float, launches: int, device_s: float) -> str:
+    """The assumption a GPU step's host cost adds: host against GPU, and, when the host is
+    the longer, what its per-launch figure rests on and what would shorten it."""
+    text = (
+        f"{device}: eager PyTorch's host cost {host_s * 1e3:.2f} ms for {launches} launches "
+        f"against the GPU's {device_s * 1e3:.2f} ms: the step takes the longer"
+    )
+    if host_s <= device_s:
+        return text
+    per = float(gpu_constants()["host"]["model_launch_s"]) * 1e6
+    return (
+        f"{text}; host-bound: a forward launch at {per:.0f} µs, as measured inside a model "
+        "on a 2016 Xeon (E5-2630 v4); a newer host launches faster, and CUDA graphs or "
+        "torch.compile launch far fewer kernels"
+    )
+
+
 def _autocast_casts(wl: Workload, prof: OpProfile) -> int:
     """Casts autocast launches per step: each product's fp32 weight, and the input once."""
     if wl.precision is not Precision.AMP:

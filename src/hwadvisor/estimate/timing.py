@@ -18,7 +18,7 @@ from hwadvisor.bench.sweep import FOR_LOOP_OPS, OPTIMIZER_KERNELS
 from hwadvisor.estimate.activations import counts_of
 from hwadvisor.estimate.convpath import NATIVE_CONV_BATCH, NATIVE_CONV_INPUT, native_path
 from hwadvisor.estimate.counting import STREAMING_FAMILIES, effective_size
-from hwadvisor.estimate.gpu_time import eager_host_s, gpu_step
+from hwadvisor.estimate.gpu_time import eager_host_s, gpu_step, host_note
 from hwadvisor.estimate.levels import MemoryLevels
 from hwadvisor.estimate.rates import Rates
 from hwadvisor.glibc import always_mapped
@@ -124,10 +124,7 @@ def step_time(wl: Workload, rates: Rates) -> StepTime:
         host, launches = eager_host_s(wl, prof)
         device = sum(parts.values())
         parts["overhead"] = max(0.0, host - device)
-        notes.append(
-            f"{rates.device}: eager PyTorch's host cost {host * 1e3:.2f} ms for {launches} "
-            f"launches against the GPU's {device * 1e3:.2f} ms: the step takes the longer"
-        )
+        notes.append(host_note(rates.device, host, launches, device))
     else:
         parts["overhead"] = _cpu_overhead(prof, train, rates)
     return StepTime(sum(parts.values()), parts, notes)
@@ -157,10 +154,9 @@ def _gpu_step_time(wl: Workload, prof: OpProfile, rates: Rates) -> StepTime:
     parts["overhead"] = max(0.0, step.host_s - device)
     notes.append(
         f"{rates.device}: each operator on the roofline (compute at the catalog's GEMM "
-        "fraction, memory at its bandwidth fraction); eager PyTorch's host cost "
-        f"{step.host_s * 1e3:.2f} ms for {step.launches} launches against the GPU's "
-        f"{device * 1e3:.2f} ms: the step takes the longer"
+        "fraction, memory at its bandwidth fraction)"
     )
+    notes.append(host_note(rates.device, step.host_s, step.launches, device))
     return StepTime(sum(parts.values()), parts, notes)
 
 
