@@ -34,6 +34,12 @@ The host cost of these rows counts every call of NVIDIA's ``modeling.py`` BERT l
 (``profile.transformer_groups``: module calls, products, views, element-wise kernels);
 what NGC 20.06's PyTorch 1.6 and apex ran beyond today's PyTorch is not added here.
 
+The YOLOv5n row (:data:`YOLO_ANCHORS`) is Ultralytics' eager PyTorch figure at batch 1 on
+a V100 (``val.py --task speed`` on an AWS p3.2xlarge, FP16), for the plain-torch YOLOv5n
+of ``tests/data/models`` as ``val.py`` runs it: batch norm folded into the convolutions,
+the detect head decoding its boxes (:func:`yolov5n_as_validated`), counted as a user's
+model is.
+
 Each row counts in the band class its estimate carries (host-bound or not).
 Goal: median |error| <= 12%, worst <= 30%.
 
@@ -229,6 +235,92 @@ def bert_rows() -> list[dict[str, Any]]:
     return out
 
 
+YOLO_SOURCE = (
+    "ultralytics/yolov5 README.md (v7.0 release), pretrained checkpoints table: Speed V100 "
+    "b1, averaged over COCO val images on an AWS p3.2xlarge, val.py --task speed --batch 1, "
+    "NMS not included"
+)
+# label, device, published images/s (1000 / the README's ms). The batch-32 column is left
+# out: val.py letterboxes each batch to its own rectangle (the long side 640, the short
+# one padded to a multiple of 32), so its pixels per image are not the 640 x 640 the
+# estimate would price; at batch 1 the step is the host's launches, whatever the pixels.
+YOLO_ANCHORS: list[tuple[str, str, float]] = [
+    ("YOLOv5n infer V100 FP16 b1", "v100-16gb", 1000.0 / 6.3),
+]
+YOLO_MODEL = Path(__file__).resolve().parent.parent / "tests" / "data" / "models" / "yolov5n.py"
+
+
+def yolov5n_as_validated() -> Any:
+    """YOLOv5n as ``val.py`` runs it: batch norm folded into each convolution (the
+    ``fuse()`` that ``DetectMultiBackend`` calls) and the detect head's inference decode.
+
+    The decode, per level (``models/yolo.py`` ``Detect.forward`` in eval): the
+    predictions' sigmoid, split into xy, wh and the rest (views); ``xy * 2 + grid`` times
+    the stride and ``(wh * 2) ** 2`` times the anchor grid (three kernels each); the
+    three parts concatenated and flattened; then the levels concatenated.
+    """
+    import importlib.util
+
+    import torch
+    from torch.nn.utils.fusion import fuse_conv_bn_eval
+
+    spec = importlib.util.spec_from_file_location("yolov5n_validated", YOLO_MODEL)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    net = mod.build().eval()
+    for m in net.modules():
+        if isinstance(m, mod.Conv):
+            m.conv = fuse_conv_bn_eval(m.conv, m.bn)
+            m.bn = torch.nn.Identity()
+
+    class Decoded(torch.nn.Module):
+        """The decode at 640 x 640; the grids made once, as ``Detect`` caches them."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = net
+            for i, side in enumerate((80, 40, 20)):  # 640 / the strides 8, 16, 32
+                self.register_buffer(f"grid{i}", torch.zeros(1, net.na, side, side, 2))
+                self.register_buffer(f"anchor{i}", torch.ones(1, net.na, side, side, 2))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            outs = []
+            for i, (stride, z) in enumerate(zip((8.0, 16.0, 32.0), self.net(x), strict=True)):
+                b, _, _, _, no = z.shape
+                xy, wh, rest = z.sigmoid().split((2, 2, no - 4), 4)
+                xy = (xy * 2 + getattr(self, f"grid{i}")) * stride
+                wh = (wh * 2) ** 2 * getattr(self, f"anchor{i}")
+                outs.append(torch.cat((xy, wh, rest), 4).view(b, -1, no))
+            return torch.cat(outs, 1)
+
+    return Decoded()
+
+
+def yolo_rows() -> list[dict[str, Any]]:
+    """Each YOLOv5 anchor: the fused, decoding YOLOv5n counted as a user model would be,
+    in FP16 (val.py's ``half``), timed as val.py times it (``Profile`` synchronises
+    around the forward: the longer of host and GPU; the input's copy and scaling are in
+    the preprocessing time, not this one)."""
+    import warnings
+
+    from hwadvisor.estimate import build_workload, estimate_workload
+    from hwadvisor.estimate.gpu_time import eager_host_s
+
+    out = []
+    spec = f"{Path(__file__).resolve()}:yolov5n_as_validated"
+    for label, device, published in YOLO_ANCHORS:
+        with warnings.catch_warnings():  # torch's MemTracker gives up on it: ours counts
+            warnings.simplefilter("ignore", UserWarning)
+            wl = build_workload(model=spec, input_shape=[3, 640, 640], task="infer",
+                                batch_size=1, precision="fp16")  # fmt: skip
+        est = estimate_workload(wl, facts=None, bench=None, on=[device]).estimates[0]
+        seconds = step_seconds(est, eager_host_s(wl, wl.profile)[0], 0.0)
+        value = 1.0 / seconds if seconds else float("nan")
+        out.append(_row(label, device, 1, published, value, est))
+    return out
+
+
 def _row(
     label: str, device: str, batch: int, published: float, value: float, est: Any
 ) -> dict[str, Any]:
@@ -392,11 +484,13 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--measure", action="store_true", help="also time them on this GPU")
     args = parser.parse_args()
-    resnet, bert, multi = rows(), bert_rows(), scaling_rows()
+    resnet, bert, yolo, multi = rows(), bert_rows(), yolo_rows(), scaling_rows()
     _table(f"ResNet-50 v1.5, PyTorch; published: {SOURCE}", "img/s", resnet)
     print()
     _table(f"BERT-large, PyTorch; published: {BERT_SOURCE}", "seq/s", bert)
-    single = resnet + bert
+    print()
+    _table(f"YOLOv5n, PyTorch; published: {YOLO_SOURCE}", "img/s", yolo)
+    single = resnet + bert + yolo
     errs = [abs(r["error"]) for r in single]
     med, worst = statistics.median(errs), max(errs)
     print(f"\nall {len(single)} single-GPU rows: median |error| {med:.1%}, worst {worst:.1%}")
@@ -406,7 +500,7 @@ def main() -> int:
     measured = measured_rows() if args.measure else []
     _print_measured(measured)
     if args.json:
-        doc = {"single": resnet, "bert": bert, "multi": multi, "median": med, "worst": worst,
+        doc = {"single": resnet, "bert": bert, "yolo": yolo, "multi": multi, "median": med, "worst": worst,
                "measured": measured}  # fmt: skip
         args.json.write_text(json.dumps(doc, indent=2))
     return 0 if med <= 0.12 and worst <= 0.30 else 1
