@@ -46,7 +46,11 @@ Goal: median |error| <= 12%, worst <= 30%.
 With ``--measure`` on a machine with a CUDA GPU, it also times the same configurations
 on that GPU in eager PyTorch (the plain-torch ResNet-50 of ``tests/data/models``, synthetic
 data, ``torch.cuda.synchronize`` per step, median of timed steps after warm-up) and the
-small batch-norm CNN, and prints them beside the estimate for the GPU's catalog entry.
+small batch-norm CNN, and prints them beside the estimate for the GPU's catalog entry,
+with the host's part: the seconds the step's Python took to return, before the
+synchronisation, against the estimate's host cost and over its launch count (at batch 1
+the host's cost per launch on that machine; at large batches the launch queue may fill
+and make the host wait).
 
     python benchmarks/gpu_anchors.py [--json FILE] [--measure]
 """
@@ -348,8 +352,10 @@ MEASURED: list[tuple[str, str, list[int], str, str, int, bool]] = [
 ]
 
 
-def _time_steps(torch: Any, model: Any, x: Any, train: bool, amp: bool) -> float:
-    """Median seconds of an eager step on the GPU (10 warm-up, 30 timed, synchronised)."""
+def _time_steps(torch: Any, model: Any, x: Any, train: bool, amp: bool) -> tuple[float, float]:
+    """Median seconds of an eager step on the GPU (10 warm-up, 30 timed, synchronised),
+    and the median seconds the host took to launch it (the step's Python returning,
+    before the synchronisation: the host cost the estimate prices per launch)."""
     import time
 
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9) if train else None
@@ -366,16 +372,19 @@ def _time_steps(torch: Any, model: Any, x: Any, train: bool, amp: bool) -> float
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
-        torch.cuda.synchronize()
 
     for _ in range(10):
         step()
-    times = []
+        torch.cuda.synchronize()
+    times, hosts = [], []
     for _ in range(30):
         t0 = time.perf_counter()
         step()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        hosts.append(t1 - t0)
+    return statistics.median(times), statistics.median(hosts)
 
 
 def measured_rows() -> list[dict[str, Any]]:
@@ -384,6 +393,7 @@ def measured_rows() -> list[dict[str, Any]]:
 
     from hwadvisor.catalog.match import match_gpu
     from hwadvisor.estimate import build_workload, estimate_workload
+    from hwadvisor.estimate.gpu_time import eager_host_s
     from hwadvisor.estimate.loading import load_callable
 
     if not torch.cuda.is_available():
@@ -400,15 +410,18 @@ def measured_rows() -> list[dict[str, Any]]:
         if nhwc:
             model = model.to(memory_format=torch.channels_last)
             x = x.contiguous(memory_format=torch.channels_last)
-        seconds = _time_steps(torch, model, x, task == "train", precision == "amp")
+        seconds, host = _time_steps(torch, model, x, task == "train", precision == "amp")
         kw: dict[str, Any] = {"model": "resnet50"} if file == "resnet.py" else {
             "model": f"{models / file}:build", "input_shape": shape}  # fmt: skip
         wl = build_workload(task=task, batch_size=batch, precision=precision, optimizer="sgd", **kw)
         wl = wl.model_copy(update={"channels_last": nhwc})
         est = estimate_workload(wl, facts=None, bench=None, on=[device]).estimates[0]
         estimate = est.step_time_s or float("nan")
+        est_host, launches = eager_host_s(wl, wl.profile) if wl.profile else (float("nan"), 0)
         out.append({"config": label, "gpu": name, "device": device, "measured_s": seconds,
-                    "estimate_s": estimate, "error": estimate / seconds - 1.0})  # fmt: skip
+                    "estimate_s": estimate, "error": estimate / seconds - 1.0,
+                    "host_s": host, "estimate_host_s": est_host, "launches": launches,
+                    "host_per_launch_s": host / launches if launches else None})  # fmt: skip
         del model, x
         torch.cuda.empty_cache()
     return out
@@ -476,6 +489,11 @@ def _print_measured(measured: list[dict[str, Any]]) -> None:
         print(
             f"  {r['config']:30s} measured {r['measured_s'] * 1e3:9.2f} ms"
             f"  estimate {r['estimate_s'] * 1e3:9.2f} ms  {r['error']:+7.1%}"
+        )
+        per = r["host_per_launch_s"]
+        print(
+            f"  {'':30s} host    {r['host_s'] * 1e3:9.2f} ms  estimate {r['estimate_host_s'] * 1e3:9.2f} ms"
+            f"  ({r['launches']} launches{f', {per * 1e6:.1f} µs each' if per else ''})"
         )
 
 

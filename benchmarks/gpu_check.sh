@@ -7,9 +7,11 @@
 #   check.json/.err    `hwadvisor check --json`
 #   bench.json/.err    `hwadvisor bench --device all --json` (default budget: ~8 s CPU + 6 s per GPU)
 #   bench_gpu.json     `hwadvisor bench --device cuda:0 --budget 20 --json` (longer, GPU only)
+#   anchors.txt/.json  benchmarks/gpu_anchors.py --measure: eager steps on this GPU beside the
+#                      estimate, and the host's seconds per launch
 #   pytest_gpu.txt     the gpu-marked tests of tests/bench, when pytest is there
 #   summary.txt        the figures, one line each
-# Usage: OUT=/some/dir bash benchmarks/gpu_check.sh    (about 2 minutes)
+# Usage: OUT=/some/dir bash benchmarks/gpu_check.sh    (about 3 minutes)
 set -u
 cd "$(dirname "$0")/.."
 OUT="${OUT:-./gpu_check_out}"
@@ -46,6 +48,8 @@ timeout 240 "$PY" -m hwadvisor bench --device all --json > "$OUT/bench.json" 2> 
 echo "bench --device all rc=$?"
 timeout 120 "$PY" -m hwadvisor bench --device cuda:0 --budget 20 --json > "$OUT/bench_gpu.json" 2> "$OUT/bench_gpu.err"
 echo "bench --device cuda:0 --budget 20 rc=$?"
+timeout 300 "$PY" benchmarks/gpu_anchors.py --measure --json "$OUT/anchors.json" > "$OUT/anchors.txt" 2>&1
+echo "gpu_anchors --measure rc=$? (the measured rows and host per launch at the end of anchors.txt)"
 if "$PY" -c "import pytest, jsonschema" 2> /dev/null; then
   timeout 180 "$PY" -m pytest tests/bench -q -m gpu -p no:cacheprovider > "$OUT/pytest_gpu.txt" 2>&1
   echo "pytest -m gpu rc=$?"

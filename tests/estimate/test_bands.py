@@ -151,3 +151,34 @@ def test_advice_alternatives_carry_their_band() -> None:
     (alt,) = est.alternatives
     assert alt.time_band_s == report.estimates[1].total_time_band_s
     assert alt.time_band_s is not None and alt.time_band_s.band_class == "catalog_gpu"
+
+
+def test_measured_steps_split_the_hosts_launching_from_the_wait() -> None:
+    """``--measure`` times each eager step and, apart, the host's part: the step's Python
+    returning before the synchronisation (here a fake CUDA whose queue takes 5 ms)."""
+    import time
+    from contextlib import nullcontext
+    from types import SimpleNamespace
+
+    import torch
+
+    syncs: list[float] = []
+
+    def synchronize() -> None:
+        syncs.append(time.perf_counter())
+        time.sleep(0.005)  # the GPU's queue draining
+
+    fake = SimpleNamespace(
+        cuda=SimpleNamespace(synchronize=synchronize),
+        autocast=lambda *a, **k: nullcontext(),
+        no_grad=torch.no_grad,
+        optim=torch.optim,
+        nn=torch.nn,
+        zeros=torch.zeros,
+        long=torch.long,
+        float16=torch.float16,
+    )
+    model = torch.nn.Linear(8, 4)
+    total, host = _load_anchors()._time_steps(fake, model, torch.randn(2, 8), True, False)
+    assert len(syncs) == 40  # 10 warm-up steps and 30 timed, each synchronised
+    assert host < 0.005 <= total  # the wait is in the step, not in the host's part
