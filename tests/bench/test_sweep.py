@@ -315,3 +315,18 @@ def test_the_for_loops_operators_a_tensor_are_what_torch_optim_dispatches() -> N
         # the profiler's record_function markers come once a step, not per tensor
         per_step = [op for op in record.ops if not op.startswith("_record_function")]
         assert len(per_step) == ops * OPTIMIZER_TENSORS, name
+
+
+def test_filled_inputs_follow_no_pattern_a_max_pools_branches_could_learn() -> None:
+    """Which element of each 2x2 window is largest, and what follows what, is as even as
+    for random data: a regular fill let the branch predictor learn max pooling's
+    comparisons, and the bench read it 2.5x faster than on a model's activations."""
+    from hwadvisor.bench.sweep import filled
+
+    x = filled(torch, (64, 64, 16, 16))
+    windows = x.reshape(64, 64, 8, 2, 8, 2).permute(0, 1, 2, 4, 3, 5).reshape(-1, 4)
+    first = windows.argmax(1)
+    shares = torch.bincount(first, minlength=4).float() / first.numel()
+    assert bool(((shares > 0.23) & (shares < 0.27)).all())
+    pairs = torch.bincount(first[:-1] * 4 + first[1:], minlength=16).float() / (first.numel() - 1)
+    assert bool(((pairs > 0.055) & (pairs < 0.07)).all())

@@ -238,9 +238,9 @@ def eager_host_s(wl: Workload, prof: OpProfile) -> tuple[float, int]:
     """Host seconds and launches of one eager step on a GPU, whichever path prices it.
 
     A profile with operator groups (a counted model, a catalog CNN, an analytic transformer)
-    pays each group's published parts (:func:`host_seconds`); one with only a launch count
-    (bare FLOPs) pays each launch as a plain operator (Python and dispatcher, then the
-    launch), the backward's as operators called from C++. One definition of the host cost
+    pays each group's host cost (:func:`host_seconds`); one with only a launch count (bare
+    FLOPs) pays each forward launch as a plain operator inside a model, the backward's as
+    operators called from C++. One definition of the host cost
     for the per-operator roofline and the class fractions alike.
     """
     if prof.op_groups:

@@ -20,8 +20,8 @@ from hwadvisor.models.workload import Precision
 #: ``dispatch`` figure): ~7 µs per Python-level operator with autograd recording, as
 #: measured in pytorch/pytorch issue #41383 (2020), rounded up for module call overhead.
 CPU_OP_OVERHEAD_S = 10e-6
-#: A catalog GPU's ``op_overhead_s``: a plain eager operator (Python, dispatcher, launch),
-#: from ``gpu_time.op_host_s``; a GPU step's host cost is ``gpu_time.eager_host_s``, per
+#: A catalog GPU's ``op_overhead_s``: a plain eager operator's launch inside a model, from
+#: ``gpu_time.op_host_s``; a GPU step's host cost is ``gpu_time.eager_host_s``, per
 #: operator group, whichever path prices the step (constants: catalog/data/gpu_time.yaml).
 GPU_OP_OVERHEAD_S = op_host_s(PLAIN_FAMILY, backward=False, train=False)
 #: Workload classes with an achieved fraction in the catalog (a missing
