@@ -81,6 +81,10 @@ class MemoryLevels:
     private_bytes: float | None = None
     #: Seconds per byte of each family's DRAM figure.
     far: dict[str, float] = field(default_factory=dict)
+    #: The working set of the sweep's DRAM figures, which the bench sizes past the L3 its
+    #: threads reach: data a step moves more than this between two visits is evicted
+    #: (None: no DRAM figure).
+    far_bytes: float | None = None
     #: Seconds per byte of faulting in a fresh mapping's pages (the ``first_touch``
     #: figure; None: not measured).
     first_touch_s: float | None = None
@@ -258,6 +262,7 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
     # lands at or under that aim (its shape rounds the working set down): the largest is
     # the closest.
     l2 = [float(r.working_set_bytes or 0) for r in figures if r.level == "l2"]
+    dram = [float(r.working_set_bytes or 0) for r in figures if r.level == "dram"]
     return MemoryLevels(
         curves=curves,
         dispatch_s=dispatch,
@@ -267,6 +272,7 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
         unsteady_families=unsteady,
         private_bytes=L2_SHARE_INVERSE * max(l2) if l2 else None,
         far=far,
+        far_bytes=min(dram) if dram else None,
         first_touch_s=(touch := _first_touch(bench)),
         first_touch_unsteady=None if touch is not None else _first_touch_unsteady(bench),
         optimizer_tensor_s={

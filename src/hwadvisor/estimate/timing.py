@@ -220,18 +220,24 @@ def _optimizer_part(wl: Workload, rates: Rates, parts: dict[str, float], notes: 
     """The optimizer step: its passes over parameters, gradients and state, as bytes, and
     on a CPU with the bench's figure, its for-loop's cost per parameter tensor.
 
-    On a CPU its operands are cold, as an element-wise operator's are (``levels``): the
-    parameters and moments were last written by the previous step's optimizer, the
-    gradients by the backward pass, and the whole step's traffic ran through the caches
-    in between; past the private caches they come from DRAM. (Priced at the hot curve of
-    their working set, a VGG-style CNN's AdamW step took 1.8-2.1x its price in the step.)
+    On a CPU the parameters and moments were last touched by the previous step's
+    optimizer, and the whole step's traffic ran through the caches in between: where the
+    step's memory-bound operators move more than the sweep's DRAM working set (sized past
+    the L3 the threads reach), the state has been evicted, and past the private caches it
+    comes from DRAM, as an element-wise operator's cold operands do (``levels``); a step
+    that moves less leaves it in the L3, at its working set's hot rate. (Priced hot, a
+    VGG-style CNN's AdamW step took 1.8-2.1x its price in the step, its 1.1 M parameters'
+    26 MB of state within the L3 but its step moving hundreds of MB.)
     """
     params, optimizer = wl.params or 0, wl.optimizer
     moved = params * OPTIMIZER_BYTES_PER_PARAM[optimizer]
-    if rates.levels is not None:
+    levels = rates.levels
+    if levels is not None:
         ws = params * OPTIMIZER_PASS_BYTES_PER_PARAM
-        cold = rates.levels.seconds("eltwise", ws, cold=True) if ws else None
-        spb = cold / ws if cold is not None else None
+        far = levels.far_bytes
+        evicted = far is not None and wl.profile is not None and _step_bytes(wl, wl.profile) > far
+        seconds = levels.seconds("eltwise", ws, cold=evicted) if ws else None
+        spb = seconds / ws if seconds is not None else None
         if spb is not None:
             parts["optimizer"] = moved * spb + _per_tensor(
                 wl.param_tensors, optimizer, rates, notes
@@ -241,6 +247,17 @@ def _optimizer_part(wl: Workload, rates: Rates, parts: dict[str, float], notes: 
         parts["optimizer"] = moved / rates.bandwidth
     else:
         notes.append("memory bandwidth unknown: optimizer step not priced")
+
+
+def _step_bytes(wl: Workload, prof: OpProfile) -> float:
+    """Bytes the step's memory-bound operators move (both passes in training)."""
+    train = wl.task is Task.TRAIN
+    scale = _elem_scale(wl.precision)
+    return sum(
+        g.count * g.bytes * wl.batch_size * scale
+        for g in prof.op_groups
+        if (train or not g.backward) and g.family not in COMPUTE_FAMILIES
+    )
 
 
 def _operator_parts(
