@@ -176,6 +176,9 @@ def test_optimizer_state_is_cold_once_the_step_moves_more_than_the_l3_holds() ->
     assert per_byte[0] == pytest.approx(hot, rel=0.05)
     assert per_byte[1] == pytest.approx(levels.far["eltwise"], rel=0.05)
     assert hot < levels.far["eltwise"] / 2
+    notes = step_time(large, rates).notes
+    assert any("optimizer's state (9 MiB) is evicted between steps" in n for n in notes)
+    assert not any("evicted" in n for n in step_time(small, rates).notes)
 
 
 def test_assumptions_state_threads_smt_and_clock() -> None:

@@ -235,8 +235,15 @@ def _optimizer_part(wl: Workload, rates: Rates, parts: dict[str, float], notes: 
     if levels is not None:
         ws = params * OPTIMIZER_PASS_BYTES_PER_PARAM
         far = levels.far_bytes
-        evicted = far is not None and wl.profile is not None and _step_bytes(wl, wl.profile) > far
+        moves = _step_bytes(wl, wl.profile) if wl.profile is not None else 0.0
+        evicted = far is not None and moves > far
         seconds = levels.seconds("eltwise", ws, cold=evicted) if ws else None
+        if evicted and far is not None and ws > (levels.private_bytes or 0.0):
+            notes.append(
+                f"{rates.device}: the optimizer's state ({ws / 2**20:,.0f} MiB) is evicted "
+                f"between steps, which move {moves / 2**20:,.0f} MiB (the sweep's DRAM "
+                f"working set: {far / 2**20:,.0f} MiB): read at the DRAM figure"
+            )
         spb = seconds / ws if seconds is not None else None
         if spb is not None:
             parts["optimizer"] = moved * spb + _per_tensor(
