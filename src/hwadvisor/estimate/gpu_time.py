@@ -194,10 +194,11 @@ def host_note(device: str, host_s: float, launches: int, device_s: float) -> str
     )
     if host_s <= device_s:
         return text
-    per = float(gpu_constants()["host"]["model_launch_s"]) * 1e6
+    host = gpu_constants()["host"]
+    per = float(host["model_launch_s"]) * 1e6
     return (
         f"{text}; host-bound: a forward launch at {per:.0f} µs, as measured inside a model "
-        "on a 2016 Xeon (E5-2630 v4); a newer host launches faster, and CUDA graphs or "
+        f"on {host['model_launch_host']}; a newer host launches faster, and CUDA graphs or "
         "torch.compile launch far fewer kernels"
     )
 
