@@ -156,6 +156,44 @@ def test_user_model_is_counted_at_its_batch() -> None:
     assert counts.batches == (8, 9) and counts.fp32.per_sample > 0
 
 
+def test_torchs_tracker_checks_the_jobs_own_count_alone() -> None:
+    build = _builder("cnn")
+    runs: list[Any] = []
+    counts = memory_counts(
+        build, [3, 32, 32], tokens=False, batches=(4, 5), runs_out=runs, checked=(4, "amp")
+    )
+    checked = [r for r in runs if r.torch_peak is not None]
+    assert [(r.batch, r.precision) for r in checked] == [(4, "amp")]
+    assert counts.tracker == TORCH_TRACKER and counts.amp is not None
+
+
+def test_a_peak_torchs_tracker_disagrees_with_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from hwadvisor.estimate import memcount
+    from hwadvisor.estimate.usermem import user_memory_counts
+    from hwadvisor.models.workload import Optimizer, Precision
+
+    spec = f"{MODELS / 'mlp.py'}:build"
+    _, notes = user_memory_counts(
+        spec, [784], 8, precision=Precision.FP32, optimizer=Optimizer.ADAMW
+    )
+    assert not any("peaks at" in n for n in notes)
+    real = memcount.count_user_model
+
+    def off(*args: Any, **kwargs: Any) -> Any:
+        counts, job = real(*args, **kwargs)
+        bigger = replace(job.torch_peak, activations=job.torch_peak.activations + 10**6)
+        return counts, replace(job, torch_peak=bigger)
+
+    monkeypatch.setattr(memcount, "count_user_model", off)
+    _, notes = user_memory_counts(
+        spec, [784], 8, precision=Precision.FP32, optimizer=Optimizer.ADAMW
+    )
+    said = [n for n in notes if "torch's MemTracker peaks at" in n]
+    assert len(said) == 1 and "the estimate uses hwadvisor's" in said[0]
+
+
 def test_sequences_hold_three_passes_and_each_storages_impl() -> None:
     from hwadvisor.estimate.cpu_alloc import STORAGE_IMPL
 

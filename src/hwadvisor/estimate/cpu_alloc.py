@@ -306,15 +306,26 @@ def replay(
     mapping freed (up to 32 MiB) over the first steps, so the last of three is the one
     a long job repeats.
     """
-    arena = GlibcArena(pinned=pinned, warm=warm, phase=phase)
+    events = events if isinstance(events, Sequence) else list(events)
+    flags = None if last is None else [last(key) for _, key, _ in events]
+    return _replay(events, flags, GlibcArena(pinned=pinned, warm=warm, phase=phase))
+
+
+def _replay(events: Sequence[Event], flags: Sequence[bool] | None, arena: GlibcArena) -> Resident:
+    """:func:`replay` on ``arena``, ``flags`` telling the last step's events."""
     out = Resident()
-    for op, key, n in events:
+    peak = live_peak = last_faulted = 0
+    for i, (op, key, n) in enumerate(events):
         before = arena.faulted
         if _apply(arena, op, key, n):
-            out.peak = max(out.peak, arena.resident)
-            out.live_peak = max(out.live_peak, arena.live)
-        if last is not None and last(key):
-            out.last_faulted += arena.faulted - before
+            resident = _page_up(arena.touched) + arena.mapped
+            if resident > peak:
+                peak = resident
+            if arena.live > live_peak:
+                live_peak = arena.live
+        if flags is not None and flags[i]:
+            last_faulted += arena.faulted - before
+    out.peak, out.live_peak, out.last_faulted = peak, live_peak, last_faulted
     out.final = arena.resident
     return out
 
@@ -333,4 +344,7 @@ def replay_starts(
     events: Sequence[Event], *, last: Callable[[Hashable], bool] | None = None
 ) -> list[Resident]:
     """``events`` replayed from each of :data:`START_STATES` (``last``: :func:`replay`'s)."""
-    return [replay(events, warm=warm, phase=phase, last=last) for warm, phase in START_STATES]
+    flags = None if last is None else [last(key) for _, key, _ in events]
+    return [
+        _replay(events, flags, GlibcArena(warm=warm, phase=phase)) for warm, phase in START_STATES
+    ]

@@ -19,6 +19,7 @@ from typing import Any
 from hwadvisor.errors import UsageError
 from hwadvisor.estimate.cpu_alloc import Event, Resident, replay, replay_starts
 from hwadvisor.estimate.memtrack import (
+    OWN_TRACKER,
     TORCH_TRACKER,
     Live,
     MemCount,
@@ -127,13 +128,24 @@ def memory_counts(
     source: str | None = None,
     runs_out: list[MemCount] | None = None,
     fault_batches: tuple[int, ...] = (),
+    checked: tuple[int, str] | None = None,
 ) -> MemoryCounts:
     """Count ``build``'s model at ``batches`` for each precision (fp32 always); the runs
     themselves are appended to ``runs_out`` when given. The page faults of a steady step
     are counted at ``batches`` and at ``fault_batches`` (fp32 counts of their own: the
-    faults are not linear in the batch, a tensor past 32 MiB is mapped at every call)."""
+    faults are not linear in the batch, a tensor past 32 MiB is mapped at every call).
+
+    Torch's MemTracker runs beside our tracker in every count, or, where ``checked``
+    names one (batch, precision), in that count alone: its peak only checks ours, and it
+    doubles the time of the run it follows."""
     peaks: dict[str, CountedPeak] = {}
     tracker = TORCH_TRACKER
+
+    def trackers(b: int, precision: str) -> tuple[str, ...]:
+        if checked is None or checked == (b, precision):
+            return (TORCH_TRACKER, OWN_TRACKER)
+        return (OWN_TRACKER,)
+
     ratio = infer_ratio = upper_ratio = 1.0
     faults: list[FaultPoint] = []
     leaves = 1
@@ -147,6 +159,7 @@ def memory_counts(
                 precision=precision,
                 optimizer=optimizer,
                 spec=spec,
+                trackers=trackers(b, precision),
             )
             for b in batches
         ]
@@ -163,11 +176,18 @@ def memory_counts(
             faults = [_faults(lo), _faults(hi, train, infer)]
             for b in sorted(set(fault_batches) - set(batches)):
                 extra = count_memory(
-                    build, input_shape, b, tokens=tokens, optimizer=optimizer, spec=spec
+                    build,
+                    input_shape,
+                    b,
+                    tokens=tokens,
+                    optimizer=optimizer,
+                    spec=spec,
+                    trackers=trackers(b, "fp32"),
                 )
                 faults.append(_faults(extra))
-        if any(r.tracker != TORCH_TRACKER for r in runs):
-            tracker = runs[-1].tracker
+        tried = [r for r in runs if TORCH_TRACKER in trackers(r.batch, r.precision)]
+        if any(r.tracker != TORCH_TRACKER for r in tried):
+            tracker = OWN_TRACKER
     today = datetime.date.today().isoformat()
     return MemoryCounts(
         fp32=peaks["fp32"],
@@ -221,6 +241,7 @@ def count_user_model(
         optimizer=optimizer,
         spec=spec,
         runs_out=runs,
+        checked=(batch, counted),
     )
     job = next(r for r in runs if r.batch == batch and r.precision == counted)
     return counts, job

@@ -58,4 +58,16 @@ def user_memory_counts(
             f"torch's MemTracker failed on this model ({job.torch_failed}); "
             "hwadvisor's storage tracker counted it"
         )
+    elif job.torch_peak is not None and not agrees(job.torch_peak.total, job.first_step_peak.total):
+        notes.append(
+            f"torch's MemTracker peaks at {job.torch_peak.total:,} bytes in the first step "
+            f"where hwadvisor's storage tracker counts {job.first_step_peak.total:,}; "
+            "the estimate uses hwadvisor's (it follows each phase and the real kernels' "
+            "paths, docs/estimates.md section 2.1)"
+        )
     return counts, notes
+
+
+def agrees(theirs: int, ours: int) -> bool:
+    """Whether torch's peak and ours agree: to within a 64-byte alignment slack or 1%."""
+    return abs(theirs - ours) <= max(64, 0.01 * max(theirs, ours))
