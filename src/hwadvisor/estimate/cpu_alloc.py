@@ -307,8 +307,12 @@ def replay(
     a long job repeats.
     """
     events = events if isinstance(events, Sequence) else list(events)
-    flags = None if last is None else [last(key) for _, key, _ in events]
-    return _replay(events, flags, GlibcArena(pinned=pinned, warm=warm, phase=phase))
+    return _replay(events, _flags(events, last), GlibcArena(pinned=pinned, warm=warm, phase=phase))
+
+
+def _flags(events: Sequence[Event], last: Callable[[Hashable], bool] | None) -> list[bool] | None:
+    """Which of ``events`` are the last step's (None: none is told apart)."""
+    return None if last is None else [last(key) for _, key, _ in events]
 
 
 def _replay(events: Sequence[Event], flags: Sequence[bool] | None, arena: GlibcArena) -> Resident:
@@ -318,9 +322,7 @@ def _replay(events: Sequence[Event], flags: Sequence[bool] | None, arena: GlibcA
     for i, (op, key, n) in enumerate(events):
         before = arena.faulted
         if _apply(arena, op, key, n):
-            resident = _page_up(arena.touched) + arena.mapped
-            if resident > peak:
-                peak = resident
+            peak = max(peak, arena.resident)
             if arena.live > live_peak:
                 live_peak = arena.live
         if flags is not None and flags[i]:
@@ -344,7 +346,7 @@ def replay_starts(
     events: Sequence[Event], *, last: Callable[[Hashable], bool] | None = None
 ) -> list[Resident]:
     """``events`` replayed from each of :data:`START_STATES` (``last``: :func:`replay`'s)."""
-    flags = None if last is None else [last(key) for _, key, _ in events]
+    flags = _flags(events, last)
     return [
         _replay(events, flags, GlibcArena(warm=warm, phase=phase)) for warm, phase in START_STATES
     ]
