@@ -201,3 +201,15 @@ def test_recommend_on_an_apple_soc_plans_no_cuda_only_fix() -> None:
     out = as_recommended(wl, est, Target(gpu=True, plan_gpus=1, cuda=False))
     assert out.fits_planned is False
     assert not any(f in (out.planned_reason or "") for f in _CUDA_ONLY)
+
+
+def test_a_copy_of_a_workload_is_planned_afresh() -> None:
+    # The search keeps the breakdowns of the workload it last planned, by plan: a copy
+    # with longer sequences (a new object, its plans the same) must not read them.
+    wl = build_workload(params=7_000_000_000, seq_len=4096, batch_size=8)
+    long = wl.model_copy(update={"seq_len": 16384})
+    expected_long = plan_for(long.model_copy(), H100)
+    short, again = plan_for(wl, H100), plan_for(long, H100)
+    expected_short = plan_for(wl.model_copy(), H100)
+    assert again == expected_long and short == expected_short
+    assert short is not None and again is not None and short.plan != again.plan
