@@ -165,6 +165,9 @@ def test_torchs_tracker_checks_the_jobs_own_count_alone() -> None:
     checked = [r for r in runs if r.torch_peak is not None]
     assert [(r.batch, r.precision) for r in checked] == [(4, "amp")]
     assert counts.tracker == TORCH_TRACKER and counts.amp is not None
+    # A check that names no count ran torch's tracker nowhere: ours counted alone.
+    alone = memory_counts(build, [3, 32, 32], tokens=False, batches=(4, 5), checked=(9, "fp32"))
+    assert alone.tracker == OWN_TRACKER and alone.fp32 == counts.fp32
 
 
 def test_a_peak_torchs_tracker_disagrees_with_is_said(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -139,7 +139,7 @@ def memory_counts(
     names one (batch, precision), in that count alone: its peak only checks ours, and it
     doubles the time of the run it follows."""
     peaks: dict[str, CountedPeak] = {}
-    tracker = TORCH_TRACKER
+    tried: list[MemCount] = []  # the counts torch's tracker was tried in
 
     def trackers(b: int, precision: str) -> tuple[str, ...]:
         if checked is None or checked == (b, precision):
@@ -185,9 +185,7 @@ def memory_counts(
                     trackers=trackers(b, "fp32"),
                 )
                 faults.append(_faults(extra))
-        tried = [r for r in runs if TORCH_TRACKER in trackers(r.batch, r.precision)]
-        if any(r.tracker != TORCH_TRACKER for r in tried):
-            tracker = OWN_TRACKER
+        tried += [r for r in runs if TORCH_TRACKER in trackers(r.batch, r.precision)]
     today = datetime.date.today().isoformat()
     return MemoryCounts(
         fp32=peaks["fp32"],
@@ -199,7 +197,11 @@ def memory_counts(
         cpu_infer_resident_ratio=round(infer_ratio, 4),
         cpu_upper_ratio=round(upper_ratio, 4),
         cpu_faults=sorted(faults, key=lambda p: p.batch),
-        tracker=tracker,
+        tracker=(
+            TORCH_TRACKER
+            if tried and all(r.tracker == TORCH_TRACKER for r in tried)
+            else OWN_TRACKER
+        ),
         source=source or f"counted with hwadvisor memtrack on {spec} {today}",
         date=today,
     )
