@@ -35,6 +35,27 @@ def test_freeing_a_mapping_raises_the_threshold() -> None:
     assert arena.mmap_threshold <= MMAP_THRESHOLD_MAX
 
 
+def test_a_partly_written_mapping_holds_and_faults_only_its_written_pages() -> None:
+    # an LSTM layer's 64 MB workspace: its forward writes a third, its backward more
+    arena = GlibcArena()
+    arena.memalign("ws", 64 * MiB, untouched=True)
+    assert arena.mapped == 0 and arena.faulted == 0 and arena.live == 0
+    arena.write("ws", 21 * MiB)
+    assert arena.mapped == arena.faulted == arena.live == 21 * MiB
+    arena.write("ws", 38 * MiB)
+    assert arena.mapped == arena.faulted == arena.live == 38 * MiB
+    arena.write("ws", 10 * MiB)  # pages once written stay written
+    assert arena.mapped == 38 * MiB
+    arena.free("ws")
+    assert arena.mapped == 0 and arena.live == 0 and not arena.partial
+    # the events say the same, and only the writes of the last step count as its faults
+    events = [("u", 1, 64 * MiB), ("w", 1, 21 * MiB), ("w", 1, 38 * MiB), ("f", 1, 0)]
+    r = replay(events, last=lambda key: True)
+    assert r.peak == r.live_peak == 38 * MiB and r.last_faulted == 38 * MiB and r.final == 0
+    # a plain storage of that size is written (and faulted) whole
+    assert replay([("a", 1, 64 * MiB)], last=lambda key: True).last_faulted > 64 * MiB
+
+
 def test_a_hole_below_a_live_chunk_stays_resident() -> None:
     small = MMAP_THRESHOLD // 4
     events = [("a", 1, small), ("a", 2, small), ("f", 1, 0)]

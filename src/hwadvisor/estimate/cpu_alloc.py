@@ -68,9 +68,12 @@ STORAGE_IMPL = 96
 #: The per-thread cache of a process that has imported torch is full up to this size.
 WARM_CACHED_MAX = 224
 
-#: ("a", key, bytes) allocates a tensor's storage under ``key``; ("k", key, bytes) a
-#: kernel's own buffer (resident, not a live tensor); ("s", key, bytes) a small C++
-#: object by plain ``malloc`` (a storage's ``StorageImpl``); ("f", key, 0) frees any.
+#: ("a", key, bytes) allocates a tensor's storage under ``key``; ("u", key, bytes) one
+#: its maker writes only in part, ("w", key, bytes) saying how many of its bytes are
+#: written by then (an LSTM layer's workspace: its forward writes a third of it, its
+#: backward more); ("k", key, bytes) a kernel's own buffer (resident, not a live
+#: tensor); ("s", key, bytes) a small C++ object by plain ``malloc`` (a storage's
+#: ``StorageImpl``); ("f", key, 0) frees any.
 Event = tuple[str, Hashable, int]
 
 
@@ -116,6 +119,9 @@ class GlibcArena:
         self.tcache: dict[int, list[int]] = {}
         self.fast: list[tuple[int, int]] = []
         self.blocks: dict[Hashable, tuple[bool, int, int, int]] = {}
+        #: blocks of "u" storages: only their written bytes are live, and of a mapping
+        #: only its written pages are resident (faulted in as they are written)
+        self.partial: set[Hashable] = set()
         if warm:
             # the cached chunks lie in the heap below the job's (negative addresses:
             # resident already, and apart, so they merge with nothing)
@@ -229,18 +235,24 @@ class GlibcArena:
         start, size = self._arena_malloc(nb)
         self.blocks[key] = (False, start, size, 0)
 
-    def memalign(self, key: Hashable, n: int, *, tensor: bool = True) -> None:
-        """``posix_memalign(64, n)`` under ``key`` (``tensor``: counted as live bytes)."""
+    def memalign(
+        self, key: Hashable, n: int, *, tensor: bool = True, untouched: bool = False
+    ) -> None:
+        """``posix_memalign(64, n)`` under ``key`` (``tensor``: counted as live bytes;
+        ``untouched``: none of it written yet, see :meth:`write`)."""
         nb = _chunk(n)
-        n = n if tensor else 0
+        n = n if tensor and not untouched else 0
         self.live += n
+        if untouched:
+            self.partial.add(key)
         # _int_memalign asks _int_malloc for nb + alignment + MINSIZE bytes, which it
         # rounds as any request: a chunk of nb + 112
         req = _chunk(nb + ALIGNMENT + MINSIZE)
         if self._maps(req):
             size = _page_up(req + 8)
-            self.mapped += size
-            self.faulted += size
+            if not untouched:
+                self.mapped += size
+                self.faulted += size
             self.blocks[key] = (True, 0, size, n)
             return
         start, size = self._arena_malloc(req)
@@ -256,12 +268,26 @@ class GlibcArena:
             size = nb
         self.blocks[key] = (False, start, size, n)
 
+    def write(self, key: Hashable, n: int) -> None:
+        """The first ``n`` bytes of the untouched storage under ``key`` are written by
+        now: they are live, and those of a mapping are faulted in and resident."""
+        mapped, start, size, was = self.blocks[key]
+        n = min(max(n, was), size)
+        self.live += n - was
+        if mapped:
+            grown = _page_up(n) - _page_up(was)
+            self.mapped += grown
+            self.faulted += grown
+        self.blocks[key] = (mapped, start, size, n)
+
     def free(self, key: Hashable) -> None:
         """Free what was allocated under ``key``."""
         mapped, start, size, n = self.blocks.pop(key)
+        partial = key in self.partial
+        self.partial.discard(key)
         self.live -= n
         if mapped:
-            self.mapped -= size
+            self.mapped -= _page_up(n) if partial else size
             if self.mmap_threshold < size <= MMAP_THRESHOLD_MAX:
                 self.mmap_threshold = size
                 self.trim_threshold = 2 * size
@@ -270,17 +296,23 @@ class GlibcArena:
 
 
 def _apply(arena: GlibcArena, op: str, key: Hashable, n: int) -> bool:
-    """One event on ``arena``; whether it allocated."""
+    """One event on ``arena``; whether it allocated or wrote (and so may have raised
+    the resident or live bytes)."""
     if op == "f":
         if key in arena.blocks:
             arena.free(key)
+        return False
+    if op == "w":
+        if key in arena.partial and key in arena.blocks:
+            arena.write(key, n)
+            return True
         return False
     if key in arena.blocks:
         return False
     if op == "s":
         arena.malloc(key, n)
     else:
-        arena.memalign(key, n, tensor=op == "a")
+        arena.memalign(key, n, tensor=op in "au", untouched=op == "u")
     return True
 
 

@@ -44,19 +44,24 @@ only the order comes from the trace. Channels-last inputs need no reorder and ge
 One output is also misreported by the fake kernels: ``mkldnn_rnn_layer`` (an LSTM layer
 on a CPU) returns an empty workspace on fake tensors, while in training the real kernel
 returns oneDNN's forward-training workspace (the gates and states of every step, kept
-for the backward pass: 251 MB for a 512-unit layer over 128 steps at batch 64), of which
-the forward pass writes about a third (the backward writes more, as scratch). Resident
-memory holds only the pages written, so :func:`output_bytes` gives the written part: it
-runs the real kernel on zero tensors of the layer's own width (8 samples over 8 and 16
-steps) to find the size, linear in steps and batch, then once at a size above glibc's
-largest mmap threshold (a fresh mapping, untouched until written) and counts the pages
-the kernel wrote with ``mincore(2)``. The layer's own scratch (its weights reordered; in
-training a gates-sized buffer each way) is in :func:`kernel_script`.
+for the backward pass: 251 MB for a 512-unit layer over 128 steps at batch 64). The
+forward pass writes about a third of it and its backward, which takes the workspace as
+its last argument, writes a quarter more as scratch (32.8% and 59.6% of a 512-unit
+layer's pages, read with ``mincore(2)`` after each; a fresh mapping of 64 MB per layer
+and step at batch 16 under ``strace``). Resident memory holds only the pages written, so
+:func:`output_sizes` gives the workspace's real size, the part its forward writes and
+the part written once its backward has run: it runs the real kernel on zero tensors of
+the layer's own width (8 samples over 8 and 16 steps) to find the size, linear in steps
+and batch, then once forward and backward at a size above glibc's largest mmap threshold
+(a fresh mapping, untouched until written) and counts the pages written after each. The
+layer's own scratch (its weights reordered; in training a gates-sized buffer each way)
+is in :func:`kernel_script`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hwadvisor.estimate.convpath import native_path
@@ -321,12 +326,23 @@ _WORKSPACE = 3
 _PROBE_BATCH, _PROBE_STEPS = 8, (8, 16)
 #: A probe workspace this large is a fresh mapping whatever glibc's threshold has risen to.
 _FRESH_BYTES = 40 << 20
-_workspace_rates: dict[tuple[Any, ...], tuple[float, float, float]] = {}
+_workspace_rates: dict[tuple[Any, ...], tuple[float, float, float, float]] = {}
 
 
-def output_bytes(func: Any, args: Sequence[Any], out: Any) -> dict[int, int]:
-    """Real sizes of the outputs of ``func`` whose fake kernel reports too few bytes,
-    by output index (empty for every operator but a training LSTM layer)."""
+@dataclass(frozen=True)
+class Partial:
+    """An output whose fake kernel reports too few bytes: its real ``size``, the bytes
+    its own call writes, and the bytes written once the call that reads it next (its
+    backward) has run. Pages never written hold no memory."""
+
+    size: int
+    written: int
+    read_written: int
+
+
+def output_sizes(func: Any, args: Sequence[Any], out: Any) -> dict[int, Partial]:
+    """The outputs of ``func`` whose fake kernel reports too few bytes, by output index
+    (empty for every operator but a training LSTM layer)."""
     if str(func) != _RNN or len(args) < 16 or not args[15]:
         return {}
     try:
@@ -335,22 +351,31 @@ def output_bytes(func: Any, args: Sequence[Any], out: Any) -> dict[int, int]:
             return {}
         # the layer is called time-major whatever the module's batch_first
         steps, batch = int(args[0].shape[0]), int(args[0].shape[1])
-        per_step, per_sample, written = _workspace_rate(args)
+        per_step, per_sample, written, read_written = _workspace_rate(args)
     except (AttributeError, ImportError, IndexError, TypeError, RuntimeError, ValueError, OSError):
         return {}
-    return {_WORKSPACE: round(int(batch) * (per_step * int(steps) + per_sample) * written)}
+    size = round(batch * (per_step * steps + per_sample))
+    return {_WORKSPACE: Partial(size, round(size * written), round(size * read_written))}
 
 
-def _probe(args: Sequence[Any], steps: int, batch: int) -> Any:
-    """The real layer's workspace on zero tensors of ``steps`` x ``batch``."""
+def _probe(args: Sequence[Any], steps: int, batch: int, *, backward: bool = False) -> Any:
+    """The real layer's workspace on zero tensors of ``steps`` x ``batch`` (after its
+    backward has run too, where ``backward``)."""
     import torch
 
     real = [torch.zeros(steps, batch, *args[0].shape[2:], dtype=args[0].dtype)]
     real += [torch.zeros(tuple(w.shape), dtype=w.dtype) for w in args[1:5]]
     real += [torch.zeros(batch, *h.shape[-1:], dtype=h.dtype) for h in args[5:7]]
-    return torch.ops.aten.mkldnn_rnn_layer.default(*real, args[7], [], *args[9:15], True)[
-        _WORKSPACE
-    ]
+    out = torch.ops.aten.mkldnn_rnn_layer.default(*real, args[7], [], *args[9:15], True)
+    if backward:
+        reverse, mode, hidden, layers, biases, bidirectional, first = (
+            args[7], *args[9:14], args[14],
+        )  # fmt: skip
+        torch.ops.aten.mkldnn_rnn_layer_backward.default(
+            *real, out[0], out[1], out[2], torch.zeros_like(out[0]), None, None,
+            reverse, mode, hidden, layers, biases, True, bidirectional, [], first, out[3],
+        )  # fmt: skip
+    return out[_WORKSPACE]
 
 
 def _written(t: Any) -> float:
@@ -368,9 +393,9 @@ def _written(t: Any) -> float:
     return sum(b & 1 for b in vec.raw) / len(vec.raw)
 
 
-def _workspace_rate(args: Sequence[Any]) -> tuple[float, float, float]:
+def _workspace_rate(args: Sequence[Any]) -> tuple[float, float, float, float]:
     """Workspace bytes per sample per step and per sample of the layer in ``args``, and
-    the share of them the forward pass writes."""
+    the shares of them written by its forward pass and after its backward."""
     from torch.utils._python_dispatch import _disable_current_modes
 
     flags = tuple(tuple(a) if isinstance(a, list) else a for a in args[7:15])
@@ -390,7 +415,8 @@ def _workspace_rate(args: Sequence[Any]) -> tuple[float, float, float]:
             rate = (sizes[1] - sizes[0]) / (hi - lo)
             steps = max(hi, int(_FRESH_BYTES / (_PROBE_BATCH * max(rate, 1.0))) + 1)
             written = _written(_probe(args, steps, _PROBE_BATCH))
-        _workspace_rates[key] = (rate, sizes[0] - rate * lo, written)
+            read_written = _written(_probe(args, steps, _PROBE_BATCH, backward=True))
+        _workspace_rates[key] = (rate, sizes[0] - rate * lo, written, max(written, read_written))
     return _workspace_rates[key]
 
 

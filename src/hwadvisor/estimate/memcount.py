@@ -91,7 +91,7 @@ def _upper(events: tuple[Event, ...], ratios: list[float]) -> float:
     # the worst case of the fragments, over the tensors alone: with the kernel
     # buffers' fragments pinned as well the bound is 5-6x the live bytes of
     # ResNet-50, past every real peak measured (benchmarks/memory_accuracy.py)
-    r = replay([e for e in events if e[0] in "af"], pinned=True)
+    r = replay([e for e in events if e[0] in "afuw"], pinned=True)
     return max([r.peak / r.live_peak if r.live_peak else 1.0, *ratios])
 
 

@@ -11,7 +11,13 @@ from typing import Any
 
 from hwadvisor.estimate import cpu_autograd as ag
 from hwadvisor.estimate.cpu_alloc import STORAGE_IMPL, Event
-from hwadvisor.estimate.cpu_kernels import Step, in_place_bias, kernel_script, output_bytes
+from hwadvisor.estimate.cpu_kernels import (
+    Partial,
+    Step,
+    in_place_bias,
+    kernel_script,
+    output_sizes,
+)
 from hwadvisor.estimate.memjob import FakeJob, Live, flat_tensors, nbytes, storages
 
 TORCH_TRACKER = "torch MemTracker"
@@ -104,6 +110,9 @@ def own_tracker_class() -> type:
             self.meta = False
             #: the last recorded call's new outputs, (tensor, storage token)
             self.pending: list[tuple[Any, int]] = []
+            #: partly written storages by address: (token, bytes written once a later
+            #: call that reads them, their backward, has run)
+            self.rewrites: dict[int, tuple[int, int]] = {}
             for st in storages(
                 [list(job.model.parameters()), list(job.model.buffers()), list(job.masters)]
             ):
@@ -111,24 +120,44 @@ def own_tracker_class() -> type:
             for st in storages(job.x):
                 self._see(st, "a")
 
-        def _see(self, st: Any, kind: str, n: int | None = None) -> None:
+        def _see(self, st: Any, kind: str, part: Partial | None = None) -> None:
             key = st._cdata
             if key in self.live:
                 return
-            n = st.nbytes() if n is None else n
+            n = st.nbytes() if part is None else part.written
             self.tokens += 1
             token = self.tokens
             ref = weakref.ref(st, functools.partial(self._on_free, key, token))
             self.live[key] = (n, kind, token, ref)
             self.current += n
             # the storage's StorageImpl is made just before its data, freed just after
-            self.events += [("s", ("s", token), STORAGE_IMPL), ("a", token, n)]
+            self.events.append(("s", ("s", token), STORAGE_IMPL))
+            if part is None:
+                self.events.append(("a", token, n))
+                return
+            self.events += [("u", token, part.size), ("w", token, n)]
+            if part.read_written > n:
+                self.rewrites[key] = (token, part.read_written)
 
-        def _resized(self, out: Any, sizes: dict[int, int]) -> None:
-            """Record outputs whose fake kernel reports too few bytes at their real size."""
-            for i, n in sizes.items():
+        def _resized(self, out: Any, sizes: dict[int, Partial]) -> None:
+            """Record outputs whose fake kernel reports too few bytes at their real size,
+            live and resident as far as they are written."""
+            for i, part in sizes.items():
                 for st in storages(out[i]):
-                    self._see(st, self.kind, n)
+                    self._see(st, self.kind, part)
+
+        def _rewritten(self, args: Any) -> None:
+            """The pages a call writes in the partly written storages it reads."""
+            for t in flat_tensors(args):
+                key = t.untyped_storage()._cdata
+                token, n = self.rewrites.get(key, (0, 0))
+                entry = self.live.get(key)
+                if entry is None or entry[2] != token:
+                    continue
+                del self.rewrites[key]
+                self.current += n - entry[0]
+                self.live[key] = (n, *entry[1:])
+                self.events.append(("w", token, n))
 
         def _made(self, out: Any, script: list[Step]) -> None:
             """Record the outputs of one call, with the buffers its CPU kernel makes
@@ -152,6 +181,7 @@ def own_tracker_class() -> type:
             entry = self.live.get(key)
             if entry is not None and entry[2] == token:
                 del self.live[key]
+                self.rewrites.pop(key, None)
                 self.current -= entry[0]
                 self.events += [("f", ("m", token), 0), ("f", token, 0), ("f", ("s", token), 0)]
 
@@ -237,8 +267,10 @@ def own_tracker_class() -> type:
             out = func(*args, **(kwargs or {}))
             if in_place_bias(func, args, self.fresh):
                 self._release(args[0].untyped_storage())
+            if self.rewrites:
+                self._rewritten(args)
             before = self.tokens
-            self._resized(out, output_bytes(func, args, out))
+            self._resized(out, output_sizes(func, args, out))
             self._made(out, kernel_script(func, args, out))
             if self.meta:
                 self.pending = self._outputs(out, before)
