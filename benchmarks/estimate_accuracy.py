@@ -156,6 +156,16 @@ def micro_bench(min_run_time: float = 0.2) -> tuple[Any, Any]:
         m = timed("fn()", {"fn": fn})
         work = strided_backward_work(shape)
         results.append(result("conv2d_backward_strided", list(shape), work, "GFLOP/s", m))
+    # the 3x3 convolutions in NCHW, forward and backward, as hwadvisor bench times them
+    from hwadvisor.bench.kernels import NCHW_CONVS, _conv_builder, conv_backward_work, conv_work
+
+    for shape in NCHW_CONVS:
+        for backward in (False, True):
+            fn = _conv_builder(torch, torch.device("cpu"), "fp32", backward=backward, nchw=True)(shape)  # fmt: skip
+            m = timed("fn()", {"fn": fn})
+            kernel = "conv2d_nchw_backward" if backward else "conv2d_nchw"
+            work = (conv_backward_work if backward else conv_work)(shape)
+            results.append(result(kernel, list(shape), work, "GFLOP/s", m))
     n = 1 << 23
     a, b, c = torch.randn(n), torch.randn(n), torch.randn(n)
     m = timed("torch.add(b, c, alpha=2.0, out=a)", {"a": a, "b": b, "c": c})

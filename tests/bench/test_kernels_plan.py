@@ -37,6 +37,28 @@ def test_a_cpu_times_the_backward_of_strided_convolutions_and_it_runs() -> None:
     assert strided_backward_work(shape) == 2 * 2 * 1 * 16 * 4 * 4 * 8
 
 
+def test_a_cpu_times_nchw_convolutions_forward_and_backward_and_they_run() -> None:
+    from hwadvisor.bench.kernels import NCHW_CONVS, conv_backward_work, conv_work
+
+    target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=1)
+    cases = [c for c in plan(torch, target, None, free_bytes=None) if "nchw" in c.kernel]
+    assert [(c.kernel, c.ladder) for c in cases] == [
+        (kernel, (shape,))
+        for shape in NCHW_CONVS
+        for kernel in ("conv2d_nchw", "conv2d_nchw_backward")
+    ]
+    shape = (1, 8, 6, 6)  # a small one: the statement, not the figure
+    out = cases[0].build(shape)()
+    assert tuple(out.shape) == shape and out.is_contiguous()
+    assert not out.is_contiguous(memory_format=torch.channels_last)
+    grad_input, grad_weight, _ = cases[1].build(shape)()
+    assert grad_input.is_contiguous() and tuple(grad_weight.shape) == (8, 8, 3, 3)
+    assert cases[0].work(shape) == conv_work(shape) and cases[1].work(shape) == conv_backward_work(shape)  # fmt: skip
+    # a GPU plan has none
+    gpu = Target(device="cuda:0", kind="cuda", index=0, name=None, uuid=None, threads=1)
+    assert not [c for c in plan(torch, gpu, None, free_bytes=None) if "nchw" in c.kernel]
+
+
 def test_a_cpu_times_products_of_few_rows_one_size_each() -> None:
     from hwadvisor.bench.kernels import CPU_ROWS, ROWS_WIDTH, matmul_work
 

@@ -7,6 +7,8 @@ matmul rate for the product's size, and says so.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from hwadvisor.catalog.loader import load_devices
@@ -251,3 +253,64 @@ def test_a_strided_convolutions_backward_goes_at_the_measured_strided_share() ->
     # An unreliable figure is left out.
     shaky = measured.model_copy(update={"results": [*bench.results, strided(1, 20.0).model_copy(update={"reliable": False})]})  # fmt: skip
     assert not here_rates(None, shaky, Precision.FP32).strided_backward
+
+
+def test_an_nchw_convolution_goes_at_the_measured_nchw_share_of_its_price() -> None:
+    """The bench's conv2d_nchw figures, over the channels-last price of the same shape,
+    scale an NCHW job's oneDNN convolutions, read between the measured channel counts;
+    a channels-last job is priced as before."""
+    from hwadvisor.estimate.timing import conv_channels, onednn_conv_rate
+
+    bench = _bench(threads=2)
+
+    def nchw(channels: int, side: int, value: float, *, backward: bool = False) -> BenchResult:
+        kernel = "conv2d_nchw_backward" if backward else "conv2d_nchw"
+        return bench.results[2].model_copy(
+            update={"kernel": kernel, "value": value, "shape": [4, channels, side, side]}
+        )
+
+    figures = [nchw(32, 56, 50.0), nchw(256, 14, 75.0), nchw(32, 56, 40.0, backward=True)]
+    measured = bench.model_copy(update={"results": [*bench.results, *figures]})
+    rates = here_rates(None, measured, Precision.FP32)
+    plain = here_rates(None, bench, Precision.FP32)
+    assert not plain.nchw and plain.nchw_factor(64.0) == 1.0
+
+    def price(channels: int, side: int, *, backward: bool = False) -> float:
+        same = _conv([3, 3], product=[channels, channels * 9, side * side],
+                     flops=2.0 * channels * side * side * channels * 9,
+                     size=effective_size(4 * side * side, channels, channels * 9))  # fmt: skip
+        return onednn_conv_rate(same, plain, 4, backward=backward) or 1.0
+
+    # Without a sweep no reorder is priced: each factor is the figure over the price.
+    forward = rates.nchw[False]
+    assert [c for c, _ in forward] == [32.0, 256.0]
+    assert forward[0][1] == pytest.approx(50e9 / price(32, 56))
+    assert forward[1][1] == pytest.approx(75e9 / price(256, 14))
+    assert rates.nchw[True] == [(32.0, pytest.approx(40e9 / price(32, 56, backward=True)))]
+    # Read log-linearly by channels, held at the ends.
+    mid = rates.nchw_factor(math.sqrt(32 * 256))
+    assert mid == pytest.approx((forward[0][1] + forward[1][1]) / 2)
+    assert rates.nchw_factor(8.0) == forward[0][1] and rates.nchw_factor(2048.0) == forward[1][1]
+    assert rates.nchw_factor(512.0, backward=True) == rates.nchw[True][0][1]
+    # A convolution's channels: the geometric mean of its input and output channels.
+    spatial = _conv([3, 3], product=[64, 128 * 9, 3136], flops=2e8, size=173)
+    assert conv_channels(spatial) == pytest.approx(math.sqrt(64 * 128))
+    factor = rates.nchw_factor(conv_channels(spatial))
+    assert onednn_conv_rate(spatial, rates, 4, nchw=True) == pytest.approx(
+        (onednn_conv_rate(spatial, rates, 4) or 0) * factor
+    )
+    # A grouped convolution (its own kernel, not measured) keeps its price.
+    grouped = _conv([3, 3], groups=64, product=[1, 9, 3136], flops=1e7, size=20)
+    assert onednn_conv_rate(grouped, rates, 4, nchw=True) == onednn_conv_rate(grouped, rates, 4)
+
+    def conv_part(b: BenchReport, channels_last: bool) -> float:
+        wl = _resnet_like(16).model_copy(update={"channels_last": channels_last})
+        return step_time(wl, here_rates(None, b, Precision.FP32)).parts["conv"]
+
+    assert conv_part(measured, True) == pytest.approx(conv_part(bench, True))
+    assert conv_part(measured, False) > 1.5 * conv_part(bench, False)
+    assert any("conv2d_nchw rates" in a for a in rates.assumptions)
+    # An unreliable figure is left out.
+    shaky = [f.model_copy(update={"reliable": False}) for f in figures]
+    unsure = bench.model_copy(update={"results": [*bench.results, *shaky]})
+    assert not here_rates(None, unsure, Precision.FP32).nchw

@@ -82,6 +82,17 @@ def conv_backward_work(shape: Shape) -> float:
 #: one middle shape stands for all.
 STRIDED_BACKWARD = ((4, 256, 28, 28, 512, 1, 1), (4, 256, 28, 28, 256, 3, 3))
 STRIDE = 2
+#: The NCHW convolutions the CPU bench times (``conv2d_nchw`` and ``conv2d_nchw_backward``):
+#: [N, C, H, W] of a 3x3, stride-1 convolution of C channels in and out, in the plain
+#: layout a model runs in unless it asks for channels-last. oneDNN does not run an NCHW
+#: call on the kernel it runs a channels-last one on: it reorders the tensors into a
+#: blocked layout and runs its direct kernel there (``ONEDNN_VERBOSE=1`` on an Ice Lake
+#: Xeon guest: 64 channels at 56 x 56, batch 16, ``jit:avx512_core`` in 25.9 ms between
+#: reorders of 4.5 and 1.4 ms, where channels-last ran ``brg_conv_fwd`` in 15.4 ms; the
+#: backward 2.6x slower). How much slower moves with the channels (1.2-3.2x across a
+#: small ResNet's shapes there), so the bench times a narrow, wide-image layer and a wide,
+#: small-image one, and the estimate reads between them by channel count.
+NCHW_CONVS = ((4, 32, 56, 56), (4, 256, 14, 14))
 
 
 def strided_backward_work(shape: Shape) -> float:
@@ -125,15 +136,16 @@ def _matmul_builder(torch: Any, dev: Any, dtype: str) -> Callable[[Shape], Calla
 
 
 def _conv_builder(
-    torch: Any, dev: Any, dtype: str, *, backward: bool = False
+    torch: Any, dev: Any, dtype: str, *, backward: bool = False, nchw: bool = False
 ) -> Callable[[Shape], Callable[[], object]]:
     """The 3x3 convolution, or (``backward``) its backward as autograd calls it
-    (``aten.convolution_backward``: the input and weight gradients, no bias)."""
+    (``aten.convolution_backward``: the input and weight gradients, no bias), on
+    channels-last tensors (``nchw``: plain contiguous ones)."""
 
     def build(shape: Shape) -> Callable[[], object]:
         n, c, h, w = shape
         dt = torch_dtype(torch, dtype)
-        cl = torch.channels_last
+        cl = torch.contiguous_format if nchw else torch.channels_last
         x = torch.randn(n, c, h, w, dtype=dt, device=dev).contiguous(memory_format=cl)
         wt = torch.randn(c, c, 3, 3, dtype=dt, device=dev).contiguous(memory_format=cl)
         if not backward:
@@ -332,6 +344,16 @@ def plan(
                 strided_backward_work, build, weight=0.1, min_allot_s=SMALL_MIN_ALLOT_S,
             )  # fmt: skip
             cases.append(case)
+        # Convolutions in NCHW, forward and backward: one shape each, not sized.
+        for square in NCHW_CONVS:
+            for backward in (False, True):
+                case = KernelCase(
+                    target, "conv2d_nchw_backward" if backward else "conv2d_nchw", "fp32",
+                    "GFLOP/s", (square,), conv_backward_work if backward else conv_work,
+                    _conv_builder(torch, dev, "fp32", backward=backward, nchw=True),
+                    weight=0.1, min_allot_s=SMALL_MIN_ALLOT_S,
+                )  # fmt: skip
+                cases.append(case)
         # Memory-bound operator families per cache level, and the per-operator cost.
         cases += sweep_cases(torch, target, facts)
         cases += others

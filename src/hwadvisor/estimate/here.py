@@ -272,8 +272,59 @@ def _measured(
         rows_points=_rows_points(bench, notes) if dtype == "fp32" else [],
         single_points=_single_points(bench, threads, notes),
     )
+    rates.nchw = _nchw_factors(bench, rates, notes)
     rates.strided_backward = _strided_backward(bench, rates, notes)
     return rates
+
+
+def _nchw_factors(
+    bench: BenchReport, rates: Rates, notes: list[str]
+) -> dict[bool, list[tuple[float, float]]]:
+    """Forward and backward, (channels, factor) of each reliable ``conv2d_nchw`` figure:
+    its rate, the reorders its call paid taken out (they are priced on their own), over
+    the price ``rates`` give the same convolution at the channels-last figure."""
+    from hwadvisor.bench.kernels import conv_backward_work, conv_work
+    from hwadvisor.estimate.counting import effective_size
+    from hwadvisor.estimate.rates import MIN_KERNEL_SHARE
+    from hwadvisor.estimate.timing import conv_reorder_s, onednn_conv_rate
+    from hwadvisor.models.workload import ConvShape
+
+    out: dict[bool, list[tuple[float, float]]] = {}
+    for r in bench.results:
+        backward = r.kernel == "conv2d_nchw_backward"
+        if r.device != "cpu" or r.kernel not in ("conv2d_nchw", "conv2d_nchw_backward"):
+            continue
+        if r.reliable is False or r.value <= 0 or len(r.shape) != 4 or r.dtype != "fp32":
+            continue
+        n, c, h, w = r.shape
+        same = ConvShape(
+            count=1, kernel=[3, 3], stride=[1, 1], dilation=[1, 1], input_elements=c * h * w,
+            product=[c, c * 9, h * w], flops=2.0 * c * h * w * c * 9,
+            size=effective_size(n * h * w, c, c * 9),
+        )  # fmt: skip
+        price = onednn_conv_rate(same, rates, n, backward=backward)
+        if not price:
+            continue
+        work = (conv_backward_work if backward else conv_work)(tuple(r.shape))
+        measured = work / (r.value * 1e9)
+        reorders = conv_reorder_s(rates.levels, same, n, backward=backward)
+        factor = (work / price) / max(measured - reorders, MIN_KERNEL_SHARE * measured)
+        out.setdefault(backward, []).append((float(c), factor))
+    for pts in out.values():
+        pts.sort()
+    if out:
+        notes.append(
+            "here: NCHW convolutions (the layout a model runs in unless it asks for "
+            "channels-last) at the measured conv2d_nchw rates, "
+            + "; ".join(
+                f"{'backward' if back else 'forward'} "
+                + ", ".join(f"{c:.0f} channels {f:.2f}x" for c, f in pts)
+                for back, pts in sorted(out.items())
+            )
+            + " the channels-last price of the same shape, read between by channel count"
+            " (their reorders priced on their own)"
+        )
+    return out
 
 
 def _strided_backward(bench: BenchReport, rates: Rates, notes: list[str]) -> dict[int, float]:
@@ -298,7 +349,8 @@ def _strided_backward(bench: BenchReport, rates: Rates, notes: list[str]) -> dic
             input_elements=c * h * w, product=[cout, c * kh * kw, oh * ow],
             flops=2.0 * cout * oh * ow * c * kh * kw, size=effective_size(n * oh * ow, cout, c * kh * kw),
         )  # fmt: skip
-        price = onednn_conv_rate(unstrided, rates, n, backward=True)
+        # the figure's call runs in NCHW: its factor is over the NCHW price
+        price = onednn_conv_rate(unstrided, rates, n, backward=True, nchw=True)
         if not price:
             continue
         # The figure's call also reorders its NCHW tensors, which the estimate prices on

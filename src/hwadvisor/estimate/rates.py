@@ -82,6 +82,20 @@ class Rates:
     #: same shape, by kernel side (1: 1x1, 3: 3x3); the bench's ``conv2d_backward_strided``
     #: figures (empty: not measured, priced as unstrided).
     strided_backward: dict[int, float] = field(default_factory=dict)
+    #: Measured rate of NCHW convolutions over the price of the same shape at the
+    #: channels-last figure, reorders taken out: (channels, factor) ascending, forward
+    #: (False) and backward (True); the bench's ``conv2d_nchw`` figures (empty: not
+    #: measured, NCHW priced as channels-last plus its reorders).
+    nchw: dict[bool, list[tuple[float, float]]] = field(default_factory=dict)
+
+    def nchw_factor(self, channels: float, *, backward: bool = False) -> float:
+        """What an NCHW convolution of ``channels`` runs at, as a share of its
+        channels-last price: the measured factors read log-linearly by channels, held
+        at the ends (1.0 where none was measured)."""
+        pts = self.nchw.get(backward) or []
+        if not pts:
+            return 1.0
+        return log_interp(pts, channels)
 
     def product(self, size: float, rows: float | None = None, work: float | None = None) -> float | None:  # fmt: skip
         """FLOP/s of products of effective size ``size``. Products with fewer rows (their

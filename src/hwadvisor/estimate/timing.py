@@ -441,20 +441,23 @@ def _conv_time(prof: OpProfile, rates: Rates, wl: Workload, native: list[ConvSha
     products instead."""
     if rates.conv is None:
         raise _Unknown("convolution rate unknown: time unknown")
-    batch = float(wl.batch_size)
-    onednn = _onednn_seconds(prof, rates, native, batch, backward=False) * batch
+    batch, nchw = float(wl.batch_size), not wl.channels_last
+    onednn = _onednn_seconds(prof, rates, native, batch, backward=False, nchw=nchw) * batch
     work = batch
     if wl.task is Task.TRAIN:
         onednn += (
-            _onednn_seconds(prof, rates, native, batch, backward=True) * batch * BACKWARD_FACTOR
+            _onednn_seconds(prof, rates, native, batch, backward=True, nchw=nchw)
+            * batch
+            * BACKWARD_FACTOR
         )
         work *= 1.0 + BACKWARD_FACTOR
     return onednn + _native_seconds(native, rates) * work
 
 
 def _onednn_seconds(
-    prof: OpProfile, rates: Rates, native: list[ConvShape], batch: float, *, backward: bool
-) -> float:
+    prof: OpProfile, rates: Rates, native: list[ConvShape], batch: float, *, backward: bool,
+    nchw: bool = False,
+) -> float:  # fmt: skip
     """Seconds per sample of the convolutions oneDNN runs (a forward's worth of FLOPs)."""
     conv = (rates.conv_backward if backward else None) or rates.conv or 1.0
     buckets = prof.conv or [GemmBucket(size=0, flops=prof.conv_flops)]
@@ -464,30 +467,33 @@ def _onednn_seconds(
         seconds += bucket.flops / (rate or conv)
     # The native ones leave the oneDNN buckets they were counted in (at their bucket's size).
     seconds -= sum(c.flops / (rates.conv_at(c.size, backward=backward) or conv) for c in native)
-    seconds += _pointwise_extra(prof, rates, native, batch, backward=backward)
+    seconds += _pointwise_extra(prof, rates, native, batch, backward=backward, nchw=nchw)
     return max(seconds, 0.0)
 
 
 def _pointwise_extra(
-    prof: OpProfile, rates: Rates, native: list[ConvShape], batch: float, *, backward: bool
-) -> float:
-    """What 1x1 convolutions cost per sample beyond their bucket's convolution rate
-    (:func:`onednn_conv_rate`)."""
+    prof: OpProfile, rates: Rates, native: list[ConvShape], batch: float, *, backward: bool,
+    nchw: bool = False,
+) -> float:  # fmt: skip
+    """What convolutions cost per sample beyond their bucket's convolution rate
+    (:func:`onednn_conv_rate`): 1x1 ones, strided ones' backward, and NCHW ones."""
     extra = 0.0
     conv = (rates.conv_backward if backward else None) or rates.conv or 1.0
     for c in prof.conv_shapes:
         if c in native:
             continue
         bucket = rates.conv_at(c.size, backward=backward) or conv
-        rate = onednn_conv_rate(c, rates, batch, backward=backward) or bucket
+        rate = onednn_conv_rate(c, rates, batch, backward=backward, nchw=nchw) or bucket
         extra += c.flops * (1.0 / rate - 1.0 / bucket)
     return extra
 
 
 def onednn_conv_rate(
-    c: ConvShape, rates: Rates, batch: float, *, backward: bool = False
+    c: ConvShape, rates: Rates, batch: float, *, backward: bool = False, nchw: bool = False
 ) -> float | None:
-    """FLOP/s of convolutions of shape ``c`` on oneDNN at ``batch`` (None: no rate).
+    """FLOP/s of convolutions of shape ``c`` on oneDNN at ``batch`` (None: no rate), on
+    channels-last tensors (``nchw``: on plain ones, at :meth:`Rates.nchw_factor` of that;
+    their reorders are priced on their own, :func:`conv_reorder_s`).
 
     The measured convolution rate read at the shape's size (:meth:`Rates.conv_at`), and
     for a 1x1 convolution no faster than the matmul curve. A 1x1 convolution reuses no
@@ -503,11 +509,20 @@ def onednn_conv_rate(
     if rate is None:
         return rate
     factor = strided_backward_factor(c, rates) if backward else 1.0
+    if nchw and c.groups == 1 and not c.transposed:
+        factor *= rates.nchw_factor(conv_channels(c), backward=backward)
     if c.groups != 1 or c.transposed or any(k != 1 for k in c.kernel):
         return rate * factor
     out, inner, positions = c.product
     square = rates.gemm(float(effective_size(batch * positions, out, inner)))
     return (min(rate, square) if square else rate) * factor
+
+
+def conv_channels(c: ConvShape) -> float:
+    """The channel count of convolution ``c`` that its NCHW factor is read at: the
+    geometric mean of its input and output channels per group."""
+    taps = math.prod(c.kernel) or 1
+    return math.sqrt(max(1.0, c.product[0]) * max(1.0, c.product[1] / taps))
 
 
 def strided_backward_factor(c: ConvShape, rates: Rates) -> float:
