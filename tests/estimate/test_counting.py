@@ -47,6 +47,7 @@ def test_cnn_is_classified_with_conv_buckets_and_activations() -> None:
     assert (wl.activation_bytes_per_sample or 0) >= 32 * 32 * 32 * 4
 
 
+@pytest.mark.slow  # seconds of real torch; CI's second step runs it
 def test_embedding_first_layer_gets_token_inputs() -> None:
     wl = build_workload(model=f"{MODELS}/encoder.py:build", input_shape=[16], batch_size=2)
     assert wl.kind is ModelKind.ENCODER
@@ -118,6 +119,7 @@ def test_lstm_is_counted_as_the_cpu_runs_it() -> None:
     assert (wl.activation_bytes_per_sample or 0) > 0
 
 
+@pytest.mark.slow  # seconds of real torch; CI's second step runs it
 def test_gru_gets_the_whole_sequences_input_product_at_once() -> None:
     wl = build_workload(model=f"{MODELS}/rnn.py:gru", input_shape=[20, 32], batch_size=4)
     prof = wl.profile

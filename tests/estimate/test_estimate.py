@@ -223,6 +223,7 @@ def _measured_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     )
 
 
+@pytest.mark.slow  # seconds of real torch; CI's second step runs it
 def test_measure_runs_the_steps_in_a_fresh_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

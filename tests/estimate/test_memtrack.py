@@ -112,6 +112,7 @@ def test_amp_holds_fewer_activation_bytes() -> None:
     assert 6 * bf16.params <= bf16.step.parameters < 6.1 * bf16.params
 
 
+@pytest.mark.slow  # seconds of real torch; CI's second step runs it
 def test_linear_counts_reproduce_the_runs() -> None:
     build = _builder("cnn")
     runs: list[Any] = []
@@ -156,6 +157,7 @@ def test_user_model_is_counted_at_its_batch() -> None:
     assert counts.batches == (8, 9) and counts.fp32.per_sample > 0
 
 
+@pytest.mark.slow  # seconds of real torch; CI's second step runs it
 def test_torchs_tracker_checks_the_jobs_own_count_alone() -> None:
     build = _builder("cnn")
     runs: list[Any] = []

@@ -86,6 +86,7 @@ def advice_run(cli: Cli, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict
     return result.json(), out.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # seconds of real torch; CI's second step runs it
 @needs_report
 def test_the_page_is_self_contained(advice_run: tuple[dict[str, Any], str]) -> None:
     _, text = advice_run
