@@ -303,7 +303,7 @@ def _apply(arena: GlibcArena, op: str, key: Hashable, n: int) -> bool:
             arena.free(key)
         return False
     if op == "w":
-        if key in arena.partial and key in arena.blocks:
+        if key in arena.partial:  # freed blocks leave it
             arena.write(key, n)
             return True
         return False

@@ -19,7 +19,7 @@ from hwadvisor.estimate.levels import (
 from hwadvisor.estimate.rates import CPU_OP_OVERHEAD_S, Rates
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.facts import Facts
-from hwadvisor.models.workload import Precision
+from hwadvisor.models.workload import ConvShape, Precision
 
 _DTYPE_ALIASES = {
     "fp32": ("fp32", "float32"),
@@ -277,17 +277,45 @@ def _measured(
     return rates
 
 
+def _unstrided(n: int, c: int, h: int, w: int, cout: int, side: int) -> ConvShape:
+    """The padded, unstrided ``side`` x ``side`` convolution of ``c`` to ``cout``
+    channels over an ``h`` x ``w`` output, batch ``n``, as the conv counter records it."""
+    from hwadvisor.estimate.counting import effective_size
+
+    taps = side * side
+    return ConvShape(
+        count=1, kernel=[side, side], stride=[1, 1], dilation=[1, 1],
+        input_elements=c * h * w, product=[cout, c * taps, h * w],
+        flops=2.0 * cout * h * w * c * taps, size=effective_size(n * h * w, cout, c * taps),
+    )  # fmt: skip
+
+
+def _share(
+    value: float, work: float, same: ConvShape, n: int, rates: Rates, *, backward: bool,
+    nchw: bool = False,
+) -> float | None:  # fmt: skip
+    """What a convolution figure of ``value`` GFLOP/s for ``work`` FLOPs runs at, as a
+    share of the price ``rates`` give ``same`` at batch ``n``. The figure's NCHW call also
+    paid its reorders, which the estimate prices on their own
+    (``timing.conv_reorder_s``): the share is of what is left of it."""
+    from hwadvisor.estimate.rates import MIN_KERNEL_SHARE
+    from hwadvisor.estimate.timing import conv_reorder_s, onednn_conv_rate
+
+    price = onednn_conv_rate(same, rates, n, backward=backward, nchw=nchw)
+    if not price:
+        return None
+    measured = work / (value * 1e9)
+    reorders = conv_reorder_s(rates.levels, same, n, backward=backward)
+    return (work / price) / max(measured - reorders, MIN_KERNEL_SHARE * measured)
+
+
 def _nchw_factors(
     bench: BenchReport, rates: Rates, notes: list[str]
 ) -> dict[bool, list[tuple[float, float]]]:
     """Forward and backward, (channels, factor) of each reliable ``conv2d_nchw`` figure:
-    its rate, the reorders its call paid taken out (they are priced on their own), over
-    the price ``rates`` give the same convolution at the channels-last figure."""
+    its share (:func:`_share`) of the price ``rates`` give the same convolution at the
+    channels-last figure."""
     from hwadvisor.bench.kernels import conv_backward_work, conv_work
-    from hwadvisor.estimate.counting import effective_size
-    from hwadvisor.estimate.rates import MIN_KERNEL_SHARE
-    from hwadvisor.estimate.timing import conv_reorder_s, onednn_conv_rate
-    from hwadvisor.models.workload import ConvShape
 
     out: dict[bool, list[tuple[float, float]]] = {}
     for r in bench.results:
@@ -297,19 +325,10 @@ def _nchw_factors(
         if r.reliable is False or r.value <= 0 or len(r.shape) != 4 or r.dtype != "fp32":
             continue
         n, c, h, w = r.shape
-        same = ConvShape(
-            count=1, kernel=[3, 3], stride=[1, 1], dilation=[1, 1], input_elements=c * h * w,
-            product=[c, c * 9, h * w], flops=2.0 * c * h * w * c * 9,
-            size=effective_size(n * h * w, c, c * 9),
-        )  # fmt: skip
-        price = onednn_conv_rate(same, rates, n, backward=backward)
-        if not price:
-            continue
         work = (conv_backward_work if backward else conv_work)(tuple(r.shape))
-        measured = work / (r.value * 1e9)
-        reorders = conv_reorder_s(rates.levels, same, n, backward=backward)
-        factor = (work / price) / max(measured - reorders, MIN_KERNEL_SHARE * measured)
-        out.setdefault(backward, []).append((float(c), factor))
+        factor = _share(r.value, work, _unstrided(n, c, h, w, c, 3), n, rates, backward=backward)
+        if factor is not None:
+            out.setdefault(backward, []).append((float(c), factor))
     for pts in out.values():
         pts.sort()
     if out:
@@ -328,13 +347,10 @@ def _nchw_factors(
 
 
 def _strided_backward(bench: BenchReport, rates: Rates, notes: list[str]) -> dict[int, float]:
-    """By kernel side, each reliable ``conv2d_backward_strided`` figure over the price
-    ``rates`` give the same convolution unstrided (``timing.strided_backward_factor``)."""
+    """By kernel side, each reliable ``conv2d_backward_strided`` figure's share
+    (:func:`_share`) of the price ``rates`` give the same convolution unstrided in NCHW,
+    the layout the figure ran in (``timing.strided_backward_factor``)."""
     from hwadvisor.bench.kernels import STRIDE, strided_backward_work
-    from hwadvisor.estimate.counting import effective_size
-    from hwadvisor.estimate.rates import MIN_KERNEL_SHARE
-    from hwadvisor.estimate.timing import conv_reorder_s, onednn_conv_rate
-    from hwadvisor.models.workload import ConvShape
 
     out: dict[int, float] = {}
     for r in bench.results:
@@ -343,22 +359,13 @@ def _strided_backward(bench: BenchReport, rates: Rates, notes: list[str]) -> dic
         n, c, h, w, cout, kh, kw = r.shape
         if r.reliable is False or r.value <= 0 or kh != kw:
             continue
-        oh, ow = h // STRIDE, w // STRIDE
-        unstrided = ConvShape(
-            count=1, kernel=[kh, kw], stride=[1, 1], dilation=[1, 1],
-            input_elements=c * h * w, product=[cout, c * kh * kw, oh * ow],
-            flops=2.0 * cout * oh * ow * c * kh * kw, size=effective_size(n * oh * ow, cout, c * kh * kw),
-        )  # fmt: skip
-        # the figure's call runs in NCHW: its factor is over the NCHW price
-        price = onednn_conv_rate(unstrided, rates, n, backward=True, nchw=True)
-        if not price:
-            continue
-        # The figure's call also reorders its NCHW tensors, which the estimate prices on
-        # their own (timing.conv_reorder_s): the factor is of what is left of it.
+        same = _unstrided(n, c, h // STRIDE, w // STRIDE, cout, kh)
+        # the input is the strided call's, twice the output's side
+        same = same.model_copy(update={"input_elements": c * h * w})
         work = strided_backward_work(tuple(r.shape))
-        measured = work / (r.value * 1e9)
-        reorders = conv_reorder_s(rates.levels, unstrided, n, backward=True)
-        out[kh] = (work / price) / max(measured - reorders, MIN_KERNEL_SHARE * measured)
+        share = _share(r.value, work, same, n, rates, backward=True, nchw=True)
+        if share is not None:
+            out[kh] = share
     if out:
         notes.append(
             "here: the backward of stride-2 convolutions at the measured "
