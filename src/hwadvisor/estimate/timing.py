@@ -467,11 +467,11 @@ def _onednn_seconds(
         seconds += bucket.flops / (rate or conv)
     # The native ones leave the oneDNN buckets they were counted in (at their bucket's size).
     seconds -= sum(c.flops / (rates.conv_at(c.size, backward=backward) or conv) for c in native)
-    seconds += _pointwise_extra(prof, rates, native, batch, backward=backward, nchw=nchw)
+    seconds += _per_shape_extra(prof, rates, native, batch, backward=backward, nchw=nchw)
     return max(seconds, 0.0)
 
 
-def _pointwise_extra(
+def _per_shape_extra(
     prof: OpProfile, rates: Rates, native: list[ConvShape], batch: float, *, backward: bool,
     nchw: bool = False,
 ) -> float:  # fmt: skip
