@@ -6,8 +6,8 @@ plan the estimate found (``estimate.<slot>.fits_after_fixes``: mixed precision, 
 batch with accumulation, activation checkpointing, an 8-bit optimizer, offload,
 sharding over its GPUs), and, where a time estimate exists, finishes within the deadline
 and serves the load. It is null only when that cannot be told: the job's bounds straddle
-the memory (the reason then names the options that settle it), or the machine's memory
-is unknown. The verdict's plan is this machine's own when it holds the job, else the
+the memory (the reason then names the options that settle it), the QPS asked lies inside
+the throughput's error band, or the machine's memory is unknown. The verdict's plan is this machine's own when it holds the job, else the
 comparison's: the fastest single GPU that holds it, or the plan with the fewest GPUs.
 """
 
@@ -69,11 +69,16 @@ def _load_checks(
             )
         elif here:
             reasons.append("the training time here is unknown")
-    if ctx.get("workload.qps") is not None and ctx.get(f"{slot}.serves_qps") is not None:
+    if ctx.get("workload.qps") is not None and ctx.get(f"{slot}.throughput_samples_s") is not None:
         serves = ctx.get(f"{slot}.serves_qps")
         checks.append(serves)
         reasons.append(
-            "it serves the requested QPS" if serves else "it cannot serve the requested QPS"
+            "it serves the requested QPS"
+            if serves
+            else "it cannot serve the requested QPS"
+            if serves is False
+            else "the requested QPS lies inside the throughput's error band there; "
+            "measure the rate there to settle it"
         )
     if here and ctx.get("workload.latency_ms") is not None:
         meets = ctx.get(f"{slot}.meets_latency")
