@@ -235,3 +235,34 @@ def test_the_fallback_takes_the_peak_of_the_jobs_precision() -> None:
     rates = here_rates(fp32_only, None, Precision.BF16)
     assert rates.gemm(1024.0) == pytest.approx(150e9 * ASSUMED_HERE_GEMM)
     assert any("no native bf16" in a for a in rates.assumptions)
+
+
+def test_emulated_bf16_is_priced_at_this_runs_share_of_fp32() -> None:
+    from hwadvisor.estimate.here import here_rates
+    from hwadvisor.models.workload import Precision
+
+    # As the probe writes a CPU without a bf16 dot product: the bf16 peak is the fp32 one.
+    facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0, bf16=150.0)))
+    both = [_fig("fp32", 120.0, reliable=False, peak=150.0)]
+    bench = BenchReport(
+        budget_s=1.0, elapsed_s=1.0, results=[*both, _fig("bf16", 30.0, reliable=False)]
+    )
+    fp32 = here_rates(facts, bench, Precision.FP32).gemm(1024.0)
+    bf16 = here_rates(facts, bench, Precision.BF16)
+    assert bf16.gemm(1024.0) == pytest.approx(0.25 * fp32)
+    assert any("0.25x the fp32 rate" in a for a in bf16.assumptions)
+    # No bf16 figure to compare: the fp32 rate, said to be a ceiling.
+    alone = here_rates(
+        facts, BenchReport(budget_s=1.0, elapsed_s=1.0, results=both), Precision.BF16
+    )
+    assert alone.gemm(1024.0) == pytest.approx(fp32)
+    assert any("a ceiling" in a for a in alone.assumptions)
+    # A bf16 figure above fp32 on such a CPU is noise: the share is capped at 1.
+    over = BenchReport(
+        budget_s=1.0, elapsed_s=1.0, results=[*both, _fig("bf16", 200.0, reliable=False)]
+    )
+    assert here_rates(facts, over, Precision.BF16).gemm(1024.0) == pytest.approx(fp32)
+    # A native bf16 peak (above fp32) is the bf16 path's own: no share is taken.
+    native = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0, bf16=300.0)))
+    rates = here_rates(native, bench, Precision.BF16)
+    assert not any("x the fp32 rate" in a for a in rates.assumptions)

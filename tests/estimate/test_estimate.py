@@ -266,3 +266,56 @@ def test_measure_of_a_model_that_fails_is_one_usage_error(
     with pytest.raises(UsageError) as err:
         measure_here(wl.model_copy(update={"model": wl.model.replace(":build", ":broken")}))
     assert err.value.message.endswith("failed: ValueError: no steps today")
+
+
+def _two_precisions(bf16_over_fp32: float) -> BenchReport:
+    """A steady bench with fp32 and bf16 figures at each matmul size."""
+    results = [
+        BenchResult(
+            device="cpu",
+            kernel="matmul",
+            dtype=dtype,
+            shape=[n, n, n],
+            value=value * (ratio if dtype == "bf16" else 1.0),
+            unit="GFLOP/s",
+            median_s=0.01,
+            iqr_s=0.0,
+            runs=5,
+        )
+        for n, value in ((256, 50.0), (1024, 100.0))
+        for dtype, ratio in (("fp32", 1.0), ("bf16", bf16_over_fp32))
+    ]
+    triad = BenchResult(
+        device="cpu",
+        kernel="triad",
+        dtype="fp32",
+        shape=[1 << 20],
+        value=10.0,
+        unit="GB/s",
+        median_s=0.01,
+        iqr_s=0.0,
+        runs=5,
+    )
+    return BenchReport(budget_s=1, elapsed_s=1, results=[*results, triad])
+
+
+def test_a_defaulted_bf16_is_priced_in_fp32_where_the_cpu_runs_fp32_faster() -> None:
+    wl = build_workload(model="bert-base", task="infer")
+    assert wl.precision is Precision.BF16  # the language-model default
+    slow_bf16 = _two_precisions(0.25)
+    here = estimate_workload(wl, facts=None, bench=slow_bf16, on=["here"]).estimates[0]
+    fp32 = build_workload(model="bert-base", task="infer", precision="fp32")
+    fp32_here = estimate_workload(fp32, facts=None, bench=slow_bf16, on=["here"]).estimates[0]
+    assert here.step_time_s == pytest.approx(fp32_here.step_time_s)
+    assert any("priced in fp32, not the default bf16" in a for a in here.assumptions)
+    # A precision the user gave is kept, however slow it is here.
+    given = build_workload(model="bert-base", task="infer", precision="bf16")
+    kept = estimate_workload(given, facts=None, bench=slow_bf16, on=["here"]).estimates[0]
+    assert kept.step_time_s is not None and fp32_here.step_time_s is not None
+    assert kept.step_time_s > fp32_here.step_time_s
+    assert not any("priced in fp32" in a for a in kept.assumptions)
+    # Where bf16 is the faster path (AMX), the default stands.
+    fast_bf16 = _two_precisions(4.0)
+    amx = estimate_workload(wl, facts=None, bench=fast_bf16, on=["here"]).estimates[0]
+    assert not any("priced in fp32" in a for a in amx.assumptions)
+    assert amx.step_time_s is not None and amx.step_time_s < fp32_here.step_time_s

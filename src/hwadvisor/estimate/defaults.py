@@ -24,6 +24,13 @@ TOKENS_PER_MICROBATCH = 4096
 #: Batch of the other models when nobody says.
 OTHER_BATCH = {Task.TRAIN: 32, Task.INFER: 1}
 _LLM = (ModelKind.ENCODER, ModelKind.DECODER)
+#: The words of the note a precision chosen here carries (``precision_defaulted``).
+BY_DEFAULT = "by default"
+
+
+def precision_defaulted(assumptions: list[str]) -> bool:
+    """Whether the workload's precision was chosen here rather than given (its note)."""
+    return any(a.startswith("precision ") and BY_DEFAULT in a.split("(")[0] for a in assumptions)
 
 
 @dataclass(frozen=True)
@@ -55,12 +62,14 @@ def practitioner_defaults(
         if llm and train:
             precision = Precision.AMP
             notes.append(
-                "precision amp by default (bf16 autocast with fp32 master weights, as "
+                f"precision amp {BY_DEFAULT} (bf16 autocast with fp32 master weights, as "
                 "language models are trained); give --precision fp32 to change it"
             )
         elif llm:
             precision = Precision.BF16
-            notes.append("precision bf16 by default (16-bit weights, as checkpoints are published)")
+            notes.append(
+                f"precision bf16 {BY_DEFAULT} (16-bit weights, as checkpoints are published)"
+            )
         else:
             precision = Precision.FP32
     if batch_size is None:

@@ -463,6 +463,9 @@ def here_rates(facts: Facts | None, bench: BenchReport | None, precision: Precis
         )
     gemm = _floored(peak * 1e9 * ASSUMED_HERE_GEMM, raw, "matmul", dtype, notes)
     conv = _floored(peak * 1e9 * ASSUMED_HERE_CONV, raw, "conv2d", dtype, notes)
+    if _bench_dtype(precision) != dtype and raw is not None:
+        share = _emulated_share(raw, _bench_dtype(precision), dtype, notes)
+        gemm, conv = gemm * share, conv * share
     levels = (memory_levels(raw) or _busy_levels(raw, notes)) if raw is not None else None
     overhead = _level_notes(levels, notes) if levels is not None else CPU_OP_OVERHEAD_S
     notes.append(
@@ -552,15 +555,59 @@ def _fastest_any(bench: BenchReport, kernels: tuple[str, ...], dtype: str) -> fl
     )
 
 
+def _emulated_share(bench: BenchReport, job: str, native: str, notes: list[str]) -> float:
+    """The rate of ``job``'s products (bf16 on a CPU without a bf16 dot product) as a
+    share of the ``native`` (fp32) rate, from the bench's matmul figures of both at one
+    size: 1 where it timed no such pair.
+
+    Without native support the math is converted to fp32 and back, which runs below the
+    fp32 rate (OpenVINO's bfloat16 inference guide: on AVX-512 without ``avx512_bf16``,
+    bf16 "leads to significant performance degradation in comparison with FP32"; oneDNN
+    v0.20's notes: "On the processors with Intel AVX512 support bfloat16 arithmetic is
+    emulated"). How far below is this machine's to say. Both figures of one run met the
+    same interference, so their ratio holds where neither was steady enough to price
+    with: on an Ice Lake Xeon guest at a load of 3 on 2 cores, bf16 ran at 55 GFLOP/s
+    and fp32 at 229, 0.24x."""
+    pairs = {
+        tuple(r.shape): r.value
+        for r in bench.results
+        if r.device == "cpu" and r.kernel == "matmul" and r.dtype.lower() == native and r.value > 0
+    }
+    ratios = sorted(
+        (r.shape, r.value / pairs[tuple(r.shape)])
+        for r in bench.results
+        if r.device == "cpu"
+        and r.kernel == "matmul"
+        and r.dtype.lower() == job
+        and tuple(r.shape) in pairs
+    )
+    if not ratios:
+        notes.append(
+            f"no {job} matmul figure: the {native} rate prices the {job} products, a ceiling "
+            f"(emulated {job} runs below it)"
+        )
+        return 1.0
+    shape, ratio = ratios[-1]
+    share = min(ratio, 1.0)
+    notes.append(
+        f"{job} products at {share:.2f}x the {native} rate, "
+        f"the ratio of the bench's {job} and {native} matmul figures at "
+        f"{'x'.join(map(str, shape))} in this run (emulated {job} converts to {native} and back)"
+    )
+    return share
+
+
 def _fallback_peak(
     facts: Facts | None, precision: Precision, notes: list[str]
 ) -> tuple[float | None, str]:
     """The theoretical peak (GFLOP/s) for the job's precision and its dtype: bf16 where
-    the CPU has a native bf16 dot product (the facts give its peak), else fp32."""
+    the CPU has a native bf16 dot product (its bf16 peak is above the fp32 one), else
+    fp32: without one the facts' bf16 peak is the fp32 rate, a ceiling emulation misses."""
     if facts is None:
         return None, "fp32"
     peaks = facts.cpu.peak_gflops
-    if _bench_dtype(precision) == "bf16" and peaks.bf16:
+    native = peaks.bf16 and (peaks.fp32 is None or peaks.bf16 > peaks.fp32)
+    if _bench_dtype(precision) == "bf16" and native:
         return peaks.bf16, "bf16"
     if _bench_dtype(precision) == "bf16":
         notes.append("no native bf16 dot product here: the fp32 peak is used")

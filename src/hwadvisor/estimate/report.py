@@ -16,6 +16,7 @@ from typing import Any
 from hwadvisor.catalog import lookup_device
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
 from hwadvisor.estimate.bands import band_class, with_bands
+from hwadvisor.estimate.defaults import precision_defaulted
 from hwadvisor.estimate.fixes import memory_fixes
 from hwadvisor.estimate.here import here_rates
 from hwadvisor.estimate.memory import MemoryPlan, breakdown, decide_fit
@@ -111,6 +112,7 @@ def _here(wl: Workload, facts: Facts | None, bench: BenchReport | None) -> Devic
         est = _llm_on(wl, None, 1, facts=facts, bench=bench)
     else:
         est = _estimate(wl, here_rates(facts, bench, wl.precision), gpus=1, gpu=False)
+        est = _faster_in_fp32(wl, est, facts, bench)
     extra = []
     if facts is not None and facts.gpus:
         extra.append(
@@ -124,6 +126,37 @@ def _here(wl: Workload, facts: Facts | None, bench: BenchReport | None) -> Devic
                 "this machine's memory is unknown: give --facts FILE (hwadvisor check --json)"
             )
     return est.model_copy(update={**update, "assumptions": [*est.assumptions, *extra]})
+
+
+def _faster_in_fp32(
+    wl: Workload, est: DeviceEstimate, facts: Facts | None, bench: BenchReport | None
+) -> DeviceEstimate:
+    """This CPU's estimate in fp32 where the job's bf16 (or amp) was only a default and
+    fp32 is faster here and fits as well: what a practitioner runs on a CPU without a
+    native bf16 dot product, where bf16 is converted to fp32 and back (on an Ice Lake
+    Xeon guest the bench's bf16 matmul ran at 0.24x its fp32). A precision the user gave
+    is kept; the catalog GPUs keep the default."""
+    if wl.precision not in (Precision.BF16, Precision.AMP) or not precision_defaulted(
+        wl.assumptions
+    ):
+        return est
+    fp32 = _estimate(
+        wl.model_copy(update={"precision": Precision.FP32}),
+        here_rates(facts, bench, Precision.FP32),
+        gpus=1,
+        gpu=False,
+    )
+    if est.step_time_s is None or fp32.step_time_s is None:
+        return est
+    fits_as_well = bool(fp32.fits_planned) or not est.fits_planned
+    if fp32.step_time_s >= est.step_time_s or not fits_as_well:
+        return est
+    note = (
+        f"here: priced in fp32, not the default {wl.precision.value}: this CPU runs the step "
+        f"{est.step_time_s / fp32.step_time_s:.1f}x faster in fp32 (no native bf16 math "
+        "here, or too little to pay); give --precision to price another"
+    )
+    return fp32.model_copy(update={"assumptions": [*fp32.assumptions, note]})
 
 
 def _estimate(
