@@ -270,6 +270,8 @@ def test_without_time_left_the_chosen_size_is_repeated_not_shrunk() -> None:
         repeat_past_share=False,
     )
     assert again.timing.runs < MIN_RUNS and clock2.now < clock.now
+    assert any("machine already busy: not repeated" in n for n in again.notes)
+    assert not any("too slow to repeat" in n for n in again.notes)
 
 
 def test_a_call_too_slow_to_repeat_is_kept_and_marked_unreliable() -> None:

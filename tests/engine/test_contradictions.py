@@ -4,7 +4,8 @@ Every rule is run over every recorded machine (``tests/data/facts``, the probed 
 ``tests/data/hosts`` and ``tests/data/gpu_hosts``, the synthetic GPU machines of
 ``tests/data/reports``) with every recorded bench report (none, the machine's own, the
 edge cases of ``tests/data/bench``, the recorded ``tests/render/data`` run), for every
-scenario, with the estimator's real figures. Whatever fires together must agree: the
+scenario, with the estimator's real figures (the quick suite: every report on three
+machines, none and their own on the rest; the slow step: every pair). Whatever fires together must agree: the
 rules' machine-readable ``recommends`` tags are compared, not their words, and so are the
 bench's own conclusions ("prefer fp32 here" is avoiding that format on the CPU). A
 verdict rule recommends its device.
@@ -118,26 +119,35 @@ def contradictions(advice: Advice, rules: RuleSet) -> list[str]:
     return out
 
 
-def _cases() -> list[Any]:
+#: The machines the quick suite runs with every bench report: a CPU laptop, a CPU server
+#: with AMX, a cloud GPU. The others get none and their own there; the slow step runs
+#: every machine with every report.
+EVERY_BENCH_ON = ("facts/laptop", "facts/cpu-server-amx", "facts/t4-cloud")
+
+
+def _cases(*, full: bool) -> list[Any]:
     params = []
-    for machine in machines():
+    for machine, facts in machines().items():
+        if full or machine in EVERY_BENCH_ON:
+            names = [*benches(), *(["own"] if facts.bench is not None else [])]
+        else:
+            names = ["none", *(["own"] if facts.bench is not None else [])]
         for scenario, rows in WORKLOADS.items():
             for i in range(len(rows)):
-                params.append(
-                    pytest.param(machine, scenario, i, id=f"{machine}-{scenario.value}-{i}")
-                )
+                case = (machine, scenario, i, tuple(names))
+                params.append(pytest.param(*case, id=f"{machine}-{scenario.value}-{i}"))
     return params
 
 
-@pytest.mark.parametrize(("machine", "scenario", "i"), _cases())
-def test_fired_findings_never_recommend_opposite_things(
-    machine: str, scenario: Scenario, i: int, shipped_rules: RuleSet
+def _check(
+    machine: str, scenario: Scenario, i: int, names: tuple[str, ...], rules: RuleSet
 ) -> None:
     facts = machines()[machine]
     wl = workload(scenario, i)
-    runs = {**benches(), "own": facts.bench} if facts.bench is not None else benches()
+    runs = {**benches(), "own": facts.bench}
     problems = []
-    for name, bench in runs.items():
+    for name in names:
+        bench = runs[name]
         estimates = estimate_for_advice(wl, facts=facts, bench=bench)
         advice = advise(
             facts=facts,
@@ -145,10 +155,25 @@ def test_fired_findings_never_recommend_opposite_things(
             workload=wl,
             estimates=estimates,
             bench=bench,
-            rules=shipped_rules,
+            rules=rules,
         )
-        problems += [f"bench {name}: {c}" for c in contradictions(advice, shipped_rules)]
+        problems += [f"bench {name}: {c}" for c in contradictions(advice, rules)]
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(("machine", "scenario", "i", "names"), _cases(full=False))
+def test_fired_findings_never_recommend_opposite_things(
+    machine: str, scenario: Scenario, i: int, names: tuple[str, ...], shipped_rules: RuleSet
+) -> None:
+    _check(machine, scenario, i, names, shipped_rules)
+
+
+@pytest.mark.slow  # every machine with every bench report: 1,700 advice runs
+@pytest.mark.parametrize(("machine", "scenario", "i", "names"), _cases(full=True))
+def test_no_machine_and_bench_pair_recommends_opposite_things(
+    machine: str, scenario: Scenario, i: int, names: tuple[str, ...], shipped_rules: RuleSet
+) -> None:
+    _check(machine, scenario, i, names, shipped_rules)
 
 
 def test_the_grid_covers_the_edges() -> None:
@@ -175,6 +200,7 @@ def test_the_grid_covers_the_edges() -> None:
     kinds = {m.split("/")[0] for m in machines()}
     assert kinds == {"facts", "reports", "hosts", "gpu_hosts"}
     assert any(f.gpus for f in machines().values()) and any(not f.gpus for f in machines().values())
+    assert set(EVERY_BENCH_ON) <= set(machines())
 
 
 def test_a_contradiction_is_caught_by_the_tags() -> None:
