@@ -67,6 +67,11 @@ def _load_checks(
             reasons.append(
                 f"it {'finishes' if within else 'does not finish'} within the deadline there"
             )
+        elif here and ctx.get(f"{slot}.total_time_s") is not None:
+            reasons.append(
+                "the deadline lies inside the training time's error band here; time a "
+                "part of the job here to settle it"
+            )
         elif here:
             reasons.append("the training time here is unknown")
     if ctx.get("workload.qps") is not None and ctx.get(f"{slot}.throughput_samples_s") is not None:
@@ -86,6 +91,12 @@ def _load_checks(
             checks.append(meets)
             reasons.append(
                 "it meets the latency target" if meets else "it misses the latency target"
+            )
+        elif ctx.get(f"{slot}.latency_ms") is not None:
+            checks.append(None)
+            reasons.append(
+                "the latency target lies inside the step time's error band here; measure "
+                "the latency here to settle it"
             )
     return checks, reasons
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from hwadvisor.models.band import TimeBand
+from hwadvisor.models.band import HERE_CLASSES, TimeBand
 
 if TYPE_CHECKING:
     from hwadvisor.estimate.rates import Rates
@@ -60,7 +60,7 @@ def load_bands() -> dict[str, BandSpec]:
 def band_class(rates: Rates, gpus: int, parts: dict[str, float]) -> str:
     """The validation class of an estimate made with ``rates`` on ``gpus`` devices."""
     if rates.device == "here":
-        return "cpu_measured" if rates.basis.startswith("measured") else "cpu_assumed"
+        return HERE_CLASSES[0] if rates.basis.startswith("measured") else HERE_CLASSES[1]
     if not rates.gpu:
         return "catalog_cpu" if _validated_cpu(rates) else "catalog_cpu_other"
     if gpus > 1:

@@ -6,6 +6,10 @@ from pydantic import Field
 
 from hwadvisor.models.common import Document
 
+#: The band classes of this machine's own estimates (cpu_measured, then cpu_assumed): they
+#: rest on its bench, which its load moves from one run to the next.
+HERE_CLASSES = ("cpu_measured", "cpu_assumed")
+
 
 class TimeBand(Document):
     """Low and high of a time (or throughput) estimate, from a validation table."""

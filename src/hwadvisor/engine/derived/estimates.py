@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hwadvisor.engine.derive import Context, FactSpec, FactType, Registry, flatten
+from hwadvisor.models.band import HERE_CLASSES, TimeBand
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
 from hwadvisor.models.workload import Workload
 
@@ -116,11 +117,30 @@ def total_time_h(s: Slot) -> float | None:
     return t / 3600.0 if t is not None else None
 
 
-@SLOT.fact("within_deadline", FactType.BOOL, "total_time_s <= workload.deadline_hours")
+def _inside_here_band(band: TimeBand | None, target_s: float) -> bool:
+    """Whether a time target lies inside the error band of an estimate of this machine
+    (``low <= target < high``): there the estimate cannot say which side it falls on.
+
+    Only this machine's estimates: they rest on its bench, which its load moves from one
+    run to the next, so a verdict that turned on the point estimate would flip between
+    runs. A catalog device's estimate is the same at every run; its band is printed and
+    its point decides."""
+    return band is not None and band.band_class in HERE_CLASSES and band.low <= target_s < band.high
+
+
+@SLOT.fact(
+    "within_deadline",
+    FactType.BOOL,
+    "total_time_s <= workload.deadline_hours; null on this machine's CPU when the "
+    "deadline lies inside the total time's error band (total_time_band_s: low <= "
+    "deadline < high), so the estimate cannot tell",
+)
 def within_deadline(s: Slot) -> bool | None:
-    """The job finishes within the workload's deadline."""
-    t = s.est.total_time_s
-    return t <= s.workload.deadline_hours * 3600.0 if t is not None else None
+    """The job finishes within the workload's deadline, all through its error band here."""
+    t, deadline = s.est.total_time_s, s.workload.deadline_hours * 3600.0
+    if t is None or _inside_here_band(s.est.total_time_band_s, deadline):
+        return None
+    return t <= deadline
 
 
 @SLOT.fact(
@@ -169,11 +189,18 @@ def serves_qps(s: Slot) -> bool | None:
     return tput >= need
 
 
-@SLOT.fact("meets_latency", FactType.BOOL, "latency_ms <= workload.latency_ms")
+@SLOT.fact(
+    "meets_latency",
+    FactType.BOOL,
+    "latency_ms <= workload.latency_ms; null on this machine's CPU when the target lies "
+    "inside the step time's error band (time_band_s: low <= target < high)",
+)
 def meets_latency(s: Slot) -> bool | None:
-    """One step is within the latency target."""
+    """One step is within the latency target, all through its error band here."""
     latency, target = latency_ms(s), s.workload.latency_ms
-    return latency <= target if latency is not None and target is not None else None
+    if latency is None or target is None or _inside_here_band(s.est.time_band_s, target / 1e3):
+        return None
+    return latency <= target
 
 
 @SLOT.fact(
