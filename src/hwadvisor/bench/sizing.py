@@ -256,7 +256,8 @@ def _confirm(
     else:
         if not steady and timing.runs < MIN_RUNS:
             notes.append(
-                "its share of the budget spent, and the machine already busy: not repeated past it"
+                "its share of the budget spent, and not repeated past it (the run's "
+                "budget spent, or the machine already busy)"
                 if cap == 0.0
                 else f"one call takes {per_call:.3g} s: too slow to repeat {MIN_RUNS} times "
                 f"within {cap:.2g} s"
