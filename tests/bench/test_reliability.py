@@ -266,3 +266,60 @@ def test_emulated_bf16_is_priced_at_this_runs_share_of_fp32() -> None:
     native = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0, bf16=300.0)))
     rates = here_rates(native, bench, Precision.BF16)
     assert not any("x the fp32 rate" in a for a in rates.assumptions)
+
+
+def _square(
+    kernel: str, n: int, value: float, *, reliable: bool, dtype: str = "fp32"
+) -> BenchResult:
+    return _fig(dtype, value, reliable=reliable).model_copy(
+        update={"kernel": kernel, "shape": [n, n, n]}
+    )
+
+
+def test_unsteady_figures_raise_the_curve_they_lie_above() -> None:
+    from hwadvisor.estimate.here import here_rates
+    from hwadvisor.models.workload import Precision
+
+    facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=333.0, bf16=333.0)))
+    steady = [
+        _square("matmul", 1024, 216.0, reliable=True),
+        _square("matmul_small", 64, 55.0, reliable=True),
+    ]
+    alone = here_rates(
+        facts, BenchReport(budget_s=1.0, elapsed_s=1.0, results=steady), Precision.FP32
+    )
+    read_between = alone.gemm(256.0)
+    assert read_between is not None and read_between < 150e9
+    # The 256 square ran at 225 but too unsteadily to price with: a floor all the same.
+    unsteady = [*steady, _square("matmul_small", 256, 225.0, reliable=False)]
+    rates = here_rates(
+        facts, BenchReport(budget_s=1.0, elapsed_s=1.0, results=unsteady), Precision.FP32
+    )
+    assert rates.gemm(256.0) == pytest.approx(225e9)
+    assert rates.gemm(1024.0) == pytest.approx(216e9)
+    assert any("raised to the bench's unsteady figures at 256" in a for a in rates.assumptions)
+    # One below the curve is no evidence against it: the curve stands.
+    low = [*steady, _square("matmul_small", 256, 40.0, reliable=False)]
+    kept = here_rates(facts, BenchReport(budget_s=1.0, elapsed_s=1.0, results=low), Precision.FP32)
+    assert kept.gemm(256.0) == pytest.approx(read_between)
+    assert not any("raised" in a for a in kept.assumptions)
+
+
+def test_a_steady_curve_prices_emulated_bf16_at_the_unsteady_bf16_figures_share() -> None:
+    from hwadvisor.estimate.here import here_rates
+    from hwadvisor.models.workload import Precision
+
+    facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=333.0, bf16=333.0)))
+    results = [
+        _square("matmul", 512, 200.0, reliable=True),
+        _square("matmul", 1024, 220.0, reliable=True),
+        _square("matmul", 512, 50.0, reliable=False, dtype="bf16"),
+    ]
+    bench = BenchReport(budget_s=1.0, elapsed_s=1.0, results=results)
+    fp32 = here_rates(facts, bench, Precision.FP32)
+    bf16 = here_rates(facts, bench, Precision.BF16)
+    assert bf16.gemm(1024.0) == pytest.approx(0.25 * fp32.gemm(1024.0))
+    assert any("0.25x the fp32 rate" in a for a in bf16.assumptions)
+    # With a native bf16 dot product an unsteady bf16 figure is no share of fp32.
+    amx = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=333.0, bf16=5300.0)))
+    assert here_rates(amx, bench, Precision.BF16).gemm(1024.0) == pytest.approx(220e9)
