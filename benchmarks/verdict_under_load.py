@@ -125,7 +125,21 @@ def recommend(args: list[str]) -> dict[str, Any]:
         "kept_figures": sum(1 for r in results if r.get("measured_at")),
         "figures": len(results),
         "wall_s": round(wall, 1),
+        "here": _here_figures(doc),
     }
+
+
+def _here_figures(doc: dict[str, Any]) -> dict[str, Any]:
+    """This CPU's estimate the verdict read (throughput, step, total and their bands), so a
+    verdict that moved can be traced to the figure that moved it."""
+    here = (doc.get("estimates") or {}).get("here") or {}
+    keys = ("throughput_samples_s", "step_time_s", "total_time_s")
+    bands = ("throughput_band", "time_band_s", "total_time_band_s")
+    out: dict[str, Any] = {k: here.get(k) for k in keys}
+    for k in bands:
+        band = here.get(k) or {}
+        out[k] = [band.get("low"), band.get("high")] if band else None
+    return out
 
 
 def run_pass(name: str) -> list[dict[str, Any]]:
