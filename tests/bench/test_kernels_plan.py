@@ -73,6 +73,40 @@ def test_a_cpu_times_products_of_few_rows_one_size_each() -> None:
     assert not [c for c in plan(torch, gpu, None, free_bytes=None) if c.kernel == "matmul_rows"]
 
 
+def test_a_cpu_times_the_same_products_with_a_weight_from_dram_each_call() -> None:
+    from hwadvisor.bench.kernels import CPU_ROWS, ROWS_WIDTH, ColdWeights, cold_pool_bytes
+    from hwadvisor.bench.kernels import _cold_rows_builder as cold_rows
+    from hwadvisor.models.facts import Cpu, Facts
+
+    target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=2)
+    facts = Facts(cpu=Cpu(l3_bytes=32 * 2**20))
+    cases = [c for c in plan(torch, target, facts, free_bytes=None) if c.kernel == "matmul_rows_cold"]  # fmt: skip
+    assert [c.ladder for c in cases] == [((m, ROWS_WIDTH, ROWS_WIDTH),) for m in CPU_ROWS]
+    # The pool is twice the cache the threads reach, and at most an eighth of free memory.
+    assert cold_pool_bytes(facts, 2, None) == 64 * 2**20
+    assert cold_pool_bytes(facts, 2, free_bytes=256 * 2**20) == 32 * 2**20
+    # Distinct weights, each mapped, totalling the pool; the product rotates through them.
+    pool = ColdWeights(torch, torch.device("cpu"), 1024 * 1024)
+    weights = pool.get(256, 128)
+    assert len(weights) == 8 and len({w.data_ptr() for w in weights}) == 8
+    assert pool.get(256, 128) is weights  # made once for all row counts
+    # Only the last case drops the pool, once every row count has run.
+    assert [c.after is not None for c in cases] == [False] * (len(CPU_ROWS) - 1) + [True]
+    out = cases[0].build(cases[0].ladder[0])()
+    assert tuple(out.shape) == (CPU_ROWS[0], ROWS_WIDTH)
+    pool.clear()
+    assert pool.get(256, 128) is not weights
+    # Each call multiplies by the next weight: three weights of i + 1 give 1, 2, 3, 1 x.
+    small = ColdWeights(torch, torch.device("cpu"), 3 * 4 * 4 * 4)
+    call = cold_rows(torch, small)((1, 4, 4))
+    for i, w in enumerate(small.get(4, 4)):
+        w.fill_(float(i + 1))
+    outs = [float(call()[0, 0]) for _ in range(4)]
+    assert [o / outs[0] for o in outs] == pytest.approx([1.0, 2.0, 3.0, 1.0])
+    gpu = Target(device="cuda:0", kind="cuda", index=0, name=None, uuid=None, threads=1)
+    assert not [c for c in plan(torch, gpu, None, free_bytes=None) if c.kernel == "matmul_rows_cold"]  # fmt: skip
+
+
 def test_cpu_plan_times_small_squares_below_the_matmul_floor() -> None:
     import torch
 

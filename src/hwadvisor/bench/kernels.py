@@ -8,6 +8,8 @@ counted, so the figures are what a program gets, not what the wires carry.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -29,6 +31,16 @@ GPU_MATMUL = (256, 512, 1024, 2048, 4096, 8192, 16384)
 #: a batch's rows against a layer's weight, where the square curve does not say the rate.
 CPU_ROWS = (1, 4, 16, 64)
 ROWS_WIDTH = 1024
+#: The same products with another weight each call (the CPU's ``matmul_rows_cold``
+#: figures), from a pool of distinct weights this many times the last-level cache the
+#: threads reach: a model whose weights do not fit that cache reads each layer's weight
+#: from DRAM at every forward pass, and a product of few rows does too little work per
+#: weight byte to hide it (the roofline model: Williams, Waterman and Patterson,
+#: "Roofline", CACM 52(4), 2009). On an Ice Lake Xeon guest at two threads a one-row
+#: product by a 4096-square weight streamed it at 20.6 GB/s, a third of its hot rate.
+COLD_POOL_FACTOR = 2
+#: ... and at most this share of free memory.
+COLD_POOL_FREE_SHARE = 8
 #: Square products below the matmul floor (the CPU's ``matmul_small`` figures): what a
 #: small layer's product runs at, per-call costs included, one size each.
 CPU_SMALL = (64, 128, 256)
@@ -133,6 +145,53 @@ def _matmul_builder(torch: Any, dev: Any, dtype: str) -> Callable[[Shape], Calla
         return lambda: torch.mm(a, b)
 
     return build
+
+
+class ColdWeights:
+    """The pool of distinct fp32 weights the cold rows products rotate through, made once
+    for all their row counts (each weight is written once, so its pages are mapped) and
+    dropped with :meth:`clear`."""
+
+    def __init__(self, torch: Any, dev: Any, pool_bytes: int) -> None:
+        self._torch, self._dev, self.pool_bytes = torch, dev, pool_bytes
+        self._weights: list[Any] = []
+
+    def get(self, k: int, n: int) -> list[Any]:
+        """Weights of [k, n] totalling at least the pool's bytes (two at least)."""
+        count = max(2, math.ceil(self.pool_bytes / (4 * k * n)))
+        if len(self._weights) != count or tuple(self._weights[0].shape) != (k, n):
+            self.clear()
+            full = self._torch.full
+            self._weights = [full((k, n), 0.5, device=self._dev) for _ in range(count)]
+        return self._weights
+
+    def clear(self) -> None:
+        """Drop the weights."""
+        self._weights = []
+
+
+def _cold_rows_builder(torch: Any, pool: ColdWeights) -> Callable[[Shape], Callable[[], object]]:
+    """[m, k] x [k, n] with the next weight of the pool each call: its weight comes from
+    DRAM, as a layer's does in a forward pass over weights larger than the cache."""
+
+    def build(shape: Shape) -> Callable[[], object]:
+        m, n, k = shape
+        weights = pool.get(k, n)
+        a = torch.randn(m, k, dtype=weights[0].dtype, device=weights[0].device)
+        following = itertools.cycle(weights).__next__
+        return lambda: torch.mm(a, following())
+
+    return build
+
+
+def cold_pool_bytes(facts: Facts | None, threads: int, free_bytes: int | None) -> int:
+    """Bytes of distinct weights the cold rows products rotate through:
+    :data:`COLD_POOL_FACTOR` x the last-level cache the threads reach
+    (``sweep.reachable_l3``), at most 1/:data:`COLD_POOL_FREE_SHARE` of free memory."""
+    want = COLD_POOL_FACTOR * reachable_l3(facts, threads)
+    if free_bytes:
+        want = min(want, max(free_bytes // COLD_POOL_FREE_SHARE, 16 * MIB))
+    return int(want)
 
 
 def _conv_builder(
@@ -325,6 +384,15 @@ def plan(
             fixed("matmul_rows", (m, ROWS_WIDTH, ROWS_WIDTH), 0.15, SMALL_MIN_ALLOT_S)
             for m in CPU_ROWS
         ]
+        # ... and the same with a weight from DRAM each call: a model past the cache.
+        cold = ColdWeights(torch, dev, cold_pool_bytes(facts, target.threads, free_bytes))
+        for m in CPU_ROWS:
+            case = KernelCase(
+                target, "matmul_rows_cold", "fp32", "GFLOP/s", ((m, ROWS_WIDTH, ROWS_WIDTH),),
+                matmul_work, _cold_rows_builder(torch, cold), weight=0.15,
+                min_allot_s=SMALL_MIN_ALLOT_S, after=cold.clear if m == CPU_ROWS[-1] else None,
+            )  # fmt: skip
+            cases.append(case)
         # Small squares, below the floor the sized matmul starts from: a small layer's rate.
         cases += [fixed("matmul_small", (n, n, n), 0.12, SMALL_MIN_ALLOT_S) for n in CPU_SMALL]
         if target.threads > 1:

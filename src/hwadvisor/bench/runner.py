@@ -51,6 +51,8 @@ QUICK_KERNELS = {
     ("triad", "fp32"),
     # products of few rows (a CPU's): what a small batch's layers run at
     ("matmul_rows", "fp32"),
+    # ... and with a weight from DRAM each call: a small batch of a model past the cache
+    ("matmul_rows_cold", "fp32"),
     # small squares (a CPU's): what a small layer's product runs at
     ("matmul_small", "fp32"),
 }

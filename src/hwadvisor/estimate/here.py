@@ -9,8 +9,10 @@
 
 from __future__ import annotations
 
+from hwadvisor.bench.sweep import reachable_l3
 from hwadvisor.estimate.levels import (
     MemoryLevels,
+    log_interp,
     machine_note,
     memory_levels,
     unreliable_sweep,
@@ -75,7 +77,7 @@ def _results(
         size = 0.0
         if kernel in ("matmul", "matmul_small") and len(r.shape) == 3:
             size = float(effective_size(*r.shape))
-        elif kernel == "matmul_rows" and r.shape:
+        elif kernel in ("matmul_rows", "matmul_rows_cold") and r.shape:
             size = float(r.shape[0])  # its rows
         scale = 1e9  # GFLOP/s, GOP/s and GB/s all carry a 1e9
         pts[size] = max(pts.get(size, 0.0), r.value * scale)
@@ -287,8 +289,11 @@ def _measured(
         rows_points=[(r, v * share) for r, v in _rows_points(bench, notes)]
         if dtype == "fp32"
         else [],
+        cache_bytes=float(reachable_l3(facts, threads or 1)) if facts is not None else None,
         single_points=_single_points(bench, threads, notes),
     )
+    if dtype == "fp32":
+        rates.cold_factors = _cold_factors(bench, rates, notes)
     rates.nchw = _nchw_factors(bench, rates, notes)
     rates.strided_backward = _strided_backward(bench, rates, notes)
     return rates
@@ -465,16 +470,50 @@ def _native_bf16(facts: Facts | None) -> bool | None:
     return peaks.bf16 > peaks.fp32
 
 
-def _rows_points(bench: BenchReport, notes: list[str]) -> list[tuple[float, float]]:
-    """(rows, FLOP/s) of the reliable fp32 ``matmul_rows`` figures, ascending rows."""
-    pts = [(rows, rate) for rows, rate in _results(bench, "matmul_rows", "fp32") if rate > 0]
+def _rows_points(
+    bench: BenchReport, notes: list[str], *, cold: bool = False
+) -> list[tuple[float, float]]:
+    """(rows, FLOP/s) of the reliable fp32 ``matmul_rows`` figures (``cold``: the
+    ``matmul_rows_cold`` ones, a weight from DRAM each call), ascending rows."""
+    kernel = "matmul_rows_cold" if cold else "matmul_rows"
+    pts = [(rows, rate) for rows, rate in _results(bench, kernel, "fp32") if rate > 0]
     if len(pts) < 2:
         return []
-    notes.append(
-        f"here: products of few rows capped by the measured rows curve ({len(pts)} figures, "
-        f"{pts[0][0]:.0f}-{pts[-1][0]:.0f} rows by a square weight)"
-    )
+    if not cold:
+        notes.append(
+            f"here: products of few rows capped by the measured rows curve ({len(pts)} "
+            f"figures, {pts[0][0]:.0f}-{pts[-1][0]:.0f} rows by a square weight)"
+        )
     return pts
+
+
+def _cold_factors(bench: BenchReport, rates: Rates, notes: list[str]) -> list[tuple[float, float]]:
+    """(rows, factor) of the reliable fp32 ``matmul_rows_cold`` figures: each one's rate
+    over the hot ``matmul_rows`` figure of the same rows in the same bench (its rows
+    curve read there), at most 1.
+
+    A share, not a rate: the figures' weight is 1,024 square, and a layer's weight is
+    wider or narrower. What DRAM adds to a product of few rows is the time to read its
+    weight, which grows with the weight as the product's work does at a given number of
+    rows, so the share carries over to other widths where a rate would not (on a Zen 4
+    guest at two threads, one row by 768- and 1024-square weights from DRAM ran at 0.30
+    and 0.36 of the hot rate, 16 rows at 0.55 and 0.66).
+    """
+    if len(rates.rows_points) < 2:
+        return []
+    factors = [
+        (rows, min(1.0, rate / log_interp(rates.rows_points, rows)))
+        for rows, rate in _rows_points(bench, notes, cold=True)
+    ]
+    if len(factors) < 2:
+        return []
+    notes.append(
+        "here: with weights past the last-level cache, products of "
+        f"{factors[0][0]:.0f}-{factors[-1][0]:.0f} rows run at "
+        f"{min(f for _, f in factors):.2f}-{max(f for _, f in factors):.2f} of their rate "
+        "in cache (the bench's matmul_rows_cold figures, a weight from DRAM each call)"
+    )
+    return factors
 
 
 def _kept_note(bench: BenchReport) -> list[str]:

@@ -75,6 +75,15 @@ class Rates:
     #: (rows, FLOP/s) of the bench's ``matmul_rows`` figures: products of few rows by a
     #: square weight, ascending rows (empty: not measured).
     rows_points: list[tuple[float, float]] = field(default_factory=list)
+    #: (rows, factor): what a product of few rows runs at with its weight from DRAM, as a
+    #: share of its rate with the weight in cache; the bench's ``matmul_rows_cold``
+    #: figures over its ``matmul_rows`` ones (``here._cold_factors``), what a model whose
+    #: weights are larger than :attr:`cache_bytes` runs such products at (empty: not
+    #: measured).
+    cold_factors: list[tuple[float, float]] = field(default_factory=list)
+    #: The last-level cache the job's threads reach (``bench.sweep.reachable_l3``; None:
+    #: not known).
+    cache_bytes: float | None = None
     #: (size, FLOP/s) of square products at ONE thread (the bench's one-thread
     #: ``matmul_small`` figures), where the job runs on more (empty: not measured).
     single_points: list[tuple[float, float]] = field(default_factory=list)
@@ -97,11 +106,16 @@ class Rates:
             return 1.0
         return log_interp(pts, channels)
 
-    def product(self, size: float, rows: float | None = None, work: float | None = None) -> float | None:  # fmt: skip
+    def product(
+        self, size: float, rows: float | None = None, work: float | None = None, *,
+        cold: bool = False,
+    ) -> float | None:  # fmt: skip
         """FLOP/s of products of effective size ``size``. Products with fewer rows (their
         smaller output side) than the bench's rows figures reach are priced by those
         figures instead: the lower of the rows curve at ``rows`` and the square curve at
-        ``work``, the side of the square of the same work.
+        ``work``, the side of the square of the same work. ``cold``: their weights come
+        from DRAM (a model past the cache): a product priced by the rows curve is priced
+        at that times the measured cold factor at ``rows`` (:attr:`cold_factors`).
 
         The harmonic-mean size prices a product of few rows as a small square, whose time
         is per-call cost. A 16-row product by a 1,024-wide weight does the work of a
@@ -109,6 +123,15 @@ class Rates:
         for few rows each call. The bench measures exactly that (docs/estimates.md
         section 3). From the top measured rows on, the harmonic-mean rule holds.
         """
+        hot = self._hot_product(size, rows, work)
+        if not cold or hot is None or rows is None or not self.cold_factors:
+            return hot
+        if not self.rows_points or rows >= self.rows_points[-1][0]:
+            return hot
+        return hot * log_interp(self.cold_factors, rows)
+
+    def _hot_product(self, size: float, rows: float | None, work: float | None) -> float | None:
+        """:meth:`product` with the weight in cache."""
         if rows is None or work is None or not self.rows_points:
             return self.gemm(size)
         if rows >= self.rows_points[-1][0]:

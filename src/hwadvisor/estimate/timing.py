@@ -271,7 +271,7 @@ def _operator_parts(
     wl: Workload, prof: OpProfile, rates: Rates, work: float, notes: list[str]
 ) -> dict[str, float]:
     """Products, convolutions, other FLOPs and memory-bound operators, each at its rate."""
-    parts = {"gemm": _gemm_time(prof, rates, work)}
+    parts = {"gemm": _gemm_time(prof, rates, work, cold=_cold_weights(wl, prof, rates, notes))}
     if prof.conv_flops:
         native = _native_convs(wl, prof, rates)
         parts["conv"] = _conv_time(prof, rates, wl, native)
@@ -371,11 +371,61 @@ def _first_touch_rate(rates: Rates) -> tuple[float | None, str]:
     )
 
 
-def _gemm_time(prof: OpProfile, rates: Rates, work: float) -> float:
-    """Each bucket of matrix products at the matmul rate for its effective size."""
+#: Bytes a parameter's weight occupies at each precision (mixed precision keeps fp32
+#: weights and casts them at each call, reading all four bytes).
+_WEIGHT_BYTES = {
+    Precision.FP32: 4.0,
+    Precision.AMP: 4.0,
+    Precision.BF16: 2.0,
+    Precision.FP16: 2.0,
+    Precision.INT8: 1.0,
+}
+
+
+def _cold_weights(wl: Workload, prof: OpProfile, rates: Rates, notes: list[str]) -> bool:
+    """Whether an inference pass on this CPU reads each layer's weight from DRAM: its
+    weights are larger than the last-level cache its threads reach, and the bench
+    measured products of few rows with a weight from DRAM each call.
+
+    A forward pass uses each weight once and then all the others, so past the cache
+    every weight is evicted before its next use (a cyclic walk over more than an LRU
+    cache holds misses every time). A product of many rows does enough work per weight
+    byte to hide the read; one of few rows does not: a one-row product of a 1024-square
+    fp32 weight ran at 7.9-9.9 GFLOP/s from DRAM against 22-28 hot on a Zen 4 EPYC guest
+    at two threads, 16 rows at 50-66 against 93-99. From 64 rows on the loss was 4-16%
+    per call there, within the bench's run-to-run spread, and is not priced. Training
+    is left at the hot figures: its backward uses each weight again soon after the
+    forward did.
+    """
+    if (
+        rates.gpu
+        or wl.task is Task.TRAIN
+        or not rates.cold_factors
+        or not rates.cache_bytes
+        or not wl.params
+    ):
+        return False
+    weights = float(wl.params) * _WEIGHT_BYTES[wl.precision]
+    if weights <= rates.cache_bytes:
+        return False
+    top = rates.rows_points[-1][0] if rates.rows_points else 0.0
+    few = [b for b in prof.gemm if b.rows is not None and b.rows < top]
+    if few:
+        notes.append(
+            f"{rates.device}: the weights ({weights / 2**20:,.0f} MiB) are larger than the "
+            f"last-level cache the threads reach ({rates.cache_bytes / 2**20:,.0f} MiB): "
+            f"products of fewer than {top:.0f} rows priced with a weight from DRAM each "
+            "call (the bench's matmul_rows_cold figures)"
+        )
+    return True
+
+
+def _gemm_time(prof: OpProfile, rates: Rates, work: float, *, cold: bool = False) -> float:
+    """Each bucket of matrix products at the matmul rate for its effective size
+    (``cold``: weights from DRAM, :func:`_cold_weights`)."""
     seconds = 0.0
     for bucket in prof.gemm:
-        rate = rates.product(bucket.size, bucket.rows, bucket.work_size)
+        rate = rates.product(bucket.size, bucket.rows, bucket.work_size, cold=cold)
         if rate is None:
             raise _Unknown("matmul rate unknown: time unknown")
         seconds += bucket.flops * work / rate

@@ -26,3 +26,17 @@ def tiny() -> nn.Module:
 def not_a_module() -> object:
     """Returns something that is not a model (error path)."""
     return torch.zeros(1)
+
+
+def wide() -> nn.Module:
+    """2048 -> 4096 -> 4096 -> 4096 -> 1000 with ReLU: 46 M parameters, 184 MB of fp32
+    weights, past the last-level cache two to eight threads reach."""
+    return nn.Sequential(
+        nn.Linear(2048, 4096),
+        nn.ReLU(),
+        nn.Linear(4096, 4096),
+        nn.ReLU(),
+        nn.Linear(4096, 4096),
+        nn.ReLU(),
+        nn.Linear(4096, 1000),
+    )
