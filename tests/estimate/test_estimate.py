@@ -319,3 +319,29 @@ def test_a_defaulted_bf16_is_priced_in_fp32_where_the_cpu_runs_fp32_faster() -> 
     amx = estimate_workload(wl, facts=None, bench=fast_bf16, on=["here"]).estimates[0]
     assert not any("priced in fp32" in a for a in amx.assumptions)
     assert amx.step_time_s is not None and amx.step_time_s < fp32_here.step_time_s
+
+
+@pytest.mark.parametrize(
+    ("precision", "dtype", "autocast"),
+    [("fp32", "float32", False), ("amp", "float32", True), ("bf16", "bfloat16", False),
+     ("fp16", "float16", False)],
+)  # fmt: skip
+def test_measured_steps_run_the_jobs_precision(precision: str, dtype: str, autocast: bool) -> None:
+    """bf16 and fp16 hold the weights in 16 bits, as the memory model counts them; amp
+    keeps fp32 weights and autocasts each product."""
+    import torch
+
+    from hwadvisor.estimate.measure import _one_step
+    from hwadvisor.models.workload import Precision, Task, Workload
+
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4))
+    seen: list[tuple[torch.dtype, bool]] = []
+    model.register_forward_hook(
+        lambda m, args, out: seen.append((out.dtype, torch.is_autocast_enabled("cpu")))
+    )
+    for task in (Task.INFER, Task.TRAIN):
+        wl = Workload(batch_size=2, input_shape=[8], task=task, precision=Precision(precision))
+        _one_step(torch, model, wl)()
+        assert next(model.parameters()).dtype == getattr(torch, dtype)
+    out = torch.bfloat16 if autocast else getattr(torch, dtype)
+    assert seen == [(out, autocast)] * 2

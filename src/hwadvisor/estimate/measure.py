@@ -30,14 +30,23 @@ WARMUP = 2
 MIN_RUN_S = 1.0
 
 
-def _input(model: Any, wl: Workload) -> Any:
+def _input(model: Any, wl: Workload, dtype: Any = None) -> Any:
+    """A batch for ``model``: token ids for a model that starts with an embedding, else
+    normal values (in ``dtype``, where given)."""
     import torch
 
     shape = [wl.batch_size, *(wl.input_shape or [])]
     first = next((m for m in model.modules() if not list(m.children())), None)
     if isinstance(first, torch.nn.Embedding):
         return torch.randint(0, first.num_embeddings, shape)
-    return torch.randn(shape)
+    return torch.randn(shape, dtype=dtype)
+
+
+def _weights_dtype(torch: Any, precision: Precision) -> Any:
+    """The dtype the job's weights are held in: 16-bit for ``bf16`` and ``fp16`` (what the
+    memory model counts, docs/estimates.md 2.1), fp32 otherwise (``amp`` keeps fp32
+    weights and autocasts each product); None for fp32."""
+    return {Precision.BF16: torch.bfloat16, Precision.FP16: torch.float16}.get(precision)
 
 
 def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimate:
@@ -92,9 +101,21 @@ def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimat
         measured=True,
         assumptions=[
             f"measured with torch {torch.__version__}, {threads} threads, "
-            "timed by torch.utils.benchmark in a fresh process, as the job will run"
+            "timed by torch.utils.benchmark in a fresh process, as the job will run",
+            _precision_note(wl.precision),
         ],
     )
+
+
+def _precision_note(precision: Precision) -> str:
+    """How the measured steps ran the job's precision."""
+    return {
+        Precision.FP32: "measured in fp32",
+        Precision.AMP: "measured in amp: fp32 weights, CPU autocast to bfloat16",
+        Precision.BF16: "measured in bf16: the model and its input cast to bfloat16",
+        Precision.FP16: "measured in fp16: the model and its input cast to float16",
+        Precision.INT8: "measured in fp32: --measure does not quantize the model to int8",
+    }[precision]
 
 
 def _child(job: dict[str, Any]) -> dict[str, float]:
@@ -122,9 +143,14 @@ def _child(job: dict[str, Any]) -> dict[str, float]:
 
 
 def _one_step(torch: Any, model: Any, wl: Workload) -> Callable[[], None]:
-    """One training step (forward, backward, optimizer) or one inference pass of ``model``."""
+    """One training step (forward, backward, optimizer) or one inference pass of ``model``:
+    in ``bf16`` and ``fp16`` the model and its input in that dtype, in ``amp`` under CPU
+    autocast to bfloat16."""
     train = wl.task is Task.TRAIN
     model.train(train)
+    dtype = _weights_dtype(torch, wl.precision)
+    if dtype is not None:
+        model = model.to(dtype)
     opt: Any = None
     if train:
         params = model.parameters()
@@ -133,8 +159,8 @@ def _one_step(torch: Any, model: Any, wl: Workload) -> Callable[[], None]:
             if wl.optimizer is Optimizer.ADAMW
             else torch.optim.SGD(params, lr=1e-3, momentum=0.9)
         )
-    x = _input(model, wl)
-    autocast = wl.precision in (Precision.AMP, Precision.BF16)
+    x = _input(model, wl, dtype)
+    autocast = wl.precision is Precision.AMP
 
     def step() -> None:
         with (
