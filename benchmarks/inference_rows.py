@@ -10,7 +10,9 @@ passes of two MLPs "here" from ``hwadvisor bench``'s own run, then times the rea
 (``eval()``, ``torch.inference_mode()``) in the same round, so both see the same load:
 
 - ``wide``: 2048-4096-4096-4096-1000, 46 M parameters, 184 MB of fp32 weights;
-- ``small``: 784-1024-1024-10, 1.9 M parameters, 7.6 MB, inside the cache.
+- ``small``: 784-1024-1024-10, 1.9 M parameters, 7.6 MB, inside the cache;
+- ``wide`` again in bf16 (the model and its input cast), on a CPU with a bf16 dot
+  product, where the bench measures its rows figures in bf16 too.
 
 The ``hot`` column is the same estimate with the cold figures left out (every weight
 priced as if in cache), the estimate before they were measured.
@@ -33,22 +35,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import estimate_accuracy as ea  # the sibling benchmark: its probe, bench and helpers
 
 MODELS = ea.MODELS
-#: (name, model spec, one sample's shape, batches)
+#: (name, model spec, one sample's shape, batches, precision)
 CASES = [
-    ("wide", f"{MODELS}/mlp.py:wide", [2048], (1, 8, 32)),
-    ("small", f"{MODELS}/mlp.py:build", [784], (1, 8)),
+    ("wide", f"{MODELS}/mlp.py:wide", [2048], (1, 8, 32), "fp32"),
+    ("small", f"{MODELS}/mlp.py:build", [784], (1, 8), "fp32"),
+    # in bf16 on a CPU with a bf16 dot product: the bench's bf16 rows figures
+    ("wide", f"{MODELS}/mlp.py:wide", [2048], (1, 8, 32), "bf16"),
 ]
 
 
-def passes(spec: str, shape: list[int], batch: int, count: int) -> list[float]:
+def passes(spec: str, shape: list[int], batch: int, count: int, precision: str) -> list[float]:
     """Seconds of ``count`` timed inference passes of the model at ``batch``, after three
-    untimed ones."""
+    untimed ones, the model and its input in ``precision`` (fp32 or bf16)."""
     import torch
 
     from hwadvisor.estimate.loading import load_callable
 
-    model = load_callable(spec)().eval()
-    x = torch.randn(batch, *shape)
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+    model = load_callable(spec)().eval().to(dtype)
+    x = torch.randn(batch, *shape, dtype=dtype)
     times = []
     with torch.inference_mode():
         for i in range(count + 3):
@@ -88,15 +93,18 @@ def main() -> int:
         f"threads: {ea.threads()}, torch {torch.__version__}, {args.rounds} rounds of (bench, "
         f"passes), {cache}"
     )
+    from hwadvisor.bench.kernels import native_bf16
+
     jobs = [
-        (name, spec, tuple(shape), batch)
-        for name, spec, shape, cases in CASES
+        (name, spec, tuple(shape), batch, precision)
+        for name, spec, shape, cases, precision in CASES
         for batch in cases
+        if precision == "fp32" or native_bf16(ea.FACTS)
     ]  # fmt: skip
     loads = {
         job: build_workload(
             model=job[1], input_shape=list(job[2]), batch_size=job[3], task=Task.INFER,
-            precision=Precision.FP32,
+            precision=Precision(job[4]),
         )
         for job in jobs
     }  # fmt: skip
@@ -112,22 +120,22 @@ def main() -> int:
             ests[job].append(est.step_time_s or float("nan"))
             hots[job].append(hot.estimates[0].step_time_s or float("nan"))
         for job in jobs:
-            meas[job] += passes(job[1], list(job[2]), job[3], args.passes)
-    print(f"{'model':8s} {'params':>7s} {'batch':>5s} {'estimated':>10s} {'hot':>9s} {'measured':>9s} {'error':>7s} {'hot error':>9s}")  # fmt: skip
+            meas[job] += passes(job[1], list(job[2]), job[3], args.passes, job[4])
+    print(f"{'model':8s} {'dtype':5s} {'params':>7s} {'batch':>5s} {'estimated':>10s} {'hot':>9s} {'measured':>9s} {'error':>7s} {'hot error':>9s}")  # fmt: skip
     rows = []
     for job in jobs:
-        name, _, _, batch = job
+        name, _, _, batch, precision = job
         wl = loads[job]
         estimated, hot = statistics.median(ests[job]), statistics.median(hots[job])
         measured = statistics.median(meas[job])
         err, hot_err = estimated / measured - 1.0, hot / measured - 1.0
         rows.append({
-            "model": name, "batch": batch, "params": wl.params, "estimated_s": estimated,
+            "model": name, "precision": precision, "batch": batch, "params": wl.params, "estimated_s": estimated,
             "hot_s": hot, "measured_s": measured, "error": err, "hot_error": hot_err,
             "estimates_s": ests[job], "hot_estimates_s": hots[job], "measured_all_s": meas[job],
         })  # fmt: skip
         print(
-            f"{name:8s} {(wl.params or 0) / 1e6:6.1f}M {batch:5d} {estimated * 1e3:8.2f}ms "
+            f"{name:8s} {precision:5s} {(wl.params or 0) / 1e6:6.1f}M {batch:5d} {estimated * 1e3:8.2f}ms "
             f"{hot * 1e3:7.2f}ms {measured * 1e3:7.2f}ms {err:+7.1%} {hot_err:+9.1%}",
             flush=True,
         )

@@ -107,6 +107,29 @@ def test_a_cpu_times_the_same_products_with_a_weight_from_dram_each_call() -> No
     assert not [c for c in plan(torch, gpu, None, free_bytes=None) if c.kernel == "matmul_rows_cold"]  # fmt: skip
 
 
+def test_a_cpu_with_a_bf16_dot_product_times_its_rows_in_bf16_too() -> None:
+    from hwadvisor.bench.kernels import CPU_ROWS, ColdWeights
+    from hwadvisor.models.facts import Cpu, Facts, PeakGflops
+
+    target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=2)
+
+    def rows(peaks: PeakGflops) -> dict[str, list[str]]:
+        got: dict[str, list[str]] = {}
+        for c in plan(torch, target, Facts(cpu=Cpu(peak_gflops=peaks)), free_bytes=None):
+            if c.kernel.startswith("matmul_rows"):
+                got.setdefault(c.dtype, []).append(c.kernel)
+        return got
+
+    native = rows(PeakGflops(fp32=100.0, bf16=400.0))
+    assert native["bf16"] == ["matmul_rows"] * len(CPU_ROWS) + ["matmul_rows_cold"] * len(CPU_ROWS)
+    assert native["fp32"] == native["bf16"]
+    assert list(rows(PeakGflops(fp32=100.0, bf16=100.0))) == ["fp32"]  # emulated: fp32 only
+    # A bf16 pool holds twice as many weights of the same shape.
+    pool = ColdWeights(torch, torch.device("cpu"), 1024 * 1024, "bf16")
+    weights = pool.get(256, 128)
+    assert len(weights) == 16 and weights[0].dtype == torch.bfloat16
+
+
 def test_cpu_plan_times_small_squares_below_the_matmul_floor() -> None:
     import torch
 

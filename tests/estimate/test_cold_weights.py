@@ -87,3 +87,18 @@ def test_training_and_an_unknown_cache_stay_at_the_hot_figures() -> None:
     assert unknown.cache_bytes is None
     step = step_time(_mlp(50_000_000), unknown)
     assert step.parts["gemm"] == pytest.approx(2.0 * 1024 * 1024 / 25e9)
+
+
+def test_a_bf16_job_reads_the_bf16_rows_figures() -> None:
+    """On a CPU with a bf16 dot product the bench measures the rows in bf16 as well."""
+    bf16 = [
+        r.model_copy(update={"dtype": "bf16", "value": r.value * 3})
+        for r in _bench(COLD).results
+    ]  # fmt: skip
+    rates = here_rates(_facts(), _bench(COLD).model_copy(update={"results": bf16}), Precision.BF16)  # fmt: skip
+    assert rates.rows_points == [(1.0, 75e9), (16.0, 180e9), (64.0, 270e9)]
+    assert rates.cold_factors == [(1.0, 0.4), (16.0, 0.75), (64.0, 1.0)]
+    # With fp32 figures alone a bf16 job goes at the fp32 rates, its rows curve included.
+    alone = here_rates(_facts(), _bench(COLD), Precision.BF16)
+    assert alone.rows_points == [(1.0, 25e9), (16.0, 60e9), (64.0, 90e9)]
+    assert any("fp32 rate is used" in a for a in alone.assumptions)

@@ -152,17 +152,19 @@ class ColdWeights:
     for all their row counts (each weight is written once, so its pages are mapped) and
     dropped with :meth:`clear`."""
 
-    def __init__(self, torch: Any, dev: Any, pool_bytes: int) -> None:
+    def __init__(self, torch: Any, dev: Any, pool_bytes: int, dtype: str = "fp32") -> None:
         self._torch, self._dev, self.pool_bytes = torch, dev, pool_bytes
+        self._dtype = torch_dtype(torch, dtype)
         self._weights: list[Any] = []
 
     def get(self, k: int, n: int) -> list[Any]:
         """Weights of [k, n] totalling at least the pool's bytes (two at least)."""
-        count = max(2, math.ceil(self.pool_bytes / (4 * k * n)))
+        size = self._torch.empty((), dtype=self._dtype).element_size()
+        count = max(2, math.ceil(self.pool_bytes / (size * k * n)))
         if len(self._weights) != count or tuple(self._weights[0].shape) != (k, n):
             self.clear()
-            full = self._torch.full
-            self._weights = [full((k, n), 0.5, device=self._dev) for _ in range(count)]
+            full, dt = self._torch.full, self._dtype
+            self._weights = [full((k, n), 0.5, dtype=dt, device=self._dev) for _ in range(count)]
         return self._weights
 
     def clear(self) -> None:
@@ -182,6 +184,15 @@ def _cold_rows_builder(torch: Any, pool: ColdWeights) -> Callable[[Shape], Calla
         return lambda: torch.mm(a, following())
 
     return build
+
+
+def native_bf16(facts: Facts | None) -> bool | None:
+    """Whether this CPU has a native bf16 dot product (its bf16 peak above its fp32 one;
+    the probe writes the fp32 rate where it has none); None where the facts do not say."""
+    peaks = facts.cpu.peak_gflops if facts is not None else None
+    if peaks is None or not peaks.bf16 or not peaks.fp32:
+        return None
+    return peaks.bf16 > peaks.fp32
 
 
 def cold_pool_bytes(facts: Facts | None, threads: int, free_bytes: int | None) -> int:
@@ -343,11 +354,12 @@ def plan(
         min_allot_s: float | None = None,
         *,
         on: Target = target,
+        dtype: str = "fp32",
     ) -> KernelCase:
-        """A fp32 product of one shape, not sized (``on``: the target it is timed on)."""
-        build = _matmul_builder(torch, dev, "fp32")
+        """A product of one shape, not sized (``on``: the target it is timed on)."""
+        build = _matmul_builder(torch, dev, dtype)
         return KernelCase(
-            on, kernel, "fp32", "GFLOP/s", (shape,), matmul_work, build,
+            on, kernel, dtype, "GFLOP/s", (shape,), matmul_work, build,
             weight=weight, min_allot_s=min_allot_s,
         )  # fmt: skip
 
@@ -379,20 +391,21 @@ def plan(
         # a 512-square product of them for 0.1-0.2 s a call (Zen 3), and when they came
         # second the memory sweep got none of the budget.
         others = [mm("bf16", 0.6), mm("fp16", 0.3), mm("int8", 0.3), conv("bf16", 0.4)]
-        # Products of few rows: one size each, [rows, width] x [width, width].
-        cases += [
-            fixed("matmul_rows", (m, ROWS_WIDTH, ROWS_WIDTH), 0.15, SMALL_MIN_ALLOT_S)
-            for m in CPU_ROWS
-        ]
-        # ... and the same with a weight from DRAM each call: a model past the cache.
-        cold = ColdWeights(torch, dev, cold_pool_bytes(facts, target.threads, free_bytes))
-        for m in CPU_ROWS:
-            case = KernelCase(
-                target, "matmul_rows_cold", "fp32", "GFLOP/s", ((m, ROWS_WIDTH, ROWS_WIDTH),),
-                matmul_work, _cold_rows_builder(torch, cold), weight=0.15,
-                min_allot_s=SMALL_MIN_ALLOT_S, after=cold.clear if m == CPU_ROWS[-1] else None,
-            )  # fmt: skip
-            cases.append(case)
+        # Products of few rows: one size each, [rows, width] x [width, width], and the same
+        # with a weight from DRAM each call (a model past the cache); in bf16 too where
+        # this CPU has a bf16 dot product (elsewhere bf16 goes at its ratio to fp32).
+        cold_bytes = cold_pool_bytes(facts, target.threads, free_bytes)
+        for dtype in ("fp32", "bf16") if native_bf16(facts) else ("fp32",):
+            shapes = [(m, ROWS_WIDTH, ROWS_WIDTH) for m in CPU_ROWS]
+            cases += [fixed("matmul_rows", s, 0.15, SMALL_MIN_ALLOT_S, dtype=dtype) for s in shapes]
+            cold = ColdWeights(torch, dev, cold_bytes, dtype)
+            for m in CPU_ROWS:
+                case = KernelCase(
+                    target, "matmul_rows_cold", dtype, "GFLOP/s", ((m, ROWS_WIDTH, ROWS_WIDTH),),
+                    matmul_work, _cold_rows_builder(torch, cold), weight=0.15,
+                    min_allot_s=SMALL_MIN_ALLOT_S, after=cold.clear if m == CPU_ROWS[-1] else None,
+                )  # fmt: skip
+                cases.append(case)
         # Small squares, below the floor the sized matmul starts from: a small layer's rate.
         cases += [fixed("matmul_small", (n, n, n), 0.12, SMALL_MIN_ALLOT_S) for n in CPU_SMALL]
         if target.threads > 1:

@@ -53,6 +53,9 @@ QUICK_KERNELS = {
     ("matmul_rows", "fp32"),
     # ... and with a weight from DRAM each call: a small batch of a model past the cache
     ("matmul_rows_cold", "fp32"),
+    # ... in bf16 too, where the CPU has a bf16 dot product (only then measured at all)
+    ("matmul_rows", "bf16"),
+    ("matmul_rows_cold", "bf16"),
     # small squares (a CPU's): what a small layer's product runs at
     ("matmul_small", "fp32"),
 }

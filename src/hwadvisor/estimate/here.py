@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from hwadvisor.bench.kernels import native_bf16
 from hwadvisor.bench.sweep import reachable_l3
 from hwadvisor.estimate.levels import (
     MemoryLevels,
@@ -235,7 +236,7 @@ def _measured(
         gemm = _raised_by_unsteady(gemm, bench, dtype, threads, notes)
     share = (
         _emulated_share(bench, job, dtype, notes, gemm)
-        if job != dtype and _native_bf16(facts) is False
+        if job != dtype and native_bf16(facts) is False
         else 1.0
     )
     gemm = [(size, rate * share) for size, rate in gemm]
@@ -286,14 +287,11 @@ def _measured(
         conv_backward_size=_conv_size(bench, "conv2d_backward") if back else None,
         levels=levels,
         threads=threads,
-        rows_points=[(r, v * share) for r, v in _rows_points(bench, notes)]
-        if dtype == "fp32"
-        else [],
+        rows_points=[(r, v * share) for r, v in _rows_points(bench, notes, dtype)],
         cache_bytes=float(reachable_l3(facts, threads or 1)) if facts is not None else None,
         single_points=_single_points(bench, threads, notes),
     )
-    if dtype == "fp32":
-        rates.cold_factors = _cold_factors(bench, rates, notes)
+    rates.cold_factors = _cold_factors(bench, rates, notes, dtype)
     rates.nchw = _nchw_factors(bench, rates, notes)
     rates.strided_backward = _strided_backward(bench, rates, notes)
     return rates
@@ -461,36 +459,30 @@ def _raised_by_unsteady(
     return sorted(curve.items())
 
 
-def _native_bf16(facts: Facts | None) -> bool | None:
-    """Whether this CPU has a native bf16 dot product (its bf16 peak above its fp32 one;
-    the probe writes the fp32 rate where it has none); None where the facts do not say."""
-    peaks = facts.cpu.peak_gflops if facts is not None else None
-    if peaks is None or not peaks.bf16 or not peaks.fp32:
-        return None
-    return peaks.bf16 > peaks.fp32
-
-
 def _rows_points(
-    bench: BenchReport, notes: list[str], *, cold: bool = False
+    bench: BenchReport, notes: list[str], dtype: str = "fp32", *, cold: bool = False
 ) -> list[tuple[float, float]]:
-    """(rows, FLOP/s) of the reliable fp32 ``matmul_rows`` figures (``cold``: the
-    ``matmul_rows_cold`` ones, a weight from DRAM each call), ascending rows."""
+    """(rows, FLOP/s) of the reliable ``matmul_rows`` figures in ``dtype`` (``cold``: the
+    ``matmul_rows_cold`` ones, a weight from DRAM each call), ascending rows; the bench
+    measures them in fp32, and in bf16 on a CPU with a bf16 dot product."""
     kernel = "matmul_rows_cold" if cold else "matmul_rows"
-    pts = [(rows, rate) for rows, rate in _results(bench, kernel, "fp32") if rate > 0]
+    pts = [(rows, rate) for rows, rate in _results(bench, kernel, dtype) if rate > 0]
     if len(pts) < 2:
         return []
     if not cold:
         notes.append(
-            f"here: products of few rows capped by the measured rows curve ({len(pts)} "
-            f"figures, {pts[0][0]:.0f}-{pts[-1][0]:.0f} rows by a square weight)"
+            f"here: {dtype} products of few rows capped by the measured rows curve "
+            f"({len(pts)} figures, {pts[0][0]:.0f}-{pts[-1][0]:.0f} rows by a square weight)"
         )
     return pts
 
 
-def _cold_factors(bench: BenchReport, rates: Rates, notes: list[str]) -> list[tuple[float, float]]:
-    """(rows, factor) of the reliable fp32 ``matmul_rows_cold`` figures: each one's rate
-    over the hot ``matmul_rows`` figure of the same rows in the same bench (its rows
-    curve read there), at most 1.
+def _cold_factors(
+    bench: BenchReport, rates: Rates, notes: list[str], dtype: str = "fp32"
+) -> list[tuple[float, float]]:
+    """(rows, factor) of the reliable ``matmul_rows_cold`` figures in ``dtype``: each
+    one's rate over the hot ``matmul_rows`` figures of the same dtype and rows in the
+    same bench (their curve read there), at most 1.
 
     A share, not a rate: the figures' weight is 1,024 square, and a layer's weight is
     wider or narrower. What DRAM adds to a product of few rows is the time to read its
@@ -499,11 +491,12 @@ def _cold_factors(bench: BenchReport, rates: Rates, notes: list[str]) -> list[tu
     guest at two threads, one row by 768- and 1024-square weights from DRAM ran at 0.30
     and 0.36 of the hot rate, 16 rows at 0.55 and 0.66).
     """
-    if len(rates.rows_points) < 2:
+    hot = _rows_points(bench, [], dtype)
+    if len(rates.rows_points) < 2 or len(hot) < 2:
         return []
     factors = [
-        (rows, min(1.0, rate / log_interp(rates.rows_points, rows)))
-        for rows, rate in _rows_points(bench, notes, cold=True)
+        (rows, min(1.0, rate / log_interp(hot, rows)))
+        for rows, rate in _rows_points(bench, notes, dtype, cold=True)
     ]
     if len(factors) < 2:
         return []
@@ -716,7 +709,7 @@ def _fallback_peak(
     if facts is None:
         return None, "fp32"
     peaks = facts.cpu.peak_gflops
-    native = peaks.bf16 and _native_bf16(facts) is not False
+    native = peaks.bf16 and native_bf16(facts) is not False
     if _bench_dtype(precision) == "bf16" and native:
         return peaks.bf16, "bf16"
     if _bench_dtype(precision) == "bf16":
