@@ -124,6 +124,8 @@ def test_quick_measures_the_core_kernels_only() -> None:
     assert core - per_call == {
         ("matmul", "fp32"), ("matmul", "bf16"), ("copy", "fp32"), ("triad", "fp32"),
         ("matmul_rows", "fp32"), ("matmul_rows_cold", "fp32"), ("matmul_small", "fp32"),
+        ("conv2d", "fp32"), ("conv2d_backward", "fp32"), ("conv2d_nchw", "fp32"),
+        ("conv2d_nchw_backward", "fp32"), ("conv2d_backward_strided", "fp32"),
     }  # fmt: skip
     # ... and the memory sweep's quick part (bench.sweep.QUICK_SWEEP) for the estimates.
     from hwadvisor.bench.sweep import QUICK_SWEEP

@@ -58,6 +58,13 @@ QUICK_KERNELS = {
     ("matmul_rows_cold", "bf16"),
     # small squares (a CPU's): what a small layer's product runs at
     ("matmul_small", "fp32"),
+    # convolutions: without them a CNN's are an assumed share of the matmul rate, which
+    # on a Zen 4 guest put ResNet-50's inference at 1.5-2x its real passes
+    ("conv2d", "fp32"),
+    ("conv2d_backward", "fp32"),
+    ("conv2d_nchw", "fp32"),
+    ("conv2d_nchw_backward", "fp32"),
+    ("conv2d_backward_strided", "fp32"),
 }
 #: ... and on GPUs also the tensor-core dtypes and the host link.
 QUICK_ACCELERATOR_KERNELS = {
