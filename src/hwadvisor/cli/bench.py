@@ -38,7 +38,7 @@ def bench(
         help="The same as --seconds (an older name, kept working); not recommend's low/normal/high.",
     ),
     quick: bool = typer.Option(
-        False, "--quick", help="About 3 s: only the figures the advice uses most."
+        False, "--quick", help="About 5 s: only the figures the advice uses most."
     ),
     json_out: bool = typer.Option(
         False, "--json", help="Print the bench document as JSON on stdout."
