@@ -119,7 +119,14 @@ def test_quick_measures_the_core_kernels_only() -> None:
     core = {(r.kernel, r.dtype) for r in report.results if r.level is None}
     per_call = {
         (k, "fp32")
-        for k in ("dispatch", "dispatch_backward", "first_touch", "adamw_step", "sgd_step")
+        for k in (
+            "dispatch",
+            "dispatch_backward",
+            "first_touch",
+            "adamw_step",
+            "sgd_step",
+            "rnn_layer",
+        )
     }
     assert core - per_call == {
         ("matmul", "fp32"), ("matmul", "bf16"), ("copy", "fp32"), ("triad", "fp32"),

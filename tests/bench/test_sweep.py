@@ -330,3 +330,28 @@ def test_filled_inputs_follow_no_pattern_a_max_pools_branches_could_learn() -> N
     assert bool(((shares > 0.23) & (shares < 0.27)).all())
     pairs = torch.bincount(first[:-1] * 4 + first[1:], minlength=16).float() / (first.numel() - 1)
     assert bool(((pairs > 0.055) & (pairs < 0.07)).all())
+
+
+def test_the_rnn_layer_figure_is_one_onednn_recurrent_layer_call() -> None:
+    """Its statement runs one LSTM layer through oneDNN's primitive, as a model's layer on
+    a CPU does, and the counter records that call under the figure's family."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from hwadvisor.bench.devices import Target
+    from hwadvisor.bench.sweep import RNN_LAYER, rnn_layer_statement, sweep_cases
+
+    call = rnn_layer_statement(torch)
+    seen: list[str] = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            seen.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        out, _ = call()
+    assert tuple(out.shape) == (1, 1, 8) and not out.requires_grad
+    assert seen.count("mkldnn_rnn_layer") == 1
+    target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=1)
+    cases = [c for c in sweep_cases(torch, target, None) if c.kernel == RNN_LAYER]
+    assert len(cases) == 1 and cases[0].unit == "Mop/s"

@@ -115,6 +115,9 @@ def test_lstm_is_counted_as_the_cpu_runs_it() -> None:
     assert recurrent and all(b.size == b.work_size for b in recurrent)
     assert sum(b.flops for b in recurrent) == pytest.approx(2 * 2 * steps * gates * 64)
     assert any("recurrent layers" in a for a in wl.assumptions)
+    # Each layer's call is recorded, forward and backward, for its own cost.
+    calls = {(g.backward, g.count) for g in prof.op_groups if g.family == "rnn_layer"}
+    assert calls == {(False, 2), (True, 2)}
     # Activations still come from the saved tensors (the meta count).
     assert (wl.activation_bytes_per_sample or 0) > 0
 

@@ -567,3 +567,28 @@ def test_the_strided_share_leaves_out_the_reorders_its_figure_paid() -> None:
     measured = work / 40e9
     assert 0 < reorders < measured
     assert rates.strided_backward[3] == pytest.approx((work / price) / (measured - reorders))
+
+
+def test_each_recurrent_layer_call_pays_the_measured_rnn_layer_figure() -> None:
+    """Two layers' calls a pass at 84 µs each (the rnn_layer figure), 4 µs of which the
+    dispatch figure already prices; the backward's calls at the same figure."""
+    groups = [
+        OpGroup(family="rnn_layer", count=2, bytes=0.0),
+        OpGroup(family="rnn_layer", backward=True, count=2, bytes=0.0),
+    ]
+    prof = OpProfile(op_groups=groups, kernels=10, backward_kernels=10)
+    wl = Workload(kind=ModelKind.OTHER, task=Task.INFER, batch_size=1, params=1000,
+                  flops_per_sample=1.0, profile=prof)  # fmt: skip
+    bench = _bench()
+    plain = step_time(wl, here_rates(None, bench, Precision.FP32)).parts["overhead"]
+    with_rnn = bench.model_copy(update={"results": [
+        *bench.results, _figure("rnn_layer", 1.0 / 84.0, unit="Mop/s"),  # 84 µs a call
+    ]})  # fmt: skip
+    rates = here_rates(None, with_rnn, Precision.FP32)
+    assert rates.levels is not None and rates.levels.rnn_layer_s == pytest.approx(84e-6)
+    infer = step_time(wl, rates).parts["overhead"]
+    assert infer - plain == pytest.approx(2 * 80e-6)
+    train = wl.model_copy(update={"task": Task.TRAIN})
+    assert step_time(train, rates).parts["overhead"] - step_time(
+        train, here_rates(None, bench, Precision.FP32)
+    ).parts["overhead"] == pytest.approx(4 * 80e-6)

@@ -112,6 +112,9 @@ BACKWARD_CHAIN = 16
 #: chain (``sigmoid_backward``, ``mul``) and the leaf's accumulation into ``.grad``.
 BACKWARD_OPS = BACKWARD_CHAIN + 1
 BACKWARD_WORK = DISPATCH_WORK * BACKWARD_OPS
+#: The per-call figure of a recurrent layer (:func:`rnn_layer_statement`), and the
+#: operator family a counted profile records each such call under (bytes 0).
+RNN_LAYER = "rnn_layer"
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,7 @@ FAMILIES = (
 #: What ``--quick`` keeps of the sweep (the estimates and ``recommend`` run it): the
 #: per-operator cost, every family at the L3 size, and the streaming family at all three.
 QUICK_SWEEP = frozenset(
-    {("dispatch", None), ("dispatch_backward", None), ("first_touch", None)}
+    {("dispatch", None), ("dispatch_backward", None), ("first_touch", None), (RNN_LAYER, None)}
     | {(k, None) for k in OPTIMIZER_KERNELS.values()}
     | {("eltwise", "l2"), ("eltwise", "dram")}
     | {(f.name, "l3") for f in FAMILIES}
@@ -371,6 +374,23 @@ def backward_statement(torch: Any) -> Callable[[], object]:
     return lambda: h.backward(grad, retain_graph=True)
 
 
+def rnn_layer_statement(torch: Any) -> Callable[[], object]:
+    """One step of a one-layer LSTM of 8 features at batch 1, without autograd: what a
+    recurrent layer's call costs on a CPU beyond its work. PyTorch runs each LSTM layer
+    there as one oneDNN primitive (``aten/src/ATen/native/mkldnn/RNN.cpp``), which reorders
+    its weights into oneDNN's layout at every call; a one-step layer of 8 features is
+    almost nothing else (81 us a call against 5 us for a Linear of the same width on a
+    Zen 4 guest)."""
+    layer = torch.nn.LSTM(8, 8)
+    x = torch.randn(1, 1, 8)
+
+    def call() -> object:
+        with torch.no_grad():
+            return layer(x)
+
+    return call
+
+
 def optimizer_statement(torch: Any, optimizer: str) -> Callable[[], object]:
     """One step of ``torch.optim.AdamW`` (or SGD with momentum, as the estimate prices it)
     over :data:`OPTIMIZER_TENSORS` tensors of 64 elements, their state made by two steps.
@@ -415,6 +435,8 @@ def sweep_cases(torch: Any, target: Target, facts: Facts | None) -> list[KernelC
     cases = [
         per_call("dispatch", DISPATCH_WORK, dispatch_statement),
         per_call("dispatch_backward", BACKWARD_WORK, backward_statement),
+        # 80-90 us a call: with the sweep's least share a quick bench got three runs of it
+        per_call(RNN_LAYER, DISPATCH_WORK, rnn_layer_statement, OPTIMIZER_MIN_ALLOT_S),
         KernelCase(
             target,
             "first_touch",

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from hwadvisor.bench.sweep import RNN_LAYER
 from hwadvisor.errors import UsageError
 
 _GEMM_OPS = {
@@ -349,6 +350,7 @@ def _add_rnn_layer(count: Count, name: str, args: Any) -> None:
     and writes the gates' and the cell state's gradients.
     """
     x, w_ih, w_hh = args[0], args[1], args[2]
+    count.add_group(RNN_LAYER, 0.0)  # the call's own cost (timing._rnn_layer_calls)
     steps, batch, width = (int(d) for d in x.shape)
     gates, hidden = int(w_ih.shape[0]), int(w_hh.shape[1])
     item = x.element_size()

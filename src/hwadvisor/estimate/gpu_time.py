@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from hwadvisor.bench.sweep import RNN_LAYER
 from hwadvisor.models.workload import OpProfile, Precision, Task, Workload
 
 if TYPE_CHECKING:
@@ -221,8 +222,8 @@ def host_seconds(wl: Workload, prof: OpProfile) -> tuple[float, int]:
     train = wl.task is Task.TRAIN
     seconds, launches = 0.0, 0
     for g in prof.op_groups:
-        if g.backward and not train:
-            continue
+        if (g.backward and not train) or g.family == RNN_LAYER:
+            continue  # a recurrent layer's call on a CPU: its operators are listed apart
         seconds += g.count * op_host_s(g.family, backward=g.backward, train=train)
         launches += 0 if g.family in NO_LAUNCH else g.count
     casts = _autocast_casts(wl, prof)

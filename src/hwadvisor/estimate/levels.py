@@ -42,7 +42,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hwadvisor.bench.sweep import OPTIMIZER_KERNELS
+from hwadvisor.bench.sweep import OPTIMIZER_KERNELS, RNN_LAYER
 
 if TYPE_CHECKING:
     from hwadvisor.models.bench import BenchReport, BenchResult
@@ -94,6 +94,9 @@ class MemoryLevels:
     #: Seconds per parameter tensor of each optimizer's step beyond its bytes (the
     #: ``adamw_step`` and ``sgd_step`` figures), by optimizer name.
     optimizer_tensor_s: dict[str, float] = field(default_factory=dict)
+    #: Seconds of one recurrent layer's call beyond its work (the ``rnn_layer`` figure;
+    #: None: not measured).
+    rnn_layer_s: float | None = None
 
     def seconds_per_byte(self, family: str, working_set: float) -> float | None:
         """The family's seconds per byte at ``working_set`` (its own curve, else eltwise)."""
@@ -280,6 +283,7 @@ def memory_levels(bench: BenchReport | None) -> MemoryLevels | None:
             for name, kernel in OPTIMIZER_KERNELS.items()
             if (s := _dispatch(bench, kernel)) is not None
         },
+        rnn_layer_s=_dispatch(bench, RNN_LAYER),
     )
 
 
@@ -292,7 +296,13 @@ def unsteady_levels(bench: BenchReport | None) -> MemoryLevels | None:
     Interference only slows a run, so these figures err towards a longer step."""
     if bench is None:
         return None
-    per_call = {"dispatch", "dispatch_backward", "first_touch", *OPTIMIZER_KERNELS.values()}
+    per_call = {
+        "dispatch",
+        "dispatch_backward",
+        "first_touch",
+        RNN_LAYER,
+        *OPTIMIZER_KERNELS.values(),
+    }
     results = [
         r.model_copy(update={"reliable": None})
         if r.device == "cpu" and (r.level is not None or r.kernel in per_call)

@@ -168,7 +168,7 @@ class OpGroup(Document):
     """
 
     family: str = Field(
-        description="eltwise, batch_norm, batch_norm_backward, max_pool, dropout, layer_norm, softmax, softmax_backward (priced as eltwise on a CPU), gelu, masked_fill, where, conv, gemm, bmm (batched products), view (no kernel, no bytes), module (a module call: host cost only)"
+        description="eltwise, batch_norm, batch_norm_backward, max_pool, dropout, layer_norm, softmax, softmax_backward (priced as eltwise on a CPU), gelu, masked_fill, where, conv, gemm, bmm (batched products), view (no kernel, no bytes), module (a module call: host cost only), rnn_layer (a recurrent layer's call on a CPU: its call's own cost only)"
     )
     backward: bool = False
     count: int = Field(ge=0, description="how many such operators per pass")
