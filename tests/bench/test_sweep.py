@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mmap
 import sys
+from typing import Any
 
 import pytest
 
@@ -145,15 +146,10 @@ def test_statements_run_and_report_fields() -> None:
     assert result.value == pytest.approx(case.work(case.ladder[0]) / 1e-3 / 1e9)
 
 
-def test_backward_figure_counts_the_operators_its_call_dispatches() -> None:
-    """Its work is what the operator counter would count of that backward pass."""
+def _dispatched(call: Any) -> tuple[Any, list[str]]:
+    """What ``call`` returns and the aten operators it dispatches, in order."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    from hwadvisor.bench.sweep import backward_statement
-    from hwadvisor.estimate.counting import _FREE_OPS
-
-    call = backward_statement(torch)
-    call()
     seen: list[str] = []
 
     class Record(TorchDispatchMode):
@@ -162,7 +158,18 @@ def test_backward_figure_counts_the_operators_its_call_dispatches() -> None:
             return func(*args, **(kwargs or {}))
 
     with Record():
-        call()
+        out = call()
+    return out, seen
+
+
+def test_backward_figure_counts_the_operators_its_call_dispatches() -> None:
+    """Its work is what the operator counter would count of that backward pass."""
+    from hwadvisor.bench.sweep import backward_statement
+    from hwadvisor.estimate.counting import _FREE_OPS
+
+    call = backward_statement(torch)
+    call()
+    _, seen = _dispatched(call)
     counted = [name for name in seen if name not in _FREE_OPS]
     assert len(counted) == BACKWARD_OPS and BACKWARD_WORK == BACKWARD_OPS * DISPATCH_WORK
     assert {"sigmoid_backward", "mul", "add_"} == set(counted)
@@ -334,22 +341,10 @@ def test_filled_inputs_follow_no_pattern_a_max_pools_branches_could_learn() -> N
 
 def test_the_rnn_layer_figure_is_one_onednn_recurrent_layer_call() -> None:
     """Its statement runs one LSTM layer through oneDNN's primitive, as a model's layer on
-    a CPU does, and the counter records that call under the figure's family."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    from hwadvisor.bench.devices import Target
+    a CPU does."""
     from hwadvisor.bench.sweep import RNN_LAYER, rnn_layer_statement, sweep_cases
 
-    call = rnn_layer_statement(torch)
-    seen: list[str] = []
-
-    class Record(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            seen.append(func.overloadpacket.__name__)
-            return func(*args, **(kwargs or {}))
-
-    with Record():
-        out, _ = call()
+    (out, _), seen = _dispatched(rnn_layer_statement(torch))
     assert tuple(out.shape) == (1, 1, 8) and not out.requires_grad
     assert seen.count("mkldnn_rnn_layer") == 1
     target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=1)
