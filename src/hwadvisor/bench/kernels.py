@@ -148,7 +148,7 @@ def _matmul_builder(torch: Any, dev: Any, dtype: str) -> Callable[[Shape], Calla
 
 
 class ColdWeights:
-    """The pool of distinct fp32 weights the cold rows products rotate through, made once
+    """The pool of distinct weights (of one dtype) the cold rows products rotate through, made once
     for all their row counts (each weight is written once, so its pages are mapped) and
     dropped with :meth:`clear`."""
 
@@ -399,11 +399,11 @@ def plan(
             shapes = [(m, ROWS_WIDTH, ROWS_WIDTH) for m in CPU_ROWS]
             cases += [fixed("matmul_rows", s, 0.15, SMALL_MIN_ALLOT_S, dtype=dtype) for s in shapes]
             cold = ColdWeights(torch, dev, cold_bytes, dtype)
-            for m in CPU_ROWS:
+            for s in shapes:  # the pool is dropped once the last of them has run
                 case = KernelCase(
-                    target, "matmul_rows_cold", dtype, "GFLOP/s", ((m, ROWS_WIDTH, ROWS_WIDTH),),
-                    matmul_work, _cold_rows_builder(torch, cold), weight=0.15,
-                    min_allot_s=SMALL_MIN_ALLOT_S, after=cold.clear if m == CPU_ROWS[-1] else None,
+                    target, "matmul_rows_cold", dtype, "GFLOP/s", (s,), matmul_work,
+                    _cold_rows_builder(torch, cold), weight=0.15, min_allot_s=SMALL_MIN_ALLOT_S,
+                    after=cold.clear if s == shapes[-1] else None,
                 )  # fmt: skip
                 cases.append(case)
         # Small squares, below the floor the sized matmul starts from: a small layer's rate.

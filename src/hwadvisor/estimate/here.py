@@ -491,6 +491,7 @@ def _cold_factors(
     guest at two threads, one row by 768- and 1024-square weights from DRAM ran at 0.30
     and 0.36 of the hot rate, 16 rows at 0.55 and 0.66).
     """
+    # The hot figures as measured: ``rates.rows_points`` carries an emulated dtype's share.
     hot = _rows_points(bench, [], dtype)
     if len(rates.rows_points) < 2 or len(hot) < 2:
         return []
