@@ -131,6 +131,40 @@ def test_anchors_time_what_the_published_loops_time() -> None:
     assert {r["device"] for r in bert.values()} >= {"v100-16gb", "v100-32gb", "a100-40gb"}
 
 
+def test_fine_tuning_rows_price_the_optimizer_the_published_script_runs() -> None:
+    """run_squad.py's FP32 BertAdam loops over its tensors with a host read at each one;
+    its FP16 path is apex's fused multi-tensor step: the rows price those, not AdamW."""
+    from hwadvisor.catalog.loader import load_models
+    from hwadvisor.estimate.gpu_time import gpu_constants
+
+    mod = _load_anchors()
+    params = mod.squad_parameters()
+    # the catalog's BERT-large (with its pooler, no head) less the pooler the script drops,
+    # plus the question-answering head and the vocabulary padded to a multiple of 8
+    catalog = load_models()["bert-large"].params
+    assert sum(n for n, _ in params) == catalog - (1024 * 1024 + 1024) + (2 * 1024 + 2) + 6 * 1024
+    assert len(params) == 391
+    bw = 900e9 * 0.9
+    fp32, name32 = mod.squad_optimizer_seconds("fp32", bw)
+    fp16, name16 = mod.squad_optimizer_seconds("fp16", bw)
+    assert (name32, name16) == ("BertAdam", "amp O2 + FusedAdam")
+    h = gpu_constants()["host"]
+    launch = float(h["python_s"]) + float(h["op_s"])
+    # each tensor waits for a host read and pays at least its launches
+    floor = sum(mod.BERTADAM_KERNELS[d] * launch for _, d in params)
+    assert fp32 > floor + len(params) * float(h["sync_s"])
+    # ... and at least its bytes: the loop is never faster than streaming them
+    assert fp32 > sum(mod.BERTADAM_BYTES[d] * n for n, d in params) / bw
+    assert fp16 < fp32 / 4
+    rows = {r["anchor"]: r for r in mod.bert_rows()}
+    b4 = rows["BERT-L train V100 16GB FP32 b4"]
+    assert b4["breakdown_ms"]["published_optimizer"] == pytest.approx(fp32 * 1e3, rel=1e-3)
+    # the estimate's own optimizer part is left out of the step the row prices
+    parts = {k: v for k, v in b4["breakdown_ms"].items() if k not in {"overhead"}}
+    device = sum(v for k, v in parts.items() if k not in {"optimizer", "published_optimizer"})
+    assert b4["estimate"] == pytest.approx(4 / ((device + fp32 * 1e3) / 1e3), rel=1e-3)
+
+
 def test_duration_with_band_says_the_unit_once() -> None:
     from hwadvisor.render.estimate import with_band
 
