@@ -32,7 +32,10 @@ CUDA events around the model's forward (``run_glue.py``), SQuAD fine-tuning at s
 configuration disagree 2.5x, and whether NGC 20.06 ran its matmuls in TF32 is not stated.
 The host cost of these rows counts every call of NVIDIA's ``modeling.py`` BERT layer
 (``profile.transformer_groups``: module calls, products, views, element-wise kernels);
-what NGC 20.06's PyTorch 1.6 and apex ran beyond today's PyTorch is not added here.
+what NGC 20.06's PyTorch 1.6 and apex ran beyond today's PyTorch is not added here. The
+fine-tuning rows take the optimizer ``run_squad.py`` runs in place of the estimate's
+foreach AdamW (:func:`squad_optimizer_seconds`: BertAdam's per-parameter loop in FP32,
+apex's FusedAdam under amp O2 in FP16).
 
 The YOLOv5n row (:data:`YOLO_ANCHORS`) is Ultralytics' eager PyTorch figure at batch 1 on
 a V100 (``val.py --task speed`` on an AWS p3.2xlarge, FP16), for the plain-torch YOLOv5n
