@@ -96,6 +96,7 @@ def test_bands_are_in_the_json_with_the_command_that_checks_them() -> None:
     assert t["low"] <= est.throughput_samples_s <= t["high"]
 
 
+@pytest.mark.slow  # reruns the whole anchor benchmark; CI's second step runs it
 def test_catalog_gpu_bands_match_a_fresh_anchor_run() -> None:
     """The data file's GPU bands are the current validation run's (refresh them if not)."""
     mod = _load_anchors()

@@ -36,6 +36,7 @@ def test_counted_flops_match_flop_counter_mode() -> None:
     assert wl.flops_per_sample == fcm.get_total_flops() / 4
 
 
+@pytest.mark.slow  # seconds of real torch; CI's second step runs it
 def test_cnn_is_classified_with_conv_buckets_and_activations() -> None:
     wl = build_workload(model=f"{MODELS}/cnn.py:build", input_shape=[3, 32, 32], batch_size=4)
     assert wl.kind is ModelKind.CNN
@@ -97,6 +98,7 @@ def test_products_carry_their_rows_and_work_size() -> None:
     assert size == effective_size(4, 32, 64)  # the harmonic mean, as before
 
 
+@pytest.mark.slow  # seconds of real torch; CI's second step runs it
 def test_lstm_is_counted_as_the_cpu_runs_it() -> None:
     # Input [batch 4, 20 steps, 32 features]; two LSTM layers of 64 (4 gates).
     wl = build_workload(model=f"{MODELS}/rnn.py:lstm", input_shape=[20, 32], batch_size=4)

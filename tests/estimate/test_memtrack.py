@@ -87,12 +87,14 @@ def test_torchs_recipe_fails_on_transformer_encoder() -> None:
         model(torch.zeros(2, 16, dtype=torch.long))
 
 
+@pytest.mark.slow  # seconds of real torch; CI's second step runs it
 def test_transformer_encoder_is_counted() -> None:
     c = count_memory(_builder("encoder"), [32], 2, tokens=True)
     assert c.tracker == TORCH_TRACKER and c.torch_failed is None
     assert c.forward.activations > 0 and c.train_peak.total > c.params * 16
 
 
+@pytest.mark.slow  # seconds of real torch; CI's second step runs it
 def test_falls_back_to_our_tracker_where_memtracker_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     # A torch build without torch.distributed has no MemTracker.
     torch_run = count_memory(_builder("encoder"), [32], 2, tokens=True)
@@ -103,6 +105,7 @@ def test_falls_back_to_our_tracker_where_memtracker_fails(monkeypatch: pytest.Mo
     assert c.train_peak == torch_run.train_peak
 
 
+@pytest.mark.slow  # seconds of real torch; CI's second step runs it
 def test_amp_holds_fewer_activation_bytes() -> None:
     fp32 = count_memory(_builder("cnn"), [3, 32, 32], 16, tokens=False)
     amp = count_memory(_builder("cnn"), [3, 32, 32], 16, tokens=False, precision="amp")

@@ -75,6 +75,7 @@ def test_tf32_training_is_slower_than_amp_by_more_than_the_peak_ratio_says_nothi
     assert ratio > 2.0  # published: 2470 / 938 = 2.63
 
 
+@pytest.mark.slow  # seconds of real torch; CI's second step runs it
 def test_tiny_cnn_on_h100_is_host_bound_milliseconds() -> None:
     """The issue's case: 0.17 ms at 5 µs per kernel, where eager PyTorch takes milliseconds."""
     wl = build_workload(
