@@ -259,18 +259,24 @@ BERTADAM_BYTES = {True: 120.0, False: 100.0}
 #: multi-tensor L2 norm of the gradients (4 bytes) read on the host with ``.item()``.
 AMP_FUSED_BYTES = 40.0
 CLIPPER_BYTES = 4.0
+#: ``optimizer.zero_grad()`` after every step: PyTorch 1.6 zeroes each gradient in place,
+#: one launch a tensor, writing its fp32 gradient (FP32) or, through amp's patched
+#: ``zero_grad``, the fp16 model gradient (FP16).
+ZERO_GRAD_BYTES = {"fp32": 4.0, "fp16": 2.0}
 
 
 def squad_optimizer_seconds(precision: str, bandwidth: float) -> tuple[float, str]:
     """Seconds of ``run_squad.py``'s optimizer step on a GPU streaming ``bandwidth`` B/s.
 
     FP16 (apex's multi-tensor kernels, a handful of launches): its bytes over the bandwidth
-    and its two host reads. FP32 (BertAdam): a synchronisation at every parameter stops the
-    host running ahead, so each parameter takes the longer of its launches on the host and
-    its kernels on the GPU, plus the read. A launch in that loop is priced at its
-    microbenchmarked parts (``python_s`` + ``op_s`` of ``catalog/data/gpu_time.yaml``): the
-    same few operators repeat hundreds of times and stay hot in the core's caches, the
-    case those figures were timed in, not a model's forward of many different operators.
+    and its two host reads, the host's ``zero_grad`` launches running while the GPU steps.
+    FP32 (BertAdam): a synchronisation at every parameter stops the host running ahead, so
+    each parameter takes the longer of its launches on the host and its kernels on the GPU,
+    plus the read; ``zero_grad`` follows, the longer of its launches and its writes. A
+    launch in these loops is priced at its microbenchmarked parts (``python_s`` + ``op_s``
+    of ``catalog/data/gpu_time.yaml``): the same few operators repeat hundreds of times and
+    stay hot in the core's caches, the case those figures were timed in, not a model's
+    forward of many different operators.
     """
     from hwadvisor.estimate.gpu_time import gpu_constants
 
@@ -279,13 +285,16 @@ def squad_optimizer_seconds(precision: str, bandwidth: float) -> tuple[float, st
     params = squad_parameters()
     elements = sum(n for n, _ in params)
     clipper = CLIPPER_BYTES * elements / bandwidth + sync
-    if precision != "fp32":
-        return clipper + AMP_FUSED_BYTES * elements / bandwidth + sync, "amp O2 + FusedAdam"
+    key = "fp32" if precision == "fp32" else "fp16"
+    zero_launches, zero_bytes = len(params) * launch, ZERO_GRAD_BYTES[key] * elements
+    if key != "fp32":
+        gpu = (AMP_FUSED_BYTES * elements + zero_bytes) / bandwidth
+        return clipper + max(gpu, zero_launches) + sync, "amp O2 + FusedAdam"
     loop = sum(
         max(BERTADAM_KERNELS[d] * launch, BERTADAM_BYTES[d] * n / bandwidth) + sync
         for n, d in params
     )
-    return clipper + loop, "BertAdam"
+    return clipper + loop + max(zero_launches, zero_bytes / bandwidth), "BertAdam"
 
 
 def bert_rows() -> list[dict[str, Any]]:

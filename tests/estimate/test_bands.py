@@ -151,9 +151,15 @@ def test_fine_tuning_rows_price_the_optimizer_the_published_script_runs() -> Non
     assert (name32, name16) == ("BertAdam", "amp O2 + FusedAdam")
     h = gpu_constants()["host"]
     launch = float(h["python_s"]) + float(h["op_s"])
-    # each tensor waits for a host read and pays at least its launches
-    floor = sum(mod.BERTADAM_KERNELS[d] * launch for _, d in params)
-    assert fp32 > floor + len(params) * float(h["sync_s"])
+    # each tensor waits for a host read and takes the longer of its launches and its
+    # bytes; the global clipper reads once before, and zero_grad launches once a tensor after
+    sync, elements = float(h["sync_s"]), sum(n for n, _ in params)
+    loop = sum(max(mod.BERTADAM_KERNELS[d] * launch, mod.BERTADAM_BYTES[d] * n / bw) + sync
+               for n, d in params)  # fmt: skip
+    clipper = 4.0 * elements / bw + sync
+    zero = max(len(params) * launch, 4.0 * elements / bw)
+    assert fp32 == pytest.approx(clipper + loop + zero)
+    assert loop > sum(mod.BERTADAM_KERNELS[d] * launch for _, d in params) + len(params) * sync
     # ... and at least its bytes: the loop is never faster than streaming them
     assert fp32 > sum(mod.BERTADAM_BYTES[d] * n for n, d in params) / bw
     assert fp16 < fp32 / 4
