@@ -122,10 +122,14 @@ def loop_seconds(task: str, precision: str) -> float:
 UNTIMED = frozenset({"input_copy"})
 
 
-def step_seconds(est: Any, wl_host_s: float, loop_s: float) -> float:
-    """The step as the published loop times it: the longer of host (model + loop) and GPU."""
+def step_seconds(
+    est: Any, wl_host_s: float, loop_s: float, *, replaced: frozenset[str] = frozenset()
+) -> float:
+    """The step as the published loop times it: the longer of host (model + loop) and GPU;
+    ``replaced``: parts of the estimate the caller prices its own way."""
     parts = est.time_breakdown_s
-    device = sum(v for k, v in parts.items() if k != "overhead" and k not in UNTIMED)
+    left_out = UNTIMED | replaced | {"overhead"}
+    device = sum(v for k, v in parts.items() if k not in left_out)
     return max(wl_host_s + loop_s, device)
 
 
@@ -324,12 +328,8 @@ def bert_rows() -> list[dict[str, Any]]:
         host = eager_host_s(wl, wl.profile)[0]
         extra: dict[str, float] = {}
         if task == "train":
-            entry = devices[device]
-            bandwidth = entry.bandwidth_gb_s * 1e9 * entry.achieved.memory
-            opt, _ = squad_optimizer_seconds(precision, bandwidth)
-            parts = {k: v for k, v in est.time_breakdown_s.items() if k != "optimizer"}
-            trimmed = est.model_copy(update={"time_breakdown_s": parts})
-            seconds = step_seconds(trimmed, host, 0.0) + opt
+            opt, _ = squad_optimizer_seconds(precision, devices[device].streaming_bytes_s)
+            seconds = step_seconds(est, host, 0.0, replaced=frozenset({"optimizer"})) + opt
             extra["published_optimizer"] = round(opt * 1e3, 3)
         else:
             seconds = step_seconds(est, host, 0.0)

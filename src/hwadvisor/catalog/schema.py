@@ -131,6 +131,11 @@ class DeviceEntry(_Entry):
         description="other spellings that name this entry (4090 for rtx-4090); see families.yaml",
     )
 
+    @property
+    def streaming_bytes_s(self) -> float:
+        """Bytes/s a streaming kernel reaches: the datasheet bandwidth at its achieved share."""
+        return self.bandwidth_gb_s * 1e9 * self.achieved.memory
+
 
 class ModelEntry(_Entry):
     """One model of the catalog: its size and cost at a stated input size."""

@@ -305,7 +305,7 @@ def roofline(entry: DeviceEntry, precision: Precision, peak: float, tensor: bool
         conv = tf32 * 1e12 * frac
     if precision is Precision.FP32 and tf32 and gpu_constants()["tf32"]["matmuls"]:
         gemm = tf32 * 1e12 * frac
-    bandwidth = entry.bandwidth_gb_s * 1e9 * a.memory
+    bandwidth = entry.streaming_bytes_s
     return Roofline(conv, gemm, elem, elem, bandwidth, conv_tensor_cores=tensor or tf32_conv)
 
 

@@ -269,7 +269,6 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
     """Rates of a catalog device: dtype peak × the achieved fraction of each class."""
     notes: list[str] = []
     peak, tensor = _peak_for(entry, precision, notes)
-    a = entry.achieved
     gpu = entry.kind is not DeviceKind.CPU
     if peak is None:
         return Rates(
@@ -300,7 +299,7 @@ def catalog_rates(entry: DeviceEntry, precision: Precision) -> Rates:
         for s in GEMM_SIZES
     ]
     roof = roofline(entry, precision, peak, tensor) if gpu else None
-    bandwidth = entry.bandwidth_gb_s * 1e9 * a.memory
+    bandwidth = entry.streaming_bytes_s
     levels, overhead = None, GPU_OP_OVERHEAD_S
     if not gpu:
         # Priced per operator (estimate.cpu_catalog): convolutions at the GEMM fraction,
