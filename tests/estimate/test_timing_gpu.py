@@ -67,6 +67,25 @@ def test_fp32_convolutions_use_tf32_on_ampere_matmuls_do_not() -> None:
     }
 
 
+def test_fma_units_and_tensor_cores_reach_their_own_measured_fractions() -> None:
+    """A V100's fp32 products run on the FMA units at the fraction a large fp32 matmul was
+    measured at, its fp16 ones on tensor cores at theirs; a GPU without a measured fp32
+    figure uses its one GEMM fraction for both."""
+    v100 = find_device("v100-16gb")
+    a = v100.achieved
+    assert a.fp32_gemm is not None and a.fp32_gemm > a.gemm  # 89% against 76% (measured)
+    fp32 = catalog_rates(v100, Precision.FP32).roofline
+    fp16 = catalog_rates(v100, Precision.FP16).roofline
+    assert fp32 is not None and fp16 is not None
+    assert fp32.gemm_flops_s == pytest.approx(15.7e12 * a.fp32_gemm)
+    assert fp32.conv_flops_s == pytest.approx(15.7e12 * a.fp32_gemm)
+    assert fp16.gemm_flops_s == pytest.approx(125e12 * a.gemm)
+    t4 = find_device("t4")
+    assert t4.achieved.fp32_gemm is None
+    roof = catalog_rates(t4, Precision.FP32).roofline
+    assert roof is not None and roof.gemm_flops_s == pytest.approx(8.1e12 * t4.achieved.gemm)
+
+
 def test_tf32_training_is_slower_than_amp_by_more_than_the_peak_ratio_says_nothing() -> None:
     """fp32 moves twice the bytes of AMP: TF32 is not just AMP at half the peak."""
     amp = _on(_resnet("amp", 256, channels_last=True), "a100-80gb")

@@ -63,6 +63,13 @@ class Achieved(_Entry):
     fp32: float = Field(
         0.55, gt=0, le=1, description="fraction of the fp32 peak reached by fp32 training"
     )
+    fp32_gemm: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="GPUs: fraction of the fp32 peak a large fp32 GEMM reaches on the FMA "
+        "units (no tensor cores), where measured; else gemm",
+    )
     tensor_gemm: float | None = Field(
         None,
         gt=0,

@@ -288,12 +288,15 @@ def layout_notes(wl: Workload, prof: OpProfile, roof: Roofline, layout_s: float)
 def roofline(entry: DeviceEntry, precision: Precision, peak: float, tensor: bool) -> Roofline:
     """The roofs of a catalog GPU for counted models: products and bandwidth.
 
-    Products reach the catalog's large-GEMM fraction of the peak at the job's precision;
-    under fp32 on a GPU with TF32 (Ampere and later) convolutions use the TF32 peak and
-    matmuls the fp32 one, as PyTorch's defaults do (``catalog/data/gpu_time.yaml``).
+    Products reach the catalog's large-GEMM fraction of the peak at the job's precision:
+    on tensor cores ``gemm``, on the FMA units (fp32 without TF32) ``fp32_gemm`` where it
+    was measured. Under fp32 on a GPU with TF32 (Ampere and later) convolutions use the
+    TF32 peak and matmuls the fp32 one, as PyTorch's defaults do
+    (``catalog/data/gpu_time.yaml``).
     """
     a = entry.achieved
-    frac = a.tensor_gemm or a.gemm
+    on_tensor = a.tensor_gemm or a.gemm
+    frac = on_tensor if tensor else (a.fp32_gemm or a.gemm)
     gemm = peak * 1e12 * frac
     elem = 1.0 if precision is Precision.INT8 else (2.0 if tensor else 4.0)
     conv = gemm
@@ -302,9 +305,9 @@ def roofline(entry: DeviceEntry, precision: Precision, peak: float, tensor: bool
         precision is Precision.FP32 and bool(tf32) and gpu_constants()["tf32"]["convolutions"]
     )
     if tf32_conv and tf32:
-        conv = tf32 * 1e12 * frac
+        conv = tf32 * 1e12 * on_tensor
     if precision is Precision.FP32 and tf32 and gpu_constants()["tf32"]["matmuls"]:
-        gemm = tf32 * 1e12 * frac
+        gemm = tf32 * 1e12 * on_tensor
     bandwidth = entry.streaming_bytes_s
     return Roofline(conv, gemm, elem, elem, bandwidth, conv_tensor_cores=tensor or tf32_conv)
 
