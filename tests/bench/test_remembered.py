@@ -140,3 +140,21 @@ def test_an_unsteady_figure_of_another_dtype_leaves_a_run_steady() -> None:
     assert steady(quiet.model_copy(update={"results": [*quiet.results, bf16]}))
     fp32 = quiet.results[0].model_copy(update={"reliable": False})
     assert not steady(quiet.model_copy(update={"results": [fp32, *quiet.results[1:]]}))
+
+
+def test_a_run_whose_speed_moved_takes_the_kept_figures_and_still_says_so(cache: Path) -> None:
+    """Each figure steady, but the first timed again at the end at 0.6x: the run is not
+    steady, so the kept figures stand in, and the drift stays in its evidence."""
+    from hwadvisor.bench.reliability import drift
+
+    with_remembered(_report(200.0), FACTS)
+    run = _report(120.0, when="2026-12-01T13:00:00Z")
+    first = run.results[0]
+    moved = run.model_copy(update={"derived": [drift(first, 0.6 * first.value)]})
+    held = run.model_copy(update={"derived": [drift(first, 0.95 * first.value)]})
+    assert steady(held) and not steady(moved)
+    used = with_remembered(moved, FACTS)
+    matmul = next(r for r in used.results if r.kernel == "matmul")
+    assert matmul.value == 200.0 and matmul.measured_at == "2026-12-01T12:40:00Z"
+    (said,) = [d for d in used.derived if d.id == "cpu.end_over_start"]
+    assert said.ratio == pytest.approx(0.6) and "speed moved" in said.text

@@ -113,6 +113,50 @@ def test_ctrl_c_returns_the_partial_report() -> None:
     assert all(runner_mod.MIN_ALLOT_S <= a <= 5.0 for a in canned.allots)
 
 
+class Slowing(Canned):
+    """Canned figures, but the machine runs at ``speed`` x once every kernel is done."""
+
+    def __init__(self, speed: float) -> None:
+        super().__init__()
+        self.speed = speed
+
+    def __call__(self, torch: Any, case: Any, allot_s: float, clock: Any) -> SizingOutcome:
+        out = super().__call__(torch, case, allot_s, clock)
+        if self.seen.count("matmul.fp32") < 2:
+            return out
+        self.again = (case.ladder, allot_s)
+        return SizingOutcome(shape=out.shape, timing=Timing(0.5 / self.speed, 0.01, 4))
+
+
+def _closing(report: BenchReport) -> Any:
+    return next((d for d in report.derived if d.id == "cpu.end_over_start"), None)
+
+
+def test_the_first_figure_is_timed_again_when_the_run_ends() -> None:
+    """The CPU's fp32 matmul is timed once more at the size it kept, after every other
+    figure: far from its first value, the run says the machine's speed moved."""
+    progress: list[str] = []
+    slow = Slowing(0.7)
+    report = run_bench(
+        facts=None, device="cpu", quick=True, measure=slow, progress=lambda s, f: progress.append(s)
+    )
+    assert slow.seen[0] == slow.seen[-1] == "matmul.fp32" and slow.seen.count("matmul.fp32") == 2
+    first = report.best("cpu", "matmul", "fp32")
+    assert first is not None
+    assert slow.again == ((tuple(first.shape),), runner_mod.RECHECK_S)  # its size, nothing else
+    assert progress[-2:] == ["cpu matmul fp32 again", "done"]
+    moved = _closing(report)
+    assert moved.ratio == pytest.approx(0.7)
+    assert "speed moved while measuring" in moved.text and "(0.70x)" in moved.text
+    # The figures themselves are the ones measured in their turn.
+    assert first.value == pytest.approx(2 * first.shape[0] ** 3 / 0.5 / 1e9)
+
+    held = _closing(run_bench(facts=None, device="cpu", quick=True, measure=Slowing(0.9)))
+    assert held.ratio == pytest.approx(0.9) and "speed held" in held.text
+    # Interrupted: no closing figure.
+    assert _closing(run_bench(facts=None, device="cpu", measure=Canned(interrupt_at=3))) is None
+
+
 def test_quick_measures_the_core_kernels_only() -> None:
     report = run_bench(facts=None, device="cpu", quick=True, measure=Canned())
     assert report.budget_s == runner_mod.QUICK_BUDGET_S

@@ -33,6 +33,14 @@ SERVES = {
             {"cpu.matmul.fp32": 100.0, "cpu.fp32_matmul_of_peak": 0.01},
             "only 1.0% of the theoretical",
         ),
+        (
+            {"cpu.matmul.fp32": 100.0, "cpu.end_over_start": 0.7},
+            "speed moved while the microbenchmark ran (fp32 matmul timed again at the end: 0.70x",
+        ),
+        (
+            {"cpu.matmul.fp32": 100.0, "cpu.end_over_start": 1.3},
+            "again at the end: 1.30x its first figure",
+        ),
     ],
 )
 def test_doubtful_measurements_lower_the_confidence_with_the_reason(
@@ -51,10 +59,12 @@ def test_doubtful_measurements_lower_the_confidence_with_the_reason(
 def test_calm_measurements_keep_the_rules_confidence(
     runner: Callable[[dict[str, Any]], CaseRun],
 ) -> None:
-    v = runner(
-        {**SERVES, "bench": {"cpu.matmul.fp32": 100.0, "cpu.load_over_threads": 0.5}}
-    ).verdict
-    assert (v.device.value, v.confidence.value, v.confidence_reasons) == ("cpu", "high", [])
+    for steady in (0.5, 1.0):
+        bench = {"cpu.matmul.fp32": 100.0, "cpu.load_over_threads": steady}
+        # The speed held within twice a steady figure's spread, either way.
+        bench["cpu.end_over_start"] = 0.85 if steady < 1 else 1.18
+        v = runner({**SERVES, "bench": bench}).verdict
+        assert (v.device.value, v.confidence.value, v.confidence_reasons) == ("cpu", "high", [])
 
 
 def test_a_rule_of_thumb_verdict_does_not_rest_on_measurements(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hwadvisor.bench.reliability import LOAD_OVER_THREADS
 from hwadvisor.models.bench import BenchResult, Derived
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ def _busy(results: list[BenchResult], load_1m: float | None) -> Derived | None:
     if load_1m is None or not threads or load_1m <= threads:
         return None
     return Derived(
-        id="cpu.load_over_threads",
+        id=LOAD_OVER_THREADS,
         ratio=round(load_1m / threads, 3),
         text=f"the machine was busy (load average {load_1m:.1f} on {threads} threads used): other programs competed, so the CPU figures are lower than an idle machine gives",
     )

@@ -17,12 +17,24 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hwadvisor.bench.sizing import Reliability
-from hwadvisor.models.bench import BenchResult
+from hwadvisor.bench.sizing import RELIABLE_SPREAD, Reliability
+from hwadvisor.models.bench import BenchResult, Derived
 
 #: Load average per core above which the CPU figures are not trusted, and the verdicts
 #: resting on them lose confidence (the same threshold as rule HW209).
 BUSY_LOAD = 1.5
+#: How far the first CPU figure, timed again when the run ends, may move before the run
+#: counts as drifting: twice the spread a steady figure may have
+#: (:data:`~hwadvisor.bench.sizing.RELIABLE_SPREAD`). Past it the machine's own speed
+#: changed while measuring (a shared host, a clock that fell under load), so figures
+#: taken at different moments disagree and the verdicts resting on them lose confidence.
+DRIFT_TOLERANCE = 2 * RELIABLE_SPREAD
+#: Seconds the closing re-timing of the first figure may take.
+RECHECK_S = 0.3
+#: The evidence ids that describe the run's conditions rather than compare its figures:
+#: the load while it measured, and its first figure timed again at the end.
+LOAD_OVER_THREADS, END_OVER_START = "cpu.load_over_threads", "cpu.end_over_start"
+RUN_CONDITIONS = frozenset({LOAD_OVER_THREADS, END_OVER_START})
 
 
 @dataclass(frozen=True)
@@ -96,3 +108,28 @@ def _with(result: BenchResult, reason: str | None, spread: float | None) -> Benc
 def unreliable_count(results: list[BenchResult]) -> int:
     """How many figures are marked unreliable."""
     return sum(1 for r in results if r.reliable is False)
+
+
+def drifted(ratio: float) -> bool:
+    """Whether a figure timed again at the end, at ``ratio`` x its first value, moved too far."""
+    return not (1.0 / (1.0 + DRIFT_TOLERANCE) <= ratio <= 1.0 + DRIFT_TOLERANCE)
+
+
+def drift(first: BenchResult, again: float) -> Derived:
+    """The evidence that the machine's speed held (or did not) from the start to the end.
+
+    ``first`` is the run's first CPU figure, ``again`` its value timed once more at the
+    same size when every other figure was done.
+    """
+    ratio = again / first.value
+    what = f"{first.kernel} {first.dtype} timed again at the end of the run"
+    if drifted(ratio):
+        text = (
+            f"the machine's speed moved while measuring: {what} ran at "
+            f"{again:,.0f} {first.unit} against {first.value:,.0f} at the start "
+            f"({ratio:.2f}x), so figures taken at different moments disagree by as much; "
+            "repeat the bench on a quiet machine"
+        )
+    else:
+        text = f"{what}: {ratio:.2f}x its figure at the start (the machine's speed held)"
+    return Derived(id=END_OVER_START, ratio=round(ratio, 3), text=text)

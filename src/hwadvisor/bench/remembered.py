@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hwadvisor.bench.derived import derive
-from hwadvisor.bench.reliability import BUSY_LOAD
+from hwadvisor.bench.reliability import BUSY_LOAD, END_OVER_START, RUN_CONDITIONS, drifted
 from hwadvisor.models.bench import BenchReport, BenchResult
 
 if TYPE_CHECKING:
@@ -75,6 +75,8 @@ def steady(report: BenchReport) -> bool:
         return False
     if any(r.kernel in KEY_KERNELS and r.dtype == "fp32" and r.reliable is False for r in cpu):
         return False
+    if any(d.id == END_OVER_START and drifted(d.ratio) for d in report.derived):
+        return False  # the machine's speed moved under the run: its figures disagree
     threads = _threads(report)
     load = report.load_avg_1m
     return load is None or not threads or load / threads < BUSY_LOAD
@@ -180,7 +182,8 @@ def with_remembered(report: BenchReport, facts: Facts | None) -> BenchReport:
 
 def _with_results(report: BenchReport, cpu: list[BenchResult], facts: Facts | None) -> BenchReport:
     results = cpu + [r for r in report.results if r.device != "cpu"]
-    # The comparisons follow the figures; this run's load stays said (and in load_avg_1m).
-    busy = [d for d in report.derived if d.id == "cpu.load_over_threads"]
-    fresh = [d for d in derive(results, facts) if d.id != "cpu.load_over_threads"]
-    return report.model_copy(update={"results": results, "derived": busy + fresh})
+    # The comparisons follow the figures; this run's own conditions stay said: its load
+    # (also in load_avg_1m) and whether its speed held.
+    own = [d for d in report.derived if d.id in RUN_CONDITIONS]
+    fresh = [d for d in derive(results, facts) if d.id not in RUN_CONDITIONS]
+    return report.model_copy(update={"results": results, "derived": own + fresh})

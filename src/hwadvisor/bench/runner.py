@@ -8,13 +8,23 @@ import math
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from hwadvisor.bench import devices as devmod
 from hwadvisor.bench.derived import derive
 from hwadvisor.bench.kernels import KernelCase, plan
 from hwadvisor.bench.peaks import peak_for
-from hwadvisor.bench.reliability import Load, LoadReader, busy_reason, load_average, mark, mark_busy
+from hwadvisor.bench.reliability import (
+    RECHECK_S,
+    Load,
+    LoadReader,
+    busy_reason,
+    drift,
+    load_average,
+    mark,
+    mark_busy,
+)
 from hwadvisor.bench.sizing import (
     OutOfMemory,
     SizingOutcome,
@@ -26,7 +36,7 @@ from hwadvisor.bench.sizing import (
 from hwadvisor.bench.sweep import in_quick_sweep
 from hwadvisor.bench.timing import make_measure, release_memory
 from hwadvisor.errors import MissingDependencyError, UsageError
-from hwadvisor.models.bench import BenchDevice, BenchReport, BenchResult, BenchSkip
+from hwadvisor.models.bench import BenchDevice, BenchReport, BenchResult, BenchSkip, Derived
 
 if TYPE_CHECKING:
     from hwadvisor.models.facts import Facts
@@ -280,6 +290,7 @@ def run_bench(
     calm = busy_reason(load_1m, _cores(facts, targets)) is None
 
     results: list[BenchResult] = []
+    closing: Derived | None = None
     skipped: list[BenchSkip] = unreachable_gpus(torch, device, targets, facts)
     interrupted = False
     try:
@@ -293,6 +304,7 @@ def run_bench(
             ]
         weights_left = sum(c.weight for c in cases)
         warmed: set[str] = set()
+        first: tuple[KernelCase, BenchResult] | None = None
         for done, case in enumerate(cases):
             if case.target.device not in warmed:
                 warm_up(torch, case.target)
@@ -306,6 +318,8 @@ def run_bench(
                 allot = max(least, budget.share(case.weight, weights_left))
                 outcome = _measurer(measure, calm, budget)(torch, case, allot, clock)
                 results.append(to_result(case, outcome, facts))
+                if first is None and _drift_probe(case):
+                    first = (case, results[-1])
             except (Unsupported, OutOfMemory) as exc:
                 reason = exc.reason if isinstance(exc, Unsupported) else str(exc)
                 skipped.append(
@@ -321,6 +335,10 @@ def run_bench(
                     case.after()
                 release_memory(torch, case.target.kind)
             weights_left -= case.weight
+        if first is not None:
+            if progress is not None:
+                progress(f"{first[0].target.device} {first[0].kernel} {first[0].dtype} again", 0.99)
+            closing = _recheck(torch, first, _measurer(measure, calm, budget), clock)
         if progress is not None:
             progress("done", 1.0)
     except KeyboardInterrupt:
@@ -345,8 +363,34 @@ def run_bench(
         ],
         results=results,
         skipped=skipped,
-        derived=derive(results, facts, load_1m=others),
+        derived=[*derive(results, facts, load_1m=others), *([closing] if closing else [])],
     )
+
+
+def _drift_probe(case: KernelCase) -> bool:
+    """Whether ``case`` is the figure timed again at the end: the CPU's fp32 matmul."""
+    return case.target.kind == "cpu" and case.kernel == "matmul" and case.dtype == "fp32"
+
+
+def _recheck(
+    torch: Any,
+    first: tuple[KernelCase, BenchResult],
+    measure: CaseMeasure,
+    clock: Callable[[], float],
+) -> Derived | None:
+    """The run's first CPU figure timed again at its size once the others are done, as
+    evidence that the machine's speed held (:func:`~hwadvisor.bench.reliability.drift`)."""
+    case, result = first
+    again = replace(case, ladder=(tuple(result.shape),), start=0)
+    try:
+        outcome = measure(torch, again, RECHECK_S, clock)
+    except (Unsupported, OutOfMemory):
+        return None
+    finally:
+        if case.after is not None:
+            case.after()
+        release_memory(torch, case.target.kind)
+    return drift(result, case.work(outcome.shape) / outcome.timing.median_s / 1e9)
 
 
 def _measurer(measure: CaseMeasure, calm: bool, budget: TimeBudget) -> CaseMeasure:

@@ -10,6 +10,7 @@ exists, finishes within the deadline; ``None`` only when that cannot be told).
 
 from __future__ import annotations
 
+from hwadvisor.bench.reliability import drifted
 from hwadvisor.engine.context import Context
 from hwadvisor.engine.fit import fits_here, recommended_plan
 from hwadvisor.engine.template import render
@@ -41,9 +42,11 @@ def doubts(ctx: Context) -> list[str]:
     """Why estimates of this machine rest on less than steady measurements (empty: they do not).
 
     No CPU measurements, measurements on a busy machine (the load average per benchmark
-    thread at :data:`BUSY_LOAD` or more), a fp32 figure far below the peak (throttled or
-    disturbed), or figures the bench marked unreliable (their conclusions then come from
-    the theoretical peak).
+    thread at :data:`BUSY_LOAD` or more), a machine whose speed moved between the run's
+    start and end (its first figure timed again, outside
+    :data:`~hwadvisor.bench.reliability.DRIFT_TOLERANCE`), a fp32 figure far below the
+    peak (throttled or disturbed), or figures the bench marked unreliable (their
+    conclusions then come from the theoretical peak).
     """
     if not ctx.get("bench.available"):
         return ["no microbenchmark ran: the times here come from the theoretical peak"]
@@ -52,6 +55,12 @@ def doubts(ctx: Context) -> list[str]:
     if load is not None and load >= BUSY_LOAD:
         out.append(
             f"the microbenchmark ran on a busy machine (load average {load:.1f}x its threads)"
+        )
+    moved = ctx.get("bench.cpu.end_over_start")
+    if moved is not None and drifted(moved):
+        out.append(
+            "the machine's speed moved while the microbenchmark ran (fp32 matmul timed "
+            f"again at the end: {moved:.2f}x its first figure)"
         )
     frac = ctx.get("bench.cpu.fp32_matmul_of_peak")
     if frac is not None and frac < LOW_FRACTION_OF_PEAK:

@@ -39,6 +39,7 @@ _MEMORY_KERNELS = ("copy", "triad", "h2d", "d2h")
 _MEASURED = {
     "load_over_threads": "load average / benchmark threads while measuring (>1: the machine was busy)",
     "fp32_matmul_of_peak": "measured fp32 matmul / theoretical fp32 peak",
+    "end_over_start": "fp32 matmul timed again when the run ended / its figure at the start (far from 1: the machine's speed moved while measuring)",
 }
 
 
