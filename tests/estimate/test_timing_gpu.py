@@ -55,9 +55,11 @@ def test_fp32_convolutions_use_tf32_on_ampere_matmuls_do_not() -> None:
     v100 = catalog_rates(find_device("v100-16gb"), Precision.FP32).roofline
     assert a100 is not None and v100 is not None
     entry = find_device("a100-80gb")
-    frac = entry.achieved.tensor_gemm or entry.achieved.gemm
-    assert a100.conv_flops_s == pytest.approx(156e12 * frac)  # cudnn.allow_tf32 defaults True
-    assert a100.gemm_flops_s == pytest.approx(19.5e12 * frac)  # matmul.allow_tf32 False (1.12+)
+    a = entry.achieved
+    assert a.fp32_gemm is not None
+    assert a100.conv_flops_s == pytest.approx(156e12 * a.gemm)  # cudnn.allow_tf32 defaults True
+    # matmul.allow_tf32 False (1.12+): on the FMA units, at their own measured fraction
+    assert a100.gemm_flops_s == pytest.approx(19.5e12 * a.fp32_gemm)
     assert a100.conv_tensor_cores and not v100.conv_tensor_cores
     assert v100.conv_flops_s == v100.gemm_flops_s  # no TF32 before Ampere
     assert gpu_constants()["tf32"] == {
@@ -80,10 +82,10 @@ def test_fma_units_and_tensor_cores_reach_their_own_measured_fractions() -> None
     assert fp32.gemm_flops_s == pytest.approx(15.7e12 * a.fp32_gemm)
     assert fp32.conv_flops_s == pytest.approx(15.7e12 * a.fp32_gemm)
     assert fp16.gemm_flops_s == pytest.approx(125e12 * a.gemm)
-    t4 = find_device("t4")
-    assert t4.achieved.fp32_gemm is None
-    roof = catalog_rates(t4, Precision.FP32).roofline
-    assert roof is not None and roof.gemm_flops_s == pytest.approx(8.1e12 * t4.achieved.gemm)
+    l4 = find_device("l4")
+    assert l4.achieved.fp32_gemm is None
+    roof = catalog_rates(l4, Precision.FP32).roofline
+    assert roof is not None and roof.gemm_flops_s == pytest.approx(30.3e12 * l4.achieved.gemm)
 
 
 def test_tf32_training_is_slower_than_amp_by_more_than_the_peak_ratio_says_nothing() -> None:
