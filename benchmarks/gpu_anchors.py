@@ -79,15 +79,20 @@ ANCHORS: list[tuple[str, str, str, int, str, int, float]] = [
     ("train V100 16GB FP32", "train", "fp32", 112, "v100-16gb", 1, 367.0),
     ("train V100 32GB AMP", "train", "amp", 256, "v100-32gb", 1, 1156.0),
     ("train V100 32GB FP32", "train", "fp32", 112, "v100-32gb", 1, 356.0),
-    ("infer V100 AMP b1", "infer", "amp", 1, "v100-16gb", 1, 78.0),
-    ("infer V100 FP32 b1", "infer", "fp32", 1, "v100-16gb", 1, 96.0),
-    ("infer V100 AMP b64", "infer", "amp", 64, "v100-16gb", 1, 2984.0),
-    ("infer V100 AMP b256", "infer", "amp", 256, "v100-16gb", 1, 3382.0),
-    ("infer V100 FP32 b256", "infer", "fp32", 256, "v100-16gb", 1, 1261.0),
-    ("infer T4 AMP b1", "infer", "amp", 1, "t4", 1, 79.0),
-    ("infer T4 AMP b256", "infer", "amp", 256, "t4", 1, 1198.0),
-    ("infer T4 FP32 b1", "infer", "fp32", 1, "t4", 1, 98.0),
-    ("infer T4 FP32 b256", "infer", "fp32", 256, "t4", 1, 415.0),
+]
+#: The README's inference tables, "Throughput Avg" at each batch size (DGX-1's V100 16GB
+#: and a T4), images/s; every batch size is a row.
+INFERENCE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+INFERENCE: dict[tuple[str, str, str], tuple[float, ...]] = {
+    ("V100", "v100-16gb", "amp"): (78, 154, 300, 595, 1178, 2146, 2984, 3249, 3382),
+    ("V100", "v100-16gb", "fp32"): (96, 196, 386, 709, 1023, 1127, 1200, 1229, 1261),
+    ("T4", "t4", "amp"): (79, 156, 317, 652, 1050, 1128, 1165, 1190, 1198),
+    ("T4", "t4", "fp32"): (98, 186, 325, 363, 409, 420, 428, 426, 415),
+}
+ANCHORS += [
+    (f"infer {gpu} {precision.upper()} b{batch}", "infer", precision, batch, device, 1, float(v))
+    for (gpu, device, precision), values in INFERENCE.items()
+    for batch, v in zip(INFERENCE_BATCHES, values, strict=True)
 ]
 #: Data-parallel strong scaling, 8 GPUs of a DGX (same README), for the multi-GPU class.
 SCALING: list[tuple[str, str, int, str, float, float]] = [
@@ -95,6 +100,8 @@ SCALING: list[tuple[str, str, int, str, float, float]] = [
     ("8x A100 80GB TF32", "fp32", 256, "a100-80gb", 938.0, 7248.0),
     ("8x V100 16GB AMP", "amp", 256, "v100-16gb", 1200.0, 8322.0),
     ("8x V100 16GB FP32", "fp32", 112, "v100-16gb", 367.0, 2855.0),
+    ("8x V100 32GB AMP", "amp", 256, "v100-32gb", 1156.0, 8056.0),
+    ("8x V100 32GB FP32", "fp32", 112, "v100-32gb", 356.0, 2766.0),
 ]
 
 

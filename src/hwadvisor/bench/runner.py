@@ -194,7 +194,7 @@ def warm_up(torch: Any, target: devmod.Target) -> None:
 def to_result(case: KernelCase, outcome: SizingOutcome, facts: Facts | None) -> BenchResult:
     """The report entry for one measured kernel, with its efficiency where the peak is known."""
     t = outcome.timing
-    value = case.work(outcome.shape) / t.median_s / 1e9
+    value = _value(case, outcome)
     peak = peak_for(case.target, case.kernel, case.dtype, facts)
     result = BenchResult(
         device=case.target.device,
@@ -390,7 +390,12 @@ def _recheck(
         if case.after is not None:
             case.after()
         release_memory(torch, case.target.kind)
-    return drift(result, case.work(outcome.shape) / outcome.timing.median_s / 1e9)
+    return drift(result, _value(case, outcome))
+
+
+def _value(case: KernelCase, outcome: SizingOutcome) -> float:
+    """The figure of ``outcome``: its work per call over its median time, in G(FL)OP/s or GB/s."""
+    return case.work(outcome.shape) / outcome.timing.median_s / 1e9
 
 
 def _measurer(measure: CaseMeasure, calm: bool, budget: TimeBudget) -> CaseMeasure:
