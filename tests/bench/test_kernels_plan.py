@@ -74,14 +74,28 @@ def test_a_cpu_times_products_of_few_rows_one_size_each() -> None:
 
 
 def test_a_cpu_times_the_same_products_with_a_weight_from_dram_each_call() -> None:
-    from hwadvisor.bench.kernels import CPU_ROWS, ROWS_WIDTH, ColdWeights, cold_pool_bytes
+    from hwadvisor.bench.kernels import (
+        COLD_WIDE_WIDTH,
+        CPU_ROWS,
+        ROWS_WIDTH,
+        ColdWeights,
+        cold_pool_bytes,
+    )
     from hwadvisor.bench.kernels import _cold_rows_builder as cold_rows
     from hwadvisor.models.facts import Cpu, Facts
 
     target = Target(device="cpu", kind="cpu", index=None, name=None, uuid=None, threads=2)
     facts = Facts(cpu=Cpu(l3_bytes=32 * 2**20))
     cases = [c for c in plan(torch, target, facts, free_bytes=None) if c.kernel == "matmul_rows_cold"]  # fmt: skip
-    assert [c.ladder for c in cases] == [((m, ROWS_WIDTH, ROWS_WIDTH),) for m in CPU_ROWS]
+    # Each row count by the 1024-square weight, then one row by a 4096-square one: two
+    # points of a one-row product's cost by its weight (estimate.here._cold_row_line).
+    wide = (1, COLD_WIDE_WIDTH, COLD_WIDE_WIDTH)
+    assert [c.ladder for c in cases] == [((m, ROWS_WIDTH, ROWS_WIDTH),) for m in CPU_ROWS] + [
+        (wide,)
+    ]
+    # ... where two 64 MiB weights fit in an eighth of free memory.
+    tight = plan(torch, target, facts, free_bytes=8 * 2 * 64 * 2**20 - 1)
+    assert [c.ladder for c in tight if c.kernel == "matmul_rows_cold"][-1] != (wide,)
     # The pool is twice the cache the threads reach, and at most an eighth of free memory.
     assert cold_pool_bytes(facts, 2, None) == 64 * 2**20
     assert cold_pool_bytes(facts, 2, free_bytes=256 * 2**20) == 32 * 2**20
@@ -91,7 +105,7 @@ def test_a_cpu_times_the_same_products_with_a_weight_from_dram_each_call() -> No
     assert len(weights) == 8 and len({w.data_ptr() for w in weights}) == 8
     assert pool.get(256, 128) is weights  # made once for all row counts
     # Only the last case drops the pool, once every row count has run.
-    assert [c.after is not None for c in cases] == [False] * (len(CPU_ROWS) - 1) + [True]
+    assert [c.after is not None for c in cases] == [False] * len(CPU_ROWS) + [True]
     out = cases[0].build(cases[0].ladder[0])()
     assert tuple(out.shape) == (CPU_ROWS[0], ROWS_WIDTH)
     pool.clear()
@@ -122,7 +136,9 @@ def test_a_cpu_with_a_bf16_dot_product_times_its_rows_in_bf16_too() -> None:
         return got
 
     native = rows(PeakGflops(fp32=100.0, bf16=400.0))
-    assert native["bf16"] == ["matmul_rows"] * len(CPU_ROWS) + ["matmul_rows_cold"] * len(CPU_ROWS)
+    assert native["bf16"] == ["matmul_rows"] * len(CPU_ROWS) + ["matmul_rows_cold"] * (
+        len(CPU_ROWS) + 1
+    )
     assert native["fp32"] == native["bf16"]
     assert list(rows(PeakGflops(fp32=100.0, bf16=100.0))) == ["fp32"]  # emulated: fp32 only
     # A bf16 pool holds twice as many weights of the same shape.

@@ -102,3 +102,45 @@ def test_a_bf16_job_reads_the_bf16_rows_figures() -> None:
     alone = here_rates(_facts(), _bench(COLD), Precision.BF16)
     assert alone.rows_points == [(1.0, 25e9), (16.0, 60e9), (64.0, 90e9)]
     assert any("fp32 rate is used" in a for a in alone.assumptions)
+
+
+def test_one_row_from_dram_is_a_fixed_cost_and_the_weight_streamed() -> None:
+    """With a second, wider one-row cold figure, a one-row product costs the line through
+    the two: a 4 MiB weight in 200 µs and a 64 MiB one in 2.6 ms is 40 µs a call plus
+    the weight at 26.2 GB/s."""
+    bench = _bench(COLD)
+    t_narrow, t_wide = 200e-6, 2.6e-3
+    narrow = bench.results[-3]  # the one-row 1024-square cold figure
+    assert narrow.shape == [1, 1024, 1024]
+    results = [r for r in bench.results if r is not narrow]
+    results += [
+        _figure("matmul_rows_cold", 2 * 1024**2 / t_narrow / 1e9, [1, 1024, 1024]),
+        _figure("matmul_rows_cold", 2 * 4096**2 / t_wide / 1e9, [1, 4096, 4096]),
+    ]
+    rates = here_rates(_facts(), bench.model_copy(update={"results": results}), Precision.FP32)
+    assert rates.cold_row_line is not None
+    fixed, per_element, least = rates.cold_row_line
+    assert least == 1024**2
+    assert fixed == pytest.approx(40e-6)
+    assert 4 / per_element == pytest.approx(4 * 15 * 1024**2 / 2.4e-3)
+    assert any("40 µs a call" in a and "4 and 64 MiB" in a for a in rates.assumptions)
+    # The wide figure is not a point of the 1024-square factors.
+    assert rates.cold_factors[0] == (1.0, pytest.approx((2 * 1024**2 / t_narrow) / 25e9))
+    # One row by a 2048-square weight: 40 µs + 16 MiB streamed, two FLOPs an element.
+    work = (2048 * 2048) ** (1 / 3)
+    want = 2 * 2048**2 / (40e-6 + 2048**2 * per_element)
+    assert rates.product(work, rows=1, work=work, cold=True) == pytest.approx(want)
+    # A weight narrower than the bench's narrower one, and four rows: the share.
+    hot = rates.product(40, rows=1, work=64)
+    assert hot is not None
+    share = rates.cold_factors[0][1]
+    assert rates.product(40, rows=1, work=64, cold=True) == pytest.approx(hot * share)
+    hot4 = rates.product(12, rows=4, work=161)
+    assert hot4 is not None
+    assert rates.product(12, rows=4, work=161, cold=True) < hot4
+
+
+def test_without_the_wide_figure_one_row_keeps_the_share() -> None:
+    rates = here_rates(_facts(), _bench(COLD), Precision.FP32)
+    assert rates.cold_row_line is None
+    assert rates.product(10, rows=1, work=102, cold=True) == pytest.approx(10e9)

@@ -39,6 +39,12 @@ ROWS_WIDTH = 1024
 #: "Roofline", CACM 52(4), 2009). On an Ice Lake Xeon guest at two threads a one-row
 #: product by a 4096-square weight streamed it at 20.6 GB/s, a third of its hot rate.
 COLD_POOL_FACTOR = 2
+#: ... and one row by a wider weight (64 MiB in fp32): with the 1024-square one, two
+#: points of what a one-row product from DRAM costs, a fixed cost per call and its
+#: weight at a streaming rate (estimate.here._cold_row_line). On a Zen 3 EPYC guest at
+#: two threads a one-row product streamed a 4 MiB weight at 18-21 GB/s and 16-64 MiB
+#: ones at 23-25: about 38 µs a call plus 25 GB/s.
+COLD_WIDE_WIDTH = 4096
 #: ... and at most this share of free memory.
 COLD_POOL_FREE_SHARE = 8
 #: Square products below the matmul floor (the CPU's ``matmul_small`` figures): what a
@@ -193,6 +199,14 @@ def native_bf16(facts: Facts | None) -> bool | None:
     if peaks is None or not peaks.bf16 or not peaks.fp32:
         return None
     return peaks.bf16 > peaks.fp32
+
+
+def _holds_two(shape: Shape, dtype: str, free_bytes: int | None) -> bool:
+    """Whether two weights of ``shape`` fit in 1/:data:`COLD_POOL_FREE_SHARE` of free memory
+    (unknown free memory: they are taken to)."""
+    _, k, n = shape
+    weight = k * n * (2 if dtype == "bf16" else 4)
+    return free_bytes is None or 2 * weight <= free_bytes // COLD_POOL_FREE_SHARE
 
 
 def cold_pool_bytes(facts: Facts | None, threads: int, free_bytes: int | None) -> int:
@@ -399,6 +413,9 @@ def plan(
             shapes = [(m, ROWS_WIDTH, ROWS_WIDTH) for m in CPU_ROWS]
             cases += [fixed("matmul_rows", s, 0.15, SMALL_MIN_ALLOT_S, dtype=dtype) for s in shapes]
             cold = ColdWeights(torch, dev, cold_bytes, dtype)
+            wide = (1, COLD_WIDE_WIDTH, COLD_WIDE_WIDTH)
+            if _holds_two(wide, dtype, free_bytes):
+                shapes = [*shapes, wide]
             for s in shapes:  # the pool is dropped once the last of them has run
                 case = KernelCase(
                     target, "matmul_rows_cold", dtype, "GFLOP/s", (s,), matmul_work,

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from hwadvisor.bench.kernels import native_bf16
+from hwadvisor.bench.kernels import ROWS_WIDTH, native_bf16
 from hwadvisor.bench.sweep import reachable_l3
 from hwadvisor.estimate.levels import (
     MemoryLevels,
@@ -79,6 +79,8 @@ def _results(
         if kernel in ("matmul", "matmul_small") and len(r.shape) == 3:
             size = float(effective_size(*r.shape))
         elif kernel in ("matmul_rows", "matmul_rows_cold") and r.shape:
+            if len(r.shape) == 3 and r.shape[1] != ROWS_WIDTH:
+                continue  # the wide weight's one-row figure: _cold_row_line reads it
             size = float(r.shape[0])  # its rows
         scale = 1e9  # GFLOP/s, GOP/s and GB/s all carry a 1e9
         pts[size] = max(pts.get(size, 0.0), r.value * scale)
@@ -292,6 +294,7 @@ def _measured(
         single_points=_single_points(bench, threads, notes),
     )
     rates.cold_factors = _cold_factors(bench, rates, notes, dtype)
+    rates.cold_row_line = _cold_row_line(bench, notes, dtype) if rates.cold_factors else None
     rates.nchw = _nchw_factors(bench, rates, notes)
     rates.strided_backward = _strided_backward(bench, rates, notes)
     return rates
@@ -508,6 +511,52 @@ def _cold_factors(
         "in cache (the bench's matmul_rows_cold figures, a weight from DRAM each call)"
     )
     return factors
+
+
+def _cold_row_line(
+    bench: BenchReport, notes: list[str], dtype: str = "fp32"
+) -> tuple[float, float, float] | None:
+    """(seconds a call, seconds a weight element, the narrower weight's elements) of a
+    one-row product with its weight from DRAM: the line through the bench's two reliable
+    one-row ``matmul_rows_cold`` figures of ``dtype``, by weights of two widths (None: not
+    both measured, or the wider weight not dearer). It prices weights from the narrower
+    one up; below it the line's fixed part, an extrapolation, is not a measurement.
+
+    A one-row product does two FLOPs a weight element: what it costs is a fixed part
+    (the call, the threads' start) and the weight streamed from DRAM. A share of the
+    1,024-square weight's hot rate (:func:`_cold_factors`) charges a wider weight as
+    if its elements came as slowly, and a wide model's batch-1 pass came out long: on a
+    Zen 3 EPYC guest at two threads, a one-row product streamed a 4 MiB weight at 18-21
+    GB/s and 16-64 MiB ones at 23-25 GB/s.
+    """
+    one: dict[int, float] = {}
+    for r in bench.results:
+        if (
+            r.device == "cpu"
+            and r.kernel == "matmul_rows_cold"
+            and r.reliable is not False
+            and r.dtype.lower() in _DTYPE_ALIASES.get(dtype, (dtype,))
+            and len(r.shape) == 3
+            and r.shape[0] == 1
+            and r.value > 0
+        ):
+            elements = r.shape[1] * r.shape[2]
+            one[elements] = 2.0 * elements / (r.value * 1e9)  # seconds a call
+    if len(one) < 2:
+        return None
+    (e1, t1), (e2, t2) = min(one.items()), max(one.items())
+    per_element = (t2 - t1) / (e2 - e1)
+    if per_element <= 0:
+        return None
+    fixed = max(0.0, t1 - per_element * e1)
+    size = 2 if dtype == "bf16" else 4
+    notes.append(
+        f"here: a one-row {dtype} product with its weight from DRAM at {fixed * 1e6:.0f} µs a "
+        f"call plus the weight at {size / per_element / 1e9:.1f} GB/s (the bench's one-row "
+        f"matmul_rows_cold figures, {e1 * size / 2**20:.0f} and {e2 * size / 2**20:.0f} MiB "
+        "weights; narrower ones at the share below)"
+    )
+    return fixed, per_element, float(e1)
 
 
 def _kept_note(bench: BenchReport) -> list[str]:

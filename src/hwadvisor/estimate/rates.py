@@ -81,6 +81,11 @@ class Rates:
     #: weights are larger than :attr:`cache_bytes` runs such products at (empty: not
     #: measured).
     cold_factors: list[tuple[float, float]] = field(default_factory=list)
+    #: (seconds a call, seconds a weight element, least elements) of a one-row product
+    #: with its weight from DRAM, from the bench's one-row ``matmul_rows_cold`` figures by
+    #: two weight widths, for weights at least the narrower one (``here._cold_row_line``);
+    #: None: priced by :attr:`cold_factors` alone.
+    cold_row_line: tuple[float, float, float] | None = None
     #: The last-level cache the job's threads reach (``bench.sweep.reachable_l3``; None:
     #: not known).
     cache_bytes: float | None = None
@@ -115,7 +120,10 @@ class Rates:
         figures instead: the lower of the rows curve at ``rows`` and the square curve at
         ``work``, the side of the square of the same work. ``cold``: their weights come
         from DRAM (a model past the cache): a product priced by the rows curve is priced
-        at that times the measured cold factor at ``rows`` (:attr:`cold_factors`).
+        at that times the measured cold factor at ``rows`` (:attr:`cold_factors`); one
+        row by a weight at least the bench's narrower one, where it measured two widths, at
+        a call's fixed cost plus its weight streamed (:attr:`cold_row_line`), never faster
+        than in cache.
 
         The harmonic-mean size prices a product of few rows as a small square, whose time
         is per-call cost. A 16-row product by a 1,024-wide weight does the work of a
@@ -128,6 +136,13 @@ class Rates:
             return hot
         if not self.rows_points or rows >= self.rows_points[-1][0]:
             return hot
+        line = self.cold_row_line
+        if rows <= 1 and work and line and work**3 / rows >= line[2]:
+            # One row: the call's fixed cost and its weight (work³ / rows elements)
+            # streamed, two FLOPs an element, as the bench's two widths measured them.
+            fixed, per_element, _ = line
+            elements = work**3 / rows
+            return min(hot, 2.0 * elements / (fixed + elements * per_element))
         return hot * log_interp(self.cold_factors, rows)
 
     def _hot_product(self, size: float, rows: float | None, work: float | None) -> float | None:
