@@ -80,6 +80,14 @@ DISPATCH_WEIGHT = 0.05
 #: malloc maps it fresh at every call (``glibc.always_mapped``), and its weight: a call
 #: took 25-40 ms on a Zen 3 guest (1.5-2 GB/s), as long as a DRAM figure's.
 FIRST_TOUCH_BYTES = 40 * MIB
+#: Elements written at the start of each of its pages: enough in all (81,920 over 40 MiB)
+#: for ATen to split the write between the bench's threads, as it splits a large
+#: tensor's own writes (``at::internal::GRAIN_SIZE``, 32,768 elements, in
+#: ``aten/src/ATen/Parallel.h``), so the pages fault on every thread at once. One
+#: element a page (10,240) stayed on one thread: on a Zen 3 guest at two threads that
+#: read 1.5-1.8 GB/s, where eight a page read 2.6 and a whole fresh 40 MiB fill, less
+#: the same fill of pages already in, 2.9-3.9; at one thread all three read 1.5-2.1.
+TOUCH_PER_PAGE = 8
 FIRST_TOUCH_WEIGHT = SWEEP_WEIGHTS["dram"]
 #: The optimizer figures' parameter tensors (64 elements each): what torch.optim's
 #: for-loop, its path for CPU tensors, pays per tensor beyond the tensor's bytes.
@@ -326,9 +334,10 @@ def family_statement(torch: Any, family: str, shape: Shape) -> Callable[[], obje
 
 
 def first_touch_statement(torch: Any) -> Callable[[], object]:
-    """A fresh private anonymous mapping of :data:`FIRST_TOUCH_BYTES`, one element of every
-    page written through a tensor over it, then unmapped: what the kernel's page faults
-    cost per byte of a tensor glibc maps fresh.
+    """A fresh private anonymous mapping of :data:`FIRST_TOUCH_BYTES`, the first
+    :data:`TOUCH_PER_PAGE` elements of every page written through a tensor over it (on
+    the bench's threads, as a large operator's output is), then unmapped: what the
+    kernel's page faults cost per byte of a tensor glibc maps fresh.
 
     The mapping is made here, not by ``torch.empty``: in a process whose heap has grown
     (a bench run before this one, a model built), glibc serves even a 40 MiB request
@@ -338,16 +347,16 @@ def first_touch_statement(torch: Any) -> Callable[[], object]:
     import mmap
 
     n = FIRST_TOUCH_BYTES // 4
-    step = max(1, mmap.PAGESIZE // 4)
+    step = max(TOUCH_PER_PAGE, mmap.PAGESIZE // 4)
     if not (hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS")):
-        return lambda: torch.empty(n)[::step].fill_(0.0)
+        return lambda: torch.empty(n).view(-1, step)[:, :TOUCH_PER_PAGE].fill_(0.0)
     private = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
     prot = mmap.PROT_READ | mmap.PROT_WRITE
 
     def touch() -> int:
         with mmap.mmap(-1, FIRST_TOUCH_BYTES, flags=private, prot=prot) as pages:
             tensor = torch.frombuffer(pages, dtype=torch.float32)
-            tensor[::step].fill_(0.0)
+            tensor.view(-1, step)[:, :TOUCH_PER_PAGE].fill_(0.0)
             written = int(tensor.numel())
             del tensor  # the mapping closes only once nothing holds its memory
         return written
