@@ -268,6 +268,17 @@ print(heap < pages, mine >= 2 * pages)
 """
 
 
+def test_first_touch_writes_enough_of_each_page_for_every_thread() -> None:
+    """One task per ATen grain and thread: 40 MiB of 4 KiB pages at two threads take the
+    floor of eight a page; sixteen threads, or 64 KiB pages, take more; never past a page."""
+    from hwadvisor.bench.sweep import GRAIN_SIZE, TOUCH_PER_PAGE, touch_per_page
+
+    assert touch_per_page(2, 10240, 1024) == TOUCH_PER_PAGE
+    assert touch_per_page(16, 10240, 1024) * 10240 >= 16 * GRAIN_SIZE
+    assert touch_per_page(2, 640, 16384) * 640 >= 2 * GRAIN_SIZE
+    assert touch_per_page(512, 10, 1024) == 1024
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
 def test_first_touch_faults_its_pages_where_glibc_serves_the_heap() -> None:

@@ -144,3 +144,25 @@ def test_without_the_wide_figure_one_row_keeps_the_share() -> None:
     rates = here_rates(_facts(), _bench(COLD), Precision.FP32)
     assert rates.cold_row_line is None
     assert rates.product(10, rows=1, work=102, cold=True) == pytest.approx(10e9)
+
+
+def test_the_line_prices_only_a_dtype_measured_as_itself() -> None:
+    """bf16 on a CPU without a bf16 dot product goes at a share of the fp32 figures; the
+    line is of the figures as measured, so it is left out there; and a bucket of no rows
+    is priced without it."""
+    from hwadvisor.models.facts import PeakGflops
+
+    bench = _bench(COLD)
+    # bf16 matmul timed once, too unsteady to price with, at a quarter of fp32's rate
+    slow = _figure("matmul", 25.0, [1024, 1024, 1024]).model_copy(
+        update={"dtype": "bf16", "reliable": False}
+    )
+    results = [*bench.results, slow, _figure("matmul_rows_cold", 2 * 4096**2 / 2.6e-3 / 1e9, [1, 4096, 4096])]  # fmt: skip
+    wide = bench.model_copy(update={"results": results})
+    emulated = Facts(cpu=Cpu(usable_cores=2, l3_bytes=32 * MIB, peak_gflops=PeakGflops(fp32=100.0, bf16=100.0)))  # fmt: skip
+    assert here_rates(_facts(), wide, Precision.FP32).cold_row_line is not None
+    bf16 = here_rates(emulated, wide, Precision.BF16)
+    assert bf16.gemm(1024) == pytest.approx(25e9)  # a quarter of the fp32 figures
+    assert bf16.cold_row_line is None and bf16.cold_factors
+    fp32 = here_rates(_facts(), wide, Precision.FP32)
+    assert fp32.product(10, rows=0, work=102, cold=True) is not None

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from hwadvisor.models.facts import Facts
 
 MIB = 1024 * 1024
+#: Bytes an element of each report dtype takes (tf32 is fp32 with TF32 math allowed).
+DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "int8": 1}
 #: Square matmul sizes, smallest first; the CPU stops lower (a 4096³ fp32 call is ~1 s).
 CPU_MATMUL = (128, 256, 512, 1024, 2048, 4096)
 GPU_MATMUL = (256, 512, 1024, 2048, 4096, 8192, 16384)
@@ -203,10 +205,10 @@ def native_bf16(facts: Facts | None) -> bool | None:
 
 def _holds_two(shape: Shape, dtype: str, free_bytes: int | None) -> bool:
     """Whether two weights of ``shape`` fit in 1/:data:`COLD_POOL_FREE_SHARE` of free memory
-    (unknown free memory: they are taken to)."""
+    (unknown free memory, None or 0 as :func:`cold_pool_bytes` takes it: they are taken to)."""
     _, k, n = shape
-    weight = k * n * (2 if dtype == "bf16" else 4)
-    return free_bytes is None or 2 * weight <= free_bytes // COLD_POOL_FREE_SHARE
+    weight = k * n * DTYPE_BYTES[dtype]
+    return not free_bytes or 2 * weight <= free_bytes // COLD_POOL_FREE_SHARE
 
 
 def cold_pool_bytes(facts: Facts | None, threads: int, free_bytes: int | None) -> int:

@@ -29,7 +29,8 @@ BUSY_LOAD = 1.5
 #: changed while measuring (a shared host, a clock that fell under load), so figures
 #: taken at different moments disagree and the verdicts resting on them lose confidence.
 DRIFT_TOLERANCE = 2 * RELIABLE_SPREAD
-#: Seconds the closing re-timing of the first figure may take.
+#: The closing re-timing's allotment: one measurement of 0.06-0.18 s at the kept size (at
+#: least one call), no repeats past it.
 RECHECK_S = 0.3
 #: The evidence ids that describe the run's conditions rather than compare its figures:
 #: the load while it measured, and its first figure timed again at the end.

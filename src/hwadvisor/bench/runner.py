@@ -338,7 +338,8 @@ def run_bench(
         if first is not None:
             if progress is not None:
                 progress(f"{first[0].target.device} {first[0].kernel} {first[0].dtype} again", 0.99)
-            closing = _recheck(torch, first, _measurer(measure, calm, budget), clock)
+            once = functools.partial(measure_case, repeats=False)
+            closing = _recheck(torch, first, once if measure is measure_case else measure, clock)
         if progress is not None:
             progress("done", 1.0)
     except KeyboardInterrupt:
@@ -379,7 +380,8 @@ def _recheck(
     clock: Callable[[], float],
 ) -> Derived | None:
     """The run's first CPU figure timed again at its size once the others are done, as
-    evidence that the machine's speed held (:func:`~hwadvisor.bench.reliability.drift`)."""
+    evidence that the machine's speed held (:func:`~hwadvisor.bench.reliability.drift`);
+    None when that timing is itself unsteady (it could not tell a drift from noise)."""
     case, result = first
     again = replace(case, ladder=(tuple(result.shape),), start=0)
     try:
@@ -390,6 +392,8 @@ def _recheck(
         if case.after is not None:
             case.after()
         release_memory(torch, case.target.kind)
+    if not outcome.reliability.reliable:
+        return None
     return drift(result, _value(case, outcome))
 
 

@@ -80,14 +80,23 @@ DISPATCH_WEIGHT = 0.05
 #: malloc maps it fresh at every call (``glibc.always_mapped``), and its weight: a call
 #: took 25-40 ms on a Zen 3 guest (1.5-2 GB/s), as long as a DRAM figure's.
 FIRST_TOUCH_BYTES = 40 * MIB
-#: Elements written at the start of each of its pages: enough in all (81,920 over 40 MiB)
-#: for ATen to split the write between the bench's threads, as it splits a large
-#: tensor's own writes (``at::internal::GRAIN_SIZE``, 32,768 elements, in
-#: ``aten/src/ATen/Parallel.h``), so the pages fault on every thread at once. One
+#: Elements written at the start of each of its pages: at least this many, and enough in
+#: all for ATen to split the write into one task a thread (a task per
+#: ``at::internal::GRAIN_SIZE`` elements, 32,768, ``aten/src/ATen/Parallel.h``), as it
+#: splits a large tensor's own writes, so the pages fault on every thread at once. One
 #: element a page (10,240) stayed on one thread: on a Zen 3 guest at two threads that
 #: read 1.5-1.8 GB/s, where eight a page read 2.6 and a whole fresh 40 MiB fill, less
 #: the same fill of pages already in, 2.9-3.9; at one thread all three read 1.5-2.1.
 TOUCH_PER_PAGE = 8
+GRAIN_SIZE = 32768
+
+
+def touch_per_page(threads: int, pages: int, page_elements: int) -> int:
+    """Elements to write at the start of each page so that ``threads`` threads share it."""
+    want = -(-max(1, threads) * GRAIN_SIZE // max(1, pages))
+    return min(page_elements, max(TOUCH_PER_PAGE, want))
+
+
 FIRST_TOUCH_WEIGHT = SWEEP_WEIGHTS["dram"]
 #: The optimizer figures' parameter tensors (64 elements each): what torch.optim's
 #: for-loop, its path for CPU tensors, pays per tensor beyond the tensor's bytes.
@@ -334,9 +343,9 @@ def family_statement(torch: Any, family: str, shape: Shape) -> Callable[[], obje
 
 
 def first_touch_statement(torch: Any) -> Callable[[], object]:
-    """A fresh private anonymous mapping of :data:`FIRST_TOUCH_BYTES`, the first
-    :data:`TOUCH_PER_PAGE` elements of every page written through a tensor over it (on
-    the bench's threads, as a large operator's output is), then unmapped: what the
+    """A fresh private anonymous mapping of :data:`FIRST_TOUCH_BYTES`, the first elements
+    of every page written through a tensor over it (:func:`touch_per_page`: on all the
+    threads torch runs, as a large operator's output is), then unmapped: what the
     kernel's page faults cost per byte of a tensor glibc maps fresh.
 
     The mapping is made here, not by ``torch.empty``: in a process whose heap has grown
@@ -348,15 +357,21 @@ def first_touch_statement(torch: Any) -> Callable[[], object]:
 
     n = FIRST_TOUCH_BYTES // 4
     step = max(TOUCH_PER_PAGE, mmap.PAGESIZE // 4)
+
+    def head(tensor: Any) -> Any:
+        """The first elements of each page of ``tensor``, as many as the threads need."""
+        per = touch_per_page(torch.get_num_threads(), n // step, step)
+        return tensor.view(-1, step)[:, :per]
+
     if not (hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS")):
-        return lambda: torch.empty(n).view(-1, step)[:, :TOUCH_PER_PAGE].fill_(0.0)
+        return lambda: head(torch.empty(n)).fill_(0.0)
     private = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
     prot = mmap.PROT_READ | mmap.PROT_WRITE
 
     def touch() -> int:
         with mmap.mmap(-1, FIRST_TOUCH_BYTES, flags=private, prot=prot) as pages:
             tensor = torch.frombuffer(pages, dtype=torch.float32)
-            tensor.view(-1, step)[:, :TOUCH_PER_PAGE].fill_(0.0)
+            head(tensor).fill_(0.0)
             written = int(tensor.numel())
             del tensor  # the mapping closes only once nothing holds its memory
         return written

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from hwadvisor.bench.kernels import ROWS_WIDTH, native_bf16
+from hwadvisor.bench.kernels import DTYPE_BYTES, ROWS_WIDTH, native_bf16
 from hwadvisor.bench.sweep import reachable_l3
 from hwadvisor.estimate.levels import (
     MemoryLevels,
@@ -80,7 +80,7 @@ def _results(
             size = float(effective_size(*r.shape))
         elif kernel in ("matmul_rows", "matmul_rows_cold") and r.shape:
             if len(r.shape) == 3 and r.shape[1] != ROWS_WIDTH:
-                continue  # the wide weight's one-row figure: _cold_row_line reads it
+                continue  # not the rows curves' weight (the wide one-row cold figure)
             size = float(r.shape[0])  # its rows
         scale = 1e9  # GFLOP/s, GOP/s and GB/s all carry a 1e9
         pts[size] = max(pts.get(size, 0.0), r.value * scale)
@@ -294,7 +294,12 @@ def _measured(
         single_points=_single_points(bench, threads, notes),
     )
     rates.cold_factors = _cold_factors(bench, rates, notes, dtype)
-    rates.cold_row_line = _cold_row_line(bench, notes, dtype) if rates.cold_factors else None
+    # An emulated dtype goes at a share of the fp32 figures; the line is of the figures
+    # as measured, so it prices only a dtype measured as itself.
+    native = share == 1.0
+    rates.cold_row_line = (
+        _cold_row_line(bench, notes, dtype) if rates.cold_factors and native else None
+    )
     rates.nchw = _nchw_factors(bench, rates, notes)
     rates.strided_backward = _strided_backward(bench, rates, notes)
     return rates
@@ -541,7 +546,8 @@ def _cold_row_line(
             and r.value > 0
         ):
             elements = r.shape[1] * r.shape[2]
-            one[elements] = 2.0 * elements / (r.value * 1e9)  # seconds a call
+            seconds = 2.0 * elements / (r.value * 1e9)  # a call
+            one[elements] = min(seconds, one.get(elements, seconds))
     if len(one) < 2:
         return None
     (e1, t1), (e2, t2) = min(one.items()), max(one.items())
@@ -549,7 +555,7 @@ def _cold_row_line(
     if per_element <= 0:
         return None
     fixed = max(0.0, t1 - per_element * e1)
-    size = 2 if dtype == "bf16" else 4
+    size = DTYPE_BYTES[dtype]
     notes.append(
         f"here: a one-row {dtype} product with its weight from DRAM at {fixed * 1e6:.0f} µs a "
         f"call plus the weight at {size / per_element / 1e9:.1f} GB/s (the bench's one-row "

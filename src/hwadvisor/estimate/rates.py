@@ -137,9 +137,10 @@ class Rates:
         if not self.rows_points or rows >= self.rows_points[-1][0]:
             return hot
         line = self.cold_row_line
-        if rows <= 1 and work and line and work**3 / rows >= line[2]:
-            # One row: the call's fixed cost and its weight (work³ / rows elements)
-            # streamed, two FLOPs an element, as the bench's two widths measured them.
+        if 0 < rows <= 1 and work and line and work**3 / rows >= line[2]:
+            # One row: the call's fixed cost and the other operand (work³ / rows elements:
+            # the weight where the one row is the batch's) streamed, two FLOPs an
+            # element, as the bench's two widths measured them.
             fixed, per_element, _ = line
             elements = work**3 / rows
             return min(hot, 2.0 * elements / (fixed + elements * per_element))
