@@ -41,14 +41,14 @@ ROWS_WIDTH = 1024
 #: "Roofline", CACM 52(4), 2009). On an Ice Lake Xeon guest at two threads a one-row
 #: product by a 4096-square weight streamed it at 20.6 GB/s, a third of its hot rate.
 COLD_POOL_FACTOR = 2
-#: ... and one row by a wider weight (64 MiB in fp32): with the 1024-square one, two
-#: points of what a one-row product from DRAM costs, a fixed cost per call and its
-#: weight at a streaming rate (estimate.here._cold_row_line). On a Zen 3 EPYC guest at
-#: two threads a one-row product streamed a 4 MiB weight at 18-21 GB/s and 16-64 MiB
-#: ones at 23-25: about 38 µs a call plus 25 GB/s.
-COLD_WIDE_WIDTH = 4096
 #: ... and at most this share of free memory.
 COLD_POOL_FREE_SHARE = 8
+#: One cold product more, one row by a wider weight (64 MiB in fp32): with the
+#: 1024-square one, two points of what a one-row product from DRAM costs, a fixed cost
+#: per call and its weight at a streaming rate (estimate.here._cold_row_line). On a Zen 3
+#: EPYC guest at two threads a one-row product streamed a 4 MiB weight at 18-21 GB/s and
+#: 16-64 MiB ones at 23-25: about 38 µs a call plus 25 GB/s.
+COLD_WIDE_WIDTH = 4096
 #: Square products below the matmul floor (the CPU's ``matmul_small`` figures): what a
 #: small layer's product runs at, per-call costs included, one size each.
 CPU_SMALL = (64, 128, 256)

@@ -80,6 +80,7 @@ DISPATCH_WEIGHT = 0.05
 #: malloc maps it fresh at every call (``glibc.always_mapped``), and its weight: a call
 #: took 25-40 ms on a Zen 3 guest (1.5-2 GB/s), as long as a DRAM figure's.
 FIRST_TOUCH_BYTES = 40 * MIB
+FIRST_TOUCH_WEIGHT = SWEEP_WEIGHTS["dram"]
 #: Elements written at the start of each of its pages: at least this many, and enough in
 #: all for ATen to split the write into one task a thread (a task per
 #: ``at::internal::GRAIN_SIZE`` elements, 32,768, ``aten/src/ATen/Parallel.h``), as it
@@ -89,15 +90,6 @@ FIRST_TOUCH_BYTES = 40 * MIB
 #: the same fill of pages already in, 2.9-3.9; at one thread all three read 1.5-2.1.
 TOUCH_PER_PAGE = 8
 GRAIN_SIZE = 32768
-
-
-def touch_per_page(threads: int, pages: int, page_elements: int) -> int:
-    """Elements to write at the start of each page so that ``threads`` threads share it."""
-    want = -(-max(1, threads) * GRAIN_SIZE // max(1, pages))
-    return min(page_elements, max(TOUCH_PER_PAGE, want))
-
-
-FIRST_TOUCH_WEIGHT = SWEEP_WEIGHTS["dram"]
 #: The optimizer figures' parameter tensors (64 elements each): what torch.optim's
 #: for-loop, its path for CPU tensors, pays per tensor beyond the tensor's bytes.
 OPTIMIZER_TENSORS = 64
@@ -340,6 +332,12 @@ def family_statement(torch: Any, family: str, shape: Shape) -> Callable[[], obje
     overload, names = OUT_OVERLOADS[family]
     out_op, kwargs = getattr(packet, overload), dict(zip(names, outs, strict=True))
     return lambda: out_op(*args, **kwargs)
+
+
+def touch_per_page(threads: int, pages: int, page_elements: int) -> int:
+    """Elements to write at the start of each page so that ``threads`` threads share it."""
+    want = -(-max(1, threads) * GRAIN_SIZE // max(1, pages))
+    return min(page_elements, max(TOUCH_PER_PAGE, want))
 
 
 def first_touch_statement(torch: Any) -> Callable[[], object]:

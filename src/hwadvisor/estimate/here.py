@@ -20,7 +20,7 @@ from hwadvisor.estimate.levels import (
     unsteady_levels,
 )
 from hwadvisor.estimate.rates import CPU_OP_OVERHEAD_S, Rates, curve_at
-from hwadvisor.models.bench import BenchReport
+from hwadvisor.models.bench import BenchReport, BenchResult
 from hwadvisor.models.facts import Facts
 from hwadvisor.models.workload import ConvShape, Precision
 
@@ -51,6 +51,29 @@ def _bench_dtype(precision: Precision) -> str:
     }[precision]
 
 
+def _figures(
+    bench: BenchReport,
+    kernel: str,
+    dtype: str,
+    threads: int | None = None,
+    *,
+    unsteady: bool = False,
+) -> list[BenchResult]:
+    """The CPU's figures of one kernel in ``dtype`` (its aliases too): the reliable ones,
+    or (``unsteady``) only those the bench marked unreliable; ``threads``: only those
+    measured at that many threads."""
+    return [
+        r
+        for r in bench.results
+        if r.device == "cpu"
+        # too unsteady or taken on a busy machine (bench.reliability)
+        and (r.reliable is False) == unsteady
+        and r.kernel == kernel
+        and r.dtype.lower() in _DTYPE_ALIASES.get(dtype, (dtype,))
+        and (threads is None or r.threads is None or r.threads == threads)
+    ]
+
+
 def _results(
     bench: BenchReport,
     kernel: str,
@@ -65,16 +88,7 @@ def _results(
     from hwadvisor.estimate.counting import effective_size
 
     pts: dict[float, float] = {}
-    for r in bench.results:
-        if (
-            r.device != "cpu"
-            # too unsteady or taken on a busy machine (bench.reliability)
-            or (r.reliable is False) != unsteady
-            or r.kernel != kernel
-            or r.dtype.lower() not in _DTYPE_ALIASES.get(dtype, (dtype,))
-            or (threads is not None and r.threads is not None and r.threads != threads)
-        ):
-            continue
+    for r in _figures(bench, kernel, dtype, threads, unsteady=unsteady):
         size = 0.0
         if kernel in ("matmul", "matmul_small") and len(r.shape) == 3:
             size = float(effective_size(*r.shape))
@@ -535,16 +549,8 @@ def _cold_row_line(
     GB/s and 16-64 MiB ones at 23-25 GB/s.
     """
     one: dict[int, float] = {}
-    for r in bench.results:
-        if (
-            r.device == "cpu"
-            and r.kernel == "matmul_rows_cold"
-            and r.reliable is not False
-            and r.dtype.lower() in _DTYPE_ALIASES.get(dtype, (dtype,))
-            and len(r.shape) == 3
-            and r.shape[0] == 1
-            and r.value > 0
-        ):
+    for r in _figures(bench, "matmul_rows_cold", dtype):
+        if len(r.shape) == 3 and r.shape[0] == 1 and r.value > 0:
             elements = r.shape[1] * r.shape[2]
             seconds = 2.0 * elements / (r.value * 1e9)  # a call
             one[elements] = min(seconds, one.get(elements, seconds))

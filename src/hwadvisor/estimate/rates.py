@@ -136,13 +136,12 @@ class Rates:
             return hot
         if not self.rows_points or rows >= self.rows_points[-1][0]:
             return hot
-        line = self.cold_row_line
-        if 0 < rows <= 1 and work and line and work**3 / rows >= line[2]:
-            # One row: the call's fixed cost and the other operand (work³ / rows elements:
-            # the weight where the one row is the batch's) streamed, two FLOPs an
-            # element, as the bench's two widths measured them.
-            fixed, per_element, _ = line
-            elements = work**3 / rows
+        # One row: the call's fixed cost and the other operand (work³ / rows elements:
+        # the weight where the one row is the batch's) streamed, two FLOPs an element, as
+        # the bench's two widths measured them.
+        elements = work**3 / rows if work and 0 < rows <= 1 else 0.0
+        if self.cold_row_line and elements >= self.cold_row_line[2] > 0:
+            fixed, per_element, _ = self.cold_row_line
             return min(hot, 2.0 * elements / (fixed + elements * per_element))
         return hot * log_interp(self.cold_factors, rows)
 
