@@ -93,9 +93,9 @@ def published_rows() -> list[dict[str, Any]]:
     from hwadvisor.catalog import load_devices
     from hwadvisor.catalog.instances import cpu_share
     from hwadvisor.estimate import build_workload
-    from hwadvisor.estimate.bands import band_class
-    from hwadvisor.estimate.rates import catalog_rates
-    from hwadvisor.estimate.timing import step_time
+    from hwadvisor.estimate.timing.bands import band_class
+    from hwadvisor.estimate.timing.rates import catalog_rates
+    from hwadvisor.estimate.timing.step import step_time
 
     devices = load_devices()
     rows = []
@@ -151,7 +151,7 @@ def measure_infer(spec: str, shape: list[int], batch: int, steps: int) -> float:
     """Seconds of the fastest of ``steps`` inference passes of the real model here."""
     import torch
 
-    from hwadvisor.estimate.loading import load_callable
+    from hwadvisor.estimate.workload.loading import load_callable
 
     model = load_callable(spec)().eval()
     tokens = isinstance(
@@ -171,8 +171,8 @@ def measure_infer(spec: str, shape: list[int], batch: int, steps: int) -> float:
 def estimate(entry: Any, spec: str, task: str, shape: list[int], batch: int) -> tuple[float, Any]:
     """The step time ``--on`` gives for the share ``entry``, and its breakdown."""
     from hwadvisor.estimate import build_workload
-    from hwadvisor.estimate.rates import catalog_rates
-    from hwadvisor.estimate.timing import step_time
+    from hwadvisor.estimate.timing.rates import catalog_rates
+    from hwadvisor.estimate.timing.step import step_time
 
     wl = build_workload(
         model=spec, task=task, batch_size=batch, input_shape=shape, precision="fp32"

@@ -90,10 +90,10 @@ def main() -> int:
     args = parser.parse_args()
     import torch
 
-    from hwadvisor.estimate.counting import effective_size
-    from hwadvisor.estimate.here import here_rates
-    from hwadvisor.estimate.loading import load_callable
-    from hwadvisor.estimate.timing import native_conv, native_conv_rate, onednn_conv_rate
+    from hwadvisor.estimate.timing.cpu import here_rates
+    from hwadvisor.estimate.timing.step import native_conv, native_conv_rate, onednn_conv_rate
+    from hwadvisor.estimate.workload.counting import effective_size
+    from hwadvisor.estimate.workload.loading import load_callable
     from hwadvisor.models.workload import ConvShape, Precision
 
     ea.THREADS = args.threads

@@ -302,7 +302,7 @@ def measure(spec: str, shape: list[int], batch: int, steps: int, *, loss: str = 
 def _steps(spec: str, shape: list[int], batch: int, steps: int, loss: str) -> list[float]:
     import torch
 
-    from hwadvisor.estimate.loading import load_callable
+    from hwadvisor.estimate.workload.loading import load_callable
 
     torch.set_num_threads(threads())
     model = load_callable(spec)()

@@ -116,7 +116,7 @@ LOOP = {"launching": 17}
 
 def loop_seconds(task: str, precision: str) -> float:
     """Host seconds of the published inference loop's own work per batch (0 for training)."""
-    from hwadvisor.estimate.gpu_time import python_ops_s
+    from hwadvisor.estimate.timing.gpu import python_ops_s
 
     if task != "infer":
         return 0.0
@@ -165,7 +165,7 @@ def estimate(task: str, precision: str, batch: int, device: str, gpus: int) -> A
 
 def rows() -> list[dict[str, Any]]:
     """Each single-GPU anchor with its estimate and error."""
-    from hwadvisor.estimate.gpu_time import host_seconds
+    from hwadvisor.estimate.timing.gpu import host_seconds
 
     out = []
     for label, task, precision, batch, device, gpus, published in ANCHORS:
@@ -289,7 +289,7 @@ def squad_optimizer_seconds(precision: str, bandwidth: float) -> tuple[float, st
     stay hot in the core's caches, the case those figures were timed in, not a model's
     forward of many different operators.
     """
-    from hwadvisor.estimate.gpu_time import gpu_constants
+    from hwadvisor.estimate.timing.gpu import gpu_constants
 
     host = gpu_constants()["host"]
     sync, launch = float(host["sync_s"]), float(host["python_s"]) + float(host["op_s"])
@@ -324,7 +324,7 @@ def bert_rows() -> list[dict[str, Any]]:
     """
     from hwadvisor.catalog.loader import load_devices
     from hwadvisor.estimate import build_workload, estimate_workload
-    from hwadvisor.estimate.gpu_time import eager_host_s
+    from hwadvisor.estimate.timing.gpu import eager_host_s
 
     devices = load_devices()
     out = []
@@ -417,14 +417,16 @@ def yolo_rows() -> list[dict[str, Any]]:
     from unittest import mock
 
     from hwadvisor.estimate import build_workload, estimate_workload
-    from hwadvisor.estimate.gpu_time import eager_host_s
+    from hwadvisor.estimate.timing.gpu import eager_host_s
 
     out = []
     spec = f"{Path(__file__).resolve()}:yolov5n_as_validated"
     for label, device, published in YOLO_ANCHORS:
         # A time row: the operators are counted as for any user model; its memory (eight
         # fake-tensor runs at 640 x 640, seconds of the test suite) is left uncounted.
-        with mock.patch("hwadvisor.estimate.usermem.user_memory_counts", return_value=(None, [])):
+        with mock.patch(
+            "hwadvisor.estimate.workload.usermem.user_memory_counts", return_value=(None, [])
+        ):
             wl = build_workload(model=spec, input_shape=[3, 640, 640], task="infer",
                                 batch_size=1, precision="fp16")  # fmt: skip
         est = estimate_workload(wl, facts=None, bench=None, on=[device]).estimates[0]
@@ -501,8 +503,8 @@ def measured_rows() -> list[dict[str, Any]]:
 
     from hwadvisor.catalog.match import match_gpu
     from hwadvisor.estimate import build_workload, estimate_workload
-    from hwadvisor.estimate.gpu_time import eager_host_s
-    from hwadvisor.estimate.loading import load_callable
+    from hwadvisor.estimate.timing.gpu import eager_host_s
+    from hwadvisor.estimate.workload.loading import load_callable
 
     if not torch.cuda.is_available():
         raise SystemExit("--measure needs a CUDA GPU")

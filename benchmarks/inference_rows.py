@@ -49,7 +49,7 @@ def passes(spec: str, shape: list[int], batch: int, count: int, precision: str) 
     untimed ones, the model and its input in ``precision`` (fp32 or bf16)."""
     import torch
 
-    from hwadvisor.estimate.loading import load_callable
+    from hwadvisor.estimate.workload.loading import load_callable
 
     dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     model = load_callable(spec)().eval().to(dtype)

@@ -134,8 +134,8 @@ def estimate(name: str, mode: str, batch: int) -> dict[str, Any]:
         import torch
     from memory_models import MODELS
 
-    from hwadvisor.estimate.memcount import memory_counts, resident_ratio
-    from hwadvisor.estimate.memory import MemoryPlan, breakdown
+    from hwadvisor.estimate.memory.parts import MemoryPlan, breakdown
+    from hwadvisor.estimate.workload.memcount import memory_counts, resident_ratio
     from hwadvisor.models.workload import ModelKind, Optimizer, Precision, Task, Workload
 
     builder, shape, tokens, _ = MODELS[name]

@@ -68,8 +68,8 @@ VIEWS = frozenset(
 def estimated(wl: Any, bench: Any) -> dict[str, float]:
     """Seconds of one step by class, as the estimate prices them here."""
     from hwadvisor.estimate import estimate_workload
-    from hwadvisor.estimate.here import here_rates
-    from hwadvisor.estimate.timing import memory_by_family
+    from hwadvisor.estimate.timing.cpu import here_rates
+    from hwadvisor.estimate.timing.step import memory_by_family
 
     est = estimate_workload(wl, facts=ea.FACTS, bench=bench, on=["here"]).estimates[0]
     parts = dict(est.time_breakdown_s or {})
@@ -90,8 +90,8 @@ def measured(
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    from hwadvisor.estimate.counting import op_family
-    from hwadvisor.estimate.loading import load_callable
+    from hwadvisor.estimate.workload.counting import op_family
+    from hwadvisor.estimate.workload.loading import load_callable
 
     model = load_callable(run_spec)()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)

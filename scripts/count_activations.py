@@ -1,7 +1,7 @@
 """Recount the catalog's ``memory_counts`` from plain-torch definitions of its models.
 
 Each model is built on the meta device from its file under ``tests/data/models/`` and
-counted by ``hwadvisor.estimate.memcount.memory_counts`` (one training step and one
+counted by ``hwadvisor.estimate.workload.memcount.memory_counts`` (one training step and one
 inference pass on fake tensors, fp32 and amp, at two batch sizes). Prints the YAML
 block of each entry; ``--write`` puts it into ``src/hwadvisor/catalog/data/models.yaml``
 in place of the entry's ``memory_counts`` (or before its ``activation_depends_on``),
@@ -48,7 +48,7 @@ def _builder(path: Path) -> Any:
 
 def count(model_id: str) -> Any:
     """The counted ``MemoryCounts`` of one catalog model."""
-    from hwadvisor.estimate.memcount import memory_counts
+    from hwadvisor.estimate.workload.memcount import memory_counts
 
     file, shape, tokens, batches, fault_batches = DEFINITIONS[model_id]
     path = MODELS / file

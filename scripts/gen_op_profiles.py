@@ -1,7 +1,7 @@
 """Regenerate ``catalog/data/op_profiles.yaml``: per-operator groups of catalog CNNs.
 
 Each model with a plain-torch definition is counted on the meta device with the
-estimator's own counter (``hwadvisor.estimate.counting``), in training mode (forward and
+estimator's own counter (``hwadvisor.estimate.workload.counting``), in training mode (forward and
 backward) and in eval mode (forward, for inference), at the batch below. The groups are
 what the time model prices per family and working set (``estimate.levels``) and per
 launch on GPUs; their bytes are per sample, so any batch can be priced. The forward
@@ -65,9 +65,9 @@ def _conv_rows(shapes: list) -> list[str]:
 
 def render() -> str:
     """The data file's text."""
-    from hwadvisor.estimate.counting import build_on_meta, count_model
-    from hwadvisor.estimate.loading import load_callable
-    from hwadvisor.estimate.profile import allocations, conv_shapes, op_groups
+    from hwadvisor.estimate.workload.counting import build_on_meta, count_model
+    from hwadvisor.estimate.workload.loading import load_callable
+    from hwadvisor.estimate.workload.profile import allocations, conv_shapes, op_groups
 
     lines = [
         "# Per-operator groups of catalog models: [family, backward, count, fp32 bytes of one",
@@ -89,7 +89,7 @@ def render() -> str:
         rel = path.relative_to(ROOT)
         lines += [
             f"  {model_id}:",
-            f'    source: "counted with hwadvisor.estimate.counting on {rel} (plain torch), '
+            f'    source: "counted with hwadvisor.estimate.workload.counting on {rel} (plain torch), '
             f'batch {BATCH}, input {"x".join(map(str, shape))}"',
             f'    date: "{datetime.date.today():%Y-%m}"',
             "    train:",

@@ -93,7 +93,7 @@ HEADER = """
 # Per-core rates of eager PyTorch's memory-bound CPU operators, measured by the project on
 # real CPUs (scripts/record_cpu_sweep.py: the kernels of `hwadvisor bench`'s memory sweep,
 # hwadvisor.bench.sweep, on one thread, the fastest of three runs). The catalog CPU time
-# model (hwadvisor.estimate.cpu_catalog) prices a catalog CPU's memory-bound operators
+# model (hwadvisor.estimate.timing.cpu_catalog) prices a catalog CPU's memory-bound operators
 # from the sweep of its microarchitecture, else the first one here; each figure is GB/s
 # counted as the sweep counts bytes, at the working set (bytes) moved by one call.
 """

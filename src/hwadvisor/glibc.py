@@ -2,7 +2,7 @@
 
 PyTorch's CPU allocator hands every tensor to ``posix_memalign`` with 64-byte alignment
 (``c10/core/impl/alloc_cpu.cpp``). What the resident memory of a sequence of such
-requests is, :mod:`hwadvisor.estimate.cpu_alloc` replays; which tensors a step maps
+requests is, :mod:`hwadvisor.estimate.workload.cpu_alloc` replays; which tensors a step maps
 fresh at every call (and so faults in page by page), :func:`always_mapped` says, for
 the estimate and the bench alike.
 """

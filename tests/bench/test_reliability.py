@@ -152,7 +152,7 @@ def test_run_bench_records_the_load_and_marks_a_busy_run() -> None:
 
 
 def test_the_estimator_uses_the_theoretical_peak_for_an_unreliable_fp32_figure() -> None:
-    from hwadvisor.estimate.here import ASSUMED_HERE_GEMM, here_rates
+    from hwadvisor.estimate.timing.cpu import ASSUMED_HERE_GEMM, here_rates
     from hwadvisor.models.workload import Precision
 
     facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0)))
@@ -169,7 +169,7 @@ def test_the_estimator_uses_the_theoretical_peak_for_an_unreliable_fp32_figure()
 
 def test_steady_small_products_still_price_when_only_the_sized_figure_is_unreliable() -> None:
     # As on a Xeon guest: the 2,048 matmul unsteady, its small squares and rows steady.
-    from hwadvisor.estimate.here import ASSUMED_HERE_GEMM, here_rates
+    from hwadvisor.estimate.timing.cpu import ASSUMED_HERE_GEMM, here_rates
     from hwadvisor.models.workload import Precision
 
     def small(kernel: str, shape: list[int], value: float) -> BenchResult:
@@ -196,7 +196,7 @@ def test_steady_small_products_still_price_when_only_the_sized_figure_is_unrelia
 
 def test_an_unsteady_figure_above_the_base_clock_peak_raises_the_peak() -> None:
     # interference only slows a run: a figure over the base-clock peak shows the boost
-    from hwadvisor.estimate.here import ASSUMED_HERE_GEMM, here_rates
+    from hwadvisor.estimate.timing.cpu import ASSUMED_HERE_GEMM, here_rates
     from hwadvisor.models.workload import Precision
 
     facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0, bf16=300.0)))
@@ -221,7 +221,7 @@ def test_an_unsteady_figure_above_the_base_clock_peak_raises_the_peak() -> None:
 
 
 def test_the_fallback_takes_the_peak_of_the_jobs_precision() -> None:
-    from hwadvisor.estimate.here import ASSUMED_HERE_GEMM, here_rates
+    from hwadvisor.estimate.timing.cpu import ASSUMED_HERE_GEMM, here_rates
     from hwadvisor.models.workload import Precision
 
     with_bf16 = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=150.0, bf16=300.0)))
@@ -238,7 +238,7 @@ def test_the_fallback_takes_the_peak_of_the_jobs_precision() -> None:
 
 
 def test_emulated_bf16_is_priced_at_this_runs_share_of_fp32() -> None:
-    from hwadvisor.estimate.here import here_rates
+    from hwadvisor.estimate.timing.cpu import here_rates
     from hwadvisor.models.workload import Precision
 
     # As the probe writes a CPU without a bf16 dot product: the bf16 peak is the fp32 one.
@@ -277,7 +277,7 @@ def _square(
 
 
 def test_unsteady_figures_raise_the_curve_they_lie_above() -> None:
-    from hwadvisor.estimate.here import here_rates
+    from hwadvisor.estimate.timing.cpu import here_rates
     from hwadvisor.models.workload import Precision
 
     facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=333.0, bf16=333.0)))
@@ -306,7 +306,7 @@ def test_unsteady_figures_raise_the_curve_they_lie_above() -> None:
 
 
 def test_a_steady_curve_prices_emulated_bf16_at_the_unsteady_bf16_figures_share() -> None:
-    from hwadvisor.estimate.here import here_rates
+    from hwadvisor.estimate.timing.cpu import here_rates
     from hwadvisor.models.workload import Precision
 
     facts = Facts(cpu=Cpu(usable_cores=2, peak_gflops=PeakGflops(fp32=333.0, bf16=333.0)))

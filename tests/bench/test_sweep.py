@@ -83,7 +83,7 @@ def test_shapes_hit_the_working_set(family: object) -> None:
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
 def test_work_is_what_the_operator_counter_records(family: object) -> None:
     """The sweep's GB/s are counted bytes per second, so the estimator can divide by them."""
-    from hwadvisor.estimate.counting import Count, _make_mode, op_family
+    from hwadvisor.estimate.workload.counting import Count, _make_mode, op_family
 
     shape = family_shape(family, MIB)  # type: ignore[arg-type]
     call = family_statement(torch, family.name, shape)  # type: ignore[attr-defined]
@@ -165,7 +165,7 @@ def _dispatched(call: Any) -> tuple[Any, list[str]]:
 def test_backward_figure_counts_the_operators_its_call_dispatches() -> None:
     """Its work is what the operator counter would count of that backward pass."""
     from hwadvisor.bench.sweep import backward_statement
-    from hwadvisor.estimate.counting import _FREE_OPS
+    from hwadvisor.estimate.workload.counting import _FREE_OPS
 
     call = backward_statement(torch)
     call()

@@ -343,6 +343,6 @@ def test_the_verdict_line_shows_the_plan(cli: Cli) -> None:
 
 def test_the_engine_names_the_planner_s_limit() -> None:
     from hwadvisor.engine.derived.estimates import MAX_PLAN_GPUS
-    from hwadvisor.estimate.plan import MAX_GPUS
+    from hwadvisor.estimate.memory.plan import MAX_GPUS
 
     assert MAX_PLAN_GPUS == MAX_GPUS

@@ -10,7 +10,7 @@ import pytest
 from tests.benchmark_modules import load_benchmark
 
 from hwadvisor.estimate import build_workload, estimate_workload
-from hwadvisor.estimate.bands import band, load_bands
+from hwadvisor.estimate.timing.bands import band, load_bands
 from hwadvisor.models.band import TimeBand
 from hwadvisor.models.bench import BenchReport, BenchResult
 from hwadvisor.models.facts import Cpu, Facts, PeakGflops
@@ -136,7 +136,7 @@ def test_fine_tuning_rows_price_the_optimizer_the_published_script_runs() -> Non
     """run_squad.py's FP32 BertAdam loops over its tensors with a host read at each one;
     its FP16 path is apex's fused multi-tensor step: the rows price those, not AdamW."""
     from hwadvisor.catalog.loader import load_models
-    from hwadvisor.estimate.gpu_time import gpu_constants
+    from hwadvisor.estimate.timing.gpu import gpu_constants
 
     mod = _load_anchors()
     params = mod.squad_parameters()

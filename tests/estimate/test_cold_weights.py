@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hwadvisor.estimate.here import here_rates
-from hwadvisor.estimate.timing import step_time
+from hwadvisor.estimate.timing.cpu import here_rates
+from hwadvisor.estimate.timing.step import step_time
 from hwadvisor.models.bench import BenchReport, BenchResult
 from hwadvisor.models.facts import Cpu, Facts
 from hwadvisor.models.workload import GemmBucket, ModelKind, OpProfile, Precision, Task, Workload

@@ -8,7 +8,7 @@ import pytest
 
 from hwadvisor.errors import UsageError
 from hwadvisor.estimate import build_workload
-from hwadvisor.estimate.counting import effective_size
+from hwadvisor.estimate.workload.counting import effective_size
 from hwadvisor.models.workload import ModelKind
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
@@ -86,7 +86,7 @@ def test_products_carry_their_rows_and_work_size() -> None:
     """A Linear at batch 4: rows min(M, N) = 4 and the work's square side (4·32·64)^(1/3)."""
     import torch
 
-    from hwadvisor.estimate.counting import count_model, effective_size
+    from hwadvisor.estimate.workload.counting import count_model, effective_size
 
     with torch.device("meta"):
         model = torch.nn.Linear(64, 32)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hwadvisor.estimate.counting import build_on_meta, count_model
-from hwadvisor.estimate.profile import analytic_profile, counted_profile
+from hwadvisor.estimate.workload.counting import build_on_meta, count_model
+from hwadvisor.estimate.workload.profile import analytic_profile, counted_profile
 from hwadvisor.models.workload import ModelKind, Workload
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "models"

@@ -9,9 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from hwadvisor.estimate import cpu_autograd as ag  # noqa: E402
-from hwadvisor.estimate.cpu_alloc import Event  # noqa: E402
-from hwadvisor.estimate.memtrack import OWN_TRACKER, count_memory  # noqa: E402
+from hwadvisor.estimate.workload import cpu_autograd as ag  # noqa: E402
+from hwadvisor.estimate.workload.cpu_alloc import Event  # noqa: E402
+from hwadvisor.estimate.workload.memtrack import OWN_TRACKER, count_memory  # noqa: E402
 
 
 def _mlp() -> Any:

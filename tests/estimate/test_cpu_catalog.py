@@ -8,15 +8,15 @@ from tests.benchmark_modules import load_benchmark
 from hwadvisor.catalog import find_device
 from hwadvisor.catalog.instances import cpu_share
 from hwadvisor.estimate import build_workload
-from hwadvisor.estimate.cpu_catalog import (
+from hwadvisor.estimate.timing.cpu_catalog import (
     GRAIN_ELEMENTS,
     SharedLevels,
     catalog_levels,
     reference_sweep,
     sustained_scale,
 )
-from hwadvisor.estimate.rates import catalog_rates
-from hwadvisor.estimate.timing import step_time
+from hwadvisor.estimate.timing.rates import catalog_rates
+from hwadvisor.estimate.timing.step import step_time
 from hwadvisor.models.workload import (
     GemmBucket,
     ModelKind,
@@ -136,7 +136,7 @@ def test_bert_base_on_one_ice_lake_core_is_a_few_hundred_ms() -> None:
 
 
 def test_the_band_is_validated_only_where_the_validation_ran() -> None:
-    from hwadvisor.estimate.bands import band_class, load_bands
+    from hwadvisor.estimate.timing.bands import band_class, load_bands
 
     genoa_core = catalog_rates(cpu_share(GENOA, 2), Precision.FP32)
     assert band_class(genoa_core, 1, {}) == "catalog_cpu"
@@ -151,7 +151,7 @@ def test_the_band_is_validated_only_where_the_validation_ran() -> None:
 
 def test_the_other_band_is_a_fresh_run_of_the_published_rows() -> None:
     """catalog_cpu_other's band is the published rows' (refresh error_bands.yaml if not)."""
-    from hwadvisor.estimate.bands import load_bands
+    from hwadvisor.estimate.timing.bands import load_bands
 
     rows = load_benchmark("catalog_cpu_accuracy").published_rows()
     assert len(rows) == 12 and {r["band_class"] for r in rows} == {"catalog_cpu_other"}

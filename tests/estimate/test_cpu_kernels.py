@@ -6,9 +6,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from hwadvisor.estimate import cpu_kernels  # noqa: E402
-from hwadvisor.estimate.cpu_alloc import replay  # noqa: E402
-from hwadvisor.estimate.cpu_kernels import kernel_script  # noqa: E402
+from hwadvisor.estimate.workload import cpu_kernels  # noqa: E402
+from hwadvisor.estimate.workload.cpu_alloc import replay  # noqa: E402
+from hwadvisor.estimate.workload.cpu_kernels import kernel_script  # noqa: E402
 
 MiB = 1 << 20
 CONV = torch.ops.aten.convolution.default
@@ -79,7 +79,7 @@ def test_kernel_buffers_are_resident_but_not_live_tensors() -> None:
 def test_the_tracker_records_a_convolutions_buffers_around_its_output() -> None:
     from torch import nn
 
-    from hwadvisor.estimate.memtrack import count_memory
+    from hwadvisor.estimate.workload.memtrack import count_memory
 
     def build() -> nn.Module:
         with torch.device("meta"):
@@ -126,7 +126,7 @@ def test_every_script_frees_what_it_allocates() -> None:
 
 
 def test_a_training_lstm_layer_holds_the_written_part_of_its_workspace() -> None:
-    from hwadvisor.estimate.cpu_kernels import output_sizes
+    from hwadvisor.estimate.workload.cpu_kernels import output_sizes
 
     steps, batch, width = 32, 4, 64
     args = [
@@ -163,7 +163,7 @@ def test_a_training_lstm_layer_holds_the_written_part_of_its_workspace() -> None
 def test_an_lstm_training_step_counts_its_workspace() -> None:
     from torch import nn
 
-    from hwadvisor.estimate.memtrack import count_memory
+    from hwadvisor.estimate.workload.memtrack import count_memory
 
     class Tagger(nn.Module):
         def __init__(self) -> None:
@@ -234,7 +234,7 @@ def test_a_product_copies_an_operand_blas_cannot_read() -> None:
 def test_the_bias_add_of_linear_is_in_place_as_real_tensors_do_it() -> None:
     from torch import nn
 
-    from hwadvisor.estimate.memtrack import count_memory
+    from hwadvisor.estimate.workload.memtrack import count_memory
 
     class Head(nn.Module):
         def __init__(self) -> None:
@@ -259,7 +259,7 @@ def test_the_bias_add_of_linear_is_in_place_as_real_tensors_do_it() -> None:
 def test_a_training_step_keeps_its_output_through_backward() -> None:
     from torch import nn
 
-    from hwadvisor.estimate.memtrack import count_memory
+    from hwadvisor.estimate.workload.memtrack import count_memory
 
     def build() -> nn.Module:
         with torch.device("meta"):
@@ -272,7 +272,7 @@ def test_a_training_step_keeps_its_output_through_backward() -> None:
 
 
 def test_an_add_of_a_plain_tensor_to_a_product_stays_out_of_place() -> None:
-    from hwadvisor.estimate.cpu_kernels import in_place_bias
+    from hwadvisor.estimate.workload.cpu_kernels import in_place_bias
 
     add = torch.ops.aten.add.Tensor
     y, bias = torch.empty(8, 16), torch.nn.Parameter(torch.empty(16))

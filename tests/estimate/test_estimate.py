@@ -12,10 +12,10 @@ import pytest
 from hwadvisor.catalog import load_devices
 from hwadvisor.errors import CatalogError, UsageError
 from hwadvisor.estimate import build_workload, estimate_workload
-from hwadvisor.estimate.rates import catalog_rates
 from hwadvisor.estimate.report import DEFAULT_DEVICES
-from hwadvisor.estimate.scaling import efficiency
-from hwadvisor.estimate.timing import OPTIMIZER_BYTES_PER_PARAM
+from hwadvisor.estimate.timing.rates import catalog_rates
+from hwadvisor.estimate.timing.scaling import efficiency
+from hwadvisor.estimate.timing.step import OPTIMIZER_BYTES_PER_PARAM
 from hwadvisor.models.bench import BenchReport, BenchResult
 from hwadvisor.models.workload import (
     GemmBucket,
@@ -227,7 +227,7 @@ def _measured_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 def test_measure_runs_the_steps_in_a_fresh_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hwadvisor.estimate.measure import measure_here
+    from hwadvisor.estimate.timing.measure import measure_here
 
     wl = _measured_model(tmp_path, monkeypatch)
     est = measure_here(wl, min_run_s=0.02)
@@ -244,7 +244,7 @@ def test_the_measuring_process_says_a_models_error_in_one_line(
 ) -> None:
     import json
 
-    from hwadvisor.estimate.measure import main
+    from hwadvisor.estimate.timing.measure import main
 
     wl = _measured_model(tmp_path, monkeypatch)
     job = {"model": wl.model.replace(":build", ":broken"), "shape": [2, 4], "task": "train",
@@ -260,7 +260,7 @@ def test_the_measuring_process_says_a_models_error_in_one_line(
 def test_measure_of_a_model_that_fails_is_one_usage_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hwadvisor.estimate.measure import measure_here
+    from hwadvisor.estimate.timing.measure import measure_here
 
     wl = _measured_model(tmp_path, monkeypatch)
     with pytest.raises(UsageError) as err:
@@ -331,7 +331,7 @@ def test_measured_steps_run_the_jobs_precision(precision: str, dtype: str, autoc
     keeps fp32 weights and autocasts each product."""
     import torch
 
-    from hwadvisor.estimate.measure import _one_step
+    from hwadvisor.estimate.timing.measure import _one_step
     from hwadvisor.models.workload import Precision, Task, Workload
 
     model = torch.nn.Sequential(torch.nn.Linear(8, 4))

@@ -6,10 +6,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from hwadvisor.estimate.counting import Count, _make_mode  # noqa: E402
-from hwadvisor.estimate.here import here_rates  # noqa: E402
-from hwadvisor.estimate.levels import memory_levels  # noqa: E402
-from hwadvisor.estimate.timing import step_time  # noqa: E402
+from hwadvisor.estimate.timing.cpu import here_rates  # noqa: E402
+from hwadvisor.estimate.timing.levels import memory_levels  # noqa: E402
+from hwadvisor.estimate.timing.step import step_time  # noqa: E402
+from hwadvisor.estimate.workload.counting import Count, _make_mode  # noqa: E402
 from hwadvisor.glibc import MMAP_THRESHOLD_MAX, always_mapped  # noqa: E402
 from hwadvisor.models.bench import BenchReport, BenchResult  # noqa: E402
 from hwadvisor.models.memory import CountedPeak, FaultPoint, MemoryCounts  # noqa: E402
@@ -164,7 +164,7 @@ def test_an_unreliable_first_touch_figure_still_prices_the_faults_and_says_so() 
 
 
 def test_param_tensors_are_the_ones_that_require_grad() -> None:
-    from hwadvisor.estimate.counting import count_model
+    from hwadvisor.estimate.workload.counting import count_model
 
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 2)).to("meta")
     model[1].bias.requires_grad_(False)

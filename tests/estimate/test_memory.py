@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hwadvisor.estimate.memory import MemoryPlan, breakdown, fits
+from hwadvisor.estimate.memory.parts import MemoryPlan, breakdown, fits
 from hwadvisor.models.workload import ModelKind, Optimizer, Precision, Task, Workload
 
 N = 1_000_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hwadvisor.estimate.cpu_alloc import (
+from hwadvisor.estimate.workload.cpu_alloc import (
     MMAP_THRESHOLD,
     START_STATES,
     STORAGE_IMPL,

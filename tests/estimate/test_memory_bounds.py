@@ -9,15 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hwadvisor.catalog import load_models
-from hwadvisor.estimate.defaults import practitioner_defaults
-from hwadvisor.estimate.memory import (
+from hwadvisor.estimate.memory.parts import (
     USABLE_FRACTION,
     MemoryPlan,
     breakdown,
     decide_fit,
 )
-from hwadvisor.estimate.shape import infer_shape, narrowest_shape
-from hwadvisor.estimate.workload import build_workload
+from hwadvisor.estimate.workload.build import build_workload
+from hwadvisor.estimate.workload.defaults import practitioner_defaults
+from hwadvisor.estimate.workload.shape import infer_shape, narrowest_shape
 from hwadvisor.models.estimate import MemoryBreakdown
 from hwadvisor.models.workload import ModelKind, Optimizer, Precision, Task, Workload
 

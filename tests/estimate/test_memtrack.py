@@ -13,9 +13,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from hwadvisor.errors import UsageError  # noqa: E402
-from hwadvisor.estimate.cpu_alloc import replay_starts  # noqa: E402
-from hwadvisor.estimate.memcount import count_user_model, memory_counts, peak_from  # noqa: E402
-from hwadvisor.estimate.memtrack import (  # noqa: E402
+from hwadvisor.estimate.workload.cpu_alloc import replay_starts  # noqa: E402
+from hwadvisor.estimate.workload.memcount import count_user_model, memory_counts, peak_from  # noqa: E402
+from hwadvisor.estimate.workload.memtrack import (  # noqa: E402
     OWN_TRACKER,
     TORCH_TRACKER,
     count_memory,
@@ -178,8 +178,8 @@ def test_torchs_tracker_checks_the_jobs_own_count_alone() -> None:
 def test_a_peak_torchs_tracker_disagrees_with_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import replace
 
-    from hwadvisor.estimate import memcount
-    from hwadvisor.estimate.usermem import user_memory_counts
+    from hwadvisor.estimate.workload import memcount
+    from hwadvisor.estimate.workload.usermem import user_memory_counts
     from hwadvisor.models.workload import Optimizer, Precision
 
     spec = f"{MODELS / 'mlp.py'}:build"
@@ -203,7 +203,7 @@ def test_a_peak_torchs_tracker_disagrees_with_is_said(monkeypatch: pytest.Monkey
 
 
 def test_sequences_hold_three_passes_and_each_storages_impl() -> None:
-    from hwadvisor.estimate.cpu_alloc import STORAGE_IMPL
+    from hwadvisor.estimate.workload.cpu_alloc import STORAGE_IMPL
 
     c = count_memory(_builder("cnn"), [3, 32, 32], 4, tokens=False, trackers=(OWN_TRACKER,))
     for events in (c.infer_events, c.train_events):

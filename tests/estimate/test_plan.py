@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from hwadvisor.estimate.fixes import memory_fixes
-from hwadvisor.estimate.memory import MemoryPlan, breakdown, decide_fit
-from hwadvisor.estimate.plan import COUNTS, Gpu, catalog_gpus, fix_levels, plan_for, plans
-from hwadvisor.estimate.workload import build_workload
+from hwadvisor.estimate.memory.fixes import memory_fixes
+from hwadvisor.estimate.memory.parts import MemoryPlan, breakdown, decide_fit
+from hwadvisor.estimate.memory.plan import COUNTS, Gpu, catalog_gpus, fix_levels, plan_for, plans
+from hwadvisor.estimate.workload.build import build_workload
 from hwadvisor.models.workload import ModelKind, Precision, Task, Workload
 
 GB = 10**9
@@ -192,7 +192,7 @@ def test_an_apple_soc_row_offers_no_cuda_only_fix(cli: Any) -> None:
 
 
 def test_recommend_on_an_apple_soc_plans_no_cuda_only_fix() -> None:
-    from hwadvisor.estimate.recommended import Target, as_recommended
+    from hwadvisor.estimate.memory.recommended import Target, as_recommended
     from hwadvisor.estimate.report import estimate_workload
 
     wl = _big_train().model_copy(update={"params": 70_000_000_000})

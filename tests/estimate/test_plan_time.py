@@ -9,12 +9,12 @@ import pytest
 
 from hwadvisor.catalog import lookup_device
 from hwadvisor.estimate import estimate_workload
-from hwadvisor.estimate.plan import CHECKPOINTING, OFFLOAD, Gpu, plan_for
-from hwadvisor.estimate.plan_time import timed_plan
-from hwadvisor.estimate.rates import catalog_rates
-from hwadvisor.estimate.scaling import FALLBACK_LINK_GB_S, NODE_GPUS, efficiency
-from hwadvisor.estimate.timing import step_time
-from hwadvisor.estimate.workload import build_workload
+from hwadvisor.estimate.memory.plan import CHECKPOINTING, OFFLOAD, Gpu, plan_for
+from hwadvisor.estimate.timing.plan_time import timed_plan
+from hwadvisor.estimate.timing.rates import catalog_rates
+from hwadvisor.estimate.timing.scaling import FALLBACK_LINK_GB_S, NODE_GPUS, efficiency
+from hwadvisor.estimate.timing.step import step_time
+from hwadvisor.estimate.workload.build import build_workload
 from hwadvisor.models.workload import Precision, Workload
 
 H100 = lookup_device("h100-sxm").entry

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from hwadvisor.estimate import build_workload
-from hwadvisor.estimate.gpu_time import (
+from hwadvisor.estimate.timing.gpu import (
     NO_LAUNCH,
     gpu_constants,
     host_seconds,
     op_host_s,
 )
-from hwadvisor.estimate.profile import transformer_groups
+from hwadvisor.estimate.workload.profile import transformer_groups
 
 
 def _per_layer(groups: list, backward: bool = False) -> dict[str, int]:

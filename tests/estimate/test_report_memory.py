@@ -18,9 +18,9 @@ import pytest
 
 from hwadvisor.catalog import lookup_device
 from hwadvisor.estimate import build_workload
-from hwadvisor.estimate.memcount import count_user_model
-from hwadvisor.estimate.memory import USABLE_FRACTION, MemoryPlan, breakdown, decide_fit
+from hwadvisor.estimate.memory.parts import USABLE_FRACTION, MemoryPlan, breakdown, decide_fit
 from hwadvisor.estimate.report import estimate_on_entry, estimate_workload
+from hwadvisor.estimate.workload.memcount import count_user_model
 from hwadvisor.models.memory import MemoryCounts
 from hwadvisor.models.workload import Workload
 

@@ -8,7 +8,7 @@ import pytest
 
 from hwadvisor.catalog import find_device
 from hwadvisor.estimate import build_workload, estimate_workload
-from hwadvisor.estimate.gpu_time import (
+from hwadvisor.estimate.timing.gpu import (
     Roofline,
     cudnn_host_s,
     eager_host_s,
@@ -18,8 +18,8 @@ from hwadvisor.estimate.gpu_time import (
     op_host_s,
     python_ops_s,
 )
-from hwadvisor.estimate.rates import catalog_rates
-from hwadvisor.estimate.timing import step_time
+from hwadvisor.estimate.timing.rates import catalog_rates
+from hwadvisor.estimate.timing.step import step_time
 from hwadvisor.models.workload import ModelKind, OpGroup, OpProfile, Precision, Task, Workload
 
 

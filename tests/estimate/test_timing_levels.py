@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from hwadvisor.estimate.here import here_rates
-from hwadvisor.estimate.levels import MemoryLevels, memory_levels
-from hwadvisor.estimate.rates import CPU_OP_OVERHEAD_S, curve_at
-from hwadvisor.estimate.timing import step_time
+from hwadvisor.estimate.timing.cpu import here_rates
+from hwadvisor.estimate.timing.levels import MemoryLevels, memory_levels
+from hwadvisor.estimate.timing.rates import CPU_OP_OVERHEAD_S, curve_at
+from hwadvisor.estimate.timing.step import step_time
 from hwadvisor.models.bench import BenchReport, BenchResult
 from hwadvisor.models.facts import Cpu, Facts, PeakGflops
 from hwadvisor.models.workload import ModelKind, OpGroup, OpProfile, Precision, Task, Workload
@@ -453,7 +453,7 @@ def test_convolutions_are_lowered_along_the_one_thread_curve_where_measured() ->
 
 
 def _curve(pts: list[tuple[int, float]], size: float) -> float:
-    from hwadvisor.estimate.rates import curve_at
+    from hwadvisor.estimate.timing.rates import curve_at
 
     value = curve_at([(float(s), v * 1e9) for s, v in pts], size)
     assert value is not None
@@ -487,7 +487,7 @@ def test_a_convolution_is_lowered_by_the_small_squares_kernels_not_their_calls()
 
 
 def test_softmaxs_backward_streams_at_the_element_wise_rate_without_a_note() -> None:
-    from hwadvisor.estimate.counting import op_family
+    from hwadvisor.estimate.workload.counting import op_family
 
     assert op_family("_softmax_backward_data") == "softmax_backward"
     assert op_family("_softmax") == "softmax"
@@ -544,7 +544,7 @@ def test_nchw_convolutions_pay_onednns_reorders_where_the_bench_measured_channel
 def test_the_strided_share_leaves_out_the_reorders_its_figure_paid() -> None:
     """The strided-backward figure's call reordered its NCHW tensors too; priced on their
     own, they are taken out of it before its share of the unstrided price is read."""
-    from hwadvisor.estimate.timing import conv_reorder_s, onednn_conv_rate
+    from hwadvisor.estimate.timing.step import conv_reorder_s, onednn_conv_rate
     from hwadvisor.models.workload import ConvShape
 
     conv_fig = _figure("conv2d", 150.0, unit="GFLOP/s", shape=[8, 64, 56, 56, 64, 3, 3])
@@ -558,7 +558,7 @@ def test_the_strided_share_leaves_out_the_reorders_its_figure_paid() -> None:
     flops = 2.0 * cout * oh * oh * c * k * k
     ref = ConvShape(count=1, kernel=[k, k], stride=[1, 1], dilation=[1, 1], input_elements=c * h * h,
                     product=[cout, c * k * k, oh * oh], flops=flops, size=173)  # fmt: skip
-    from hwadvisor.estimate.counting import effective_size
+    from hwadvisor.estimate.workload.counting import effective_size
 
     ref = ref.model_copy(update={"size": effective_size(n * oh * oh, cout, c * k * k)})
     work = 2.0 * flops * n

@@ -12,10 +12,10 @@ import math
 import pytest
 
 from hwadvisor.catalog.loader import load_devices
-from hwadvisor.estimate.counting import effective_size
-from hwadvisor.estimate.here import here_rates
-from hwadvisor.estimate.rates import catalog_rates
-from hwadvisor.estimate.timing import native_conv, step_time
+from hwadvisor.estimate.timing.cpu import here_rates
+from hwadvisor.estimate.timing.rates import catalog_rates
+from hwadvisor.estimate.timing.step import native_conv, step_time
+from hwadvisor.estimate.workload.counting import effective_size
 from hwadvisor.models.bench import BenchReport, BenchResult
 from hwadvisor.models.workload import (
     ConvShape,
@@ -133,7 +133,7 @@ def test_nothing_changes_at_two_threads_batch_16_or_bf16() -> None:
 
 def test_pointwise_convolutions_on_onednn_go_no_faster_than_the_matmul_curve() -> None:
     """A 1x1 reuses no input across a window: it is a product, priced on the matmul curve."""
-    from hwadvisor.estimate.timing import onednn_conv_rate
+    from hwadvisor.estimate.timing.step import onednn_conv_rate
 
     rates = here_rates(None, _bench(threads=2), Precision.FP32)
     pointwise = _conv([1, 1], product=[256, 64, 3136], flops=1e8, size=154)
@@ -203,7 +203,7 @@ def test_the_backward_convolutions_run_at_the_measured_backward_rate() -> None:
     plain, measured = conv_part(bench, Task.TRAIN), conv_part(slow, Task.TRAIN)
     assert plain == pytest.approx(3 * forward)
 
-    from hwadvisor.estimate.timing import onednn_conv_rate
+    from hwadvisor.estimate.timing.step import onednn_conv_rate
 
     pointwise = _resnet_like(16).profile.conv_shapes[0]  # type: ignore[union-attr]
     # The 1x1 at the lower of the backward rate and the matmul curve, the 3x3 at the former.
@@ -222,7 +222,7 @@ def test_a_strided_convolutions_backward_goes_at_the_measured_strided_share() ->
     """The bench's conv2d_backward_strided figures, over the price this estimate gives the
     same shape unstrided, scale the backward of every stride-2 convolution of that kernel
     side: forwards, unstrided convolutions and other kernels are left as they were."""
-    from hwadvisor.estimate.timing import onednn_conv_rate, strided_backward_factor
+    from hwadvisor.estimate.timing.step import onednn_conv_rate, strided_backward_factor
 
     bench = _bench(threads=2)
 
@@ -259,7 +259,7 @@ def test_an_nchw_convolution_goes_at_the_measured_nchw_share_of_its_price() -> N
     """The bench's conv2d_nchw figures, over the channels-last price of the same shape,
     scale an NCHW job's oneDNN convolutions, read between the measured channel counts;
     a channels-last job is priced as before."""
-    from hwadvisor.estimate.timing import conv_channels, onednn_conv_rate
+    from hwadvisor.estimate.timing.step import conv_channels, onednn_conv_rate
 
     bench = _bench(threads=2)
 

@@ -298,7 +298,7 @@ def test_fleet_ranks_machines_by_serving(cli: Cli, data_dir: Path) -> None:
 
 
 def test_a_served_model_carries_the_llm_decode_band(cli: Cli) -> None:
-    from hwadvisor.estimate.bands import load_bands
+    from hwadvisor.estimate.timing.bands import load_bands
 
     est = _one(_estimate(cli, "--model", "llama-3-8b", "--task", "serve", "--on", "rtx-4090"))
     band = est["time_band_s"]

@@ -11,6 +11,6 @@ catalogs), so every estimate can be replayed anywhere:
 from __future__ import annotations
 
 from hwadvisor.estimate.report import estimate_workload
-from hwadvisor.estimate.workload import build_workload
+from hwadvisor.estimate.workload.build import build_workload
 
 __all__ = ["build_workload", "estimate_workload"]

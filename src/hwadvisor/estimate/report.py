@@ -15,16 +15,16 @@ from typing import Any
 
 from hwadvisor.catalog import lookup_device
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
-from hwadvisor.estimate.bands import band_class, with_bands
-from hwadvisor.estimate.defaults import precision_defaulted
-from hwadvisor.estimate.fixes import memory_fixes
-from hwadvisor.estimate.here import here_rates
-from hwadvisor.estimate.memory import MemoryPlan, breakdown, decide_fit
-from hwadvisor.estimate.plan import Gpu, plan_for
-from hwadvisor.estimate.plan_time import timed_plan
-from hwadvisor.estimate.rates import Rates, catalog_rates
-from hwadvisor.estimate.scaling import efficiency
-from hwadvisor.estimate.timing import step_time
+from hwadvisor.estimate.memory.fixes import memory_fixes
+from hwadvisor.estimate.memory.parts import MemoryPlan, breakdown, decide_fit
+from hwadvisor.estimate.memory.plan import Gpu, plan_for
+from hwadvisor.estimate.timing.bands import band_class, with_bands
+from hwadvisor.estimate.timing.cpu import here_rates
+from hwadvisor.estimate.timing.plan_time import timed_plan
+from hwadvisor.estimate.timing.rates import Rates, catalog_rates
+from hwadvisor.estimate.timing.scaling import efficiency
+from hwadvisor.estimate.timing.step import step_time
+from hwadvisor.estimate.workload.defaults import precision_defaulted
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport, MemoryFix
 from hwadvisor.models.facts import Facts
@@ -100,8 +100,8 @@ def _llm_on(
     bench: BenchReport | None,
 ) -> DeviceEstimate:
     """Serving or fine-tuning a language model (``--task serve|finetune``): hwadvisor.llm."""
-    from hwadvisor.estimate.llm_bridge import llm_estimate
-    from hwadvisor.estimate.llm_target import catalog_target, here_target
+    from hwadvisor.estimate.llm.bridge import llm_estimate
+    from hwadvisor.estimate.llm.target import catalog_target, here_target
 
     target = here_target(facts, bench) if entry is None else catalog_target(entry, gpus)
     return llm_estimate(wl, target)

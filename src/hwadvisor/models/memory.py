@@ -1,6 +1,6 @@
 """Counted memory of a model: what one training step and one inference pass held at peak.
 
-These are the figures :mod:`hwadvisor.estimate.memtrack` counts on fake tensors, kept in
+These are the figures :mod:`hwadvisor.estimate.workload.memtrack` counts on fake tensors, kept in
 a form the memory model scales to any batch: at the peak of forward and backward the job
 holds its weights and optimizer state plus ``fixed + per_sample x batch`` bytes
 (activations, the gradients already made, 16-bit weight copies, temporaries); the
@@ -60,7 +60,7 @@ class MemoryCounts(Document):
         None,
         ge=1,
         description="resident over live bytes of three fp32 training steps at the larger "
-        "batch, replayed through glibc's malloc (hwadvisor.estimate.cpu_alloc)",
+        "batch, replayed through glibc's malloc (hwadvisor.estimate.workload.cpu_alloc)",
     )
     cpu_infer_resident_ratio: float | None = Field(
         None, ge=1, description="the same for the inference pass"
@@ -75,7 +75,7 @@ class MemoryCounts(Document):
         None,
         description="bytes of the pages a steady fp32 step faults in on a CPU, at each "
         "counted batch: the third of three steps (and of three inference passes) replayed "
-        "through glibc's malloc (hwadvisor.estimate.cpu_alloc.replay), the mean over its "
+        "through glibc's malloc (hwadvisor.estimate.workload.cpu_alloc.replay), the mean over its "
         "start states",
     )
     tracker: str = Field(description="torch MemTracker, or hwadvisor storage tracker")

@@ -255,8 +255,8 @@ def _as_recommended(
     within as many as it has, on the memory its probe reported.
     """
     from hwadvisor.catalog import DeviceKind, load_devices
-    from hwadvisor.estimate.plan import MAX_GPUS
-    from hwadvisor.estimate.recommended import Target, as_recommended
+    from hwadvisor.estimate.memory.plan import MAX_GPUS
+    from hwadvisor.estimate.memory.recommended import Target, as_recommended
 
     if est.device == "here":
         return as_recommended(workload, est, Target(gpu=False))

@@ -324,7 +324,7 @@ def estimate(
     if reason:
         report = _note_here(report, f"no bench figures: {reason}")
     if measure:
-        from hwadvisor.estimate.measure import measure_here
+        from hwadvisor.estimate.timing.measure import measure_here
 
         report = report.model_copy(update={"estimates": [*report.estimates, measure_here(wl)]})
     report = price_report(

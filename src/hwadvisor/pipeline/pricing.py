@@ -171,7 +171,7 @@ def cpu_instances(catalog: InstanceCatalog, *, need_bytes: int | None = None) ->
     recommendation weighs (S5: low-QPS serving is cheaper on a CPU instance). With
     ``need_bytes`` (the job's memory on a CPU), the cheapest whose memory holds it with
     the estimate's headroom, where one does."""
-    from hwadvisor.estimate.memory import USABLE_FRACTION
+    from hwadvisor.estimate.memory.parts import USABLE_FRACTION
 
     def holds(inst: Instance) -> bool:
         if need_bytes is None or inst.memory_gib is None:

@@ -1,0 +1,108 @@
+"""One device as the LLM physics takes it: this machine measured, or a catalog entry.
+
+:func:`here_target` and :func:`catalog_target` describe a device as
+:class:`~hwadvisor.llm.DeviceSpec` figures: this machine from its measured bench figures
+(memory bandwidth, usable cores, matmul rate), a catalog device from its datasheet
+entry and achieved fractions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
+from hwadvisor.errors import UsageError
+from hwadvisor.llm import DeviceSpec
+from hwadvisor.models.bench import BenchReport
+from hwadvisor.models.facts import Facts
+from hwadvisor.models.workload import Precision
+
+
+@dataclass(frozen=True)
+class Target:
+    """One device as the LLM physics takes it; ``spec`` None: its speed is unknown."""
+
+    device: str
+    name: str | None
+    kind: str  # gpu, cpu, soc
+    gpus: int
+    spec: DeviceSpec | None
+    memory: DeviceSpec | None  # the figures the memory fit reads (memory size only)
+    device_memory_bytes: int | None
+    basis: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def gpu(self) -> bool:
+        """A GPU (not a CPU or an Apple chip's unified memory)."""
+        return self.kind == "gpu"
+
+
+def _memory_only(name: str, kind: str, memory: float, fraction: float = 1.0) -> DeviceSpec:
+    """A device whose memory size is known and nothing else: the memory fit reads only that.
+
+    Its bandwidth and peak are placeholders (1 byte/s, 1 FLOP/s) that no speed is ever
+    computed from.
+    """
+    return DeviceSpec(
+        name=name,
+        kind=kind,
+        memory_bytes=memory,
+        bandwidth_bytes_s=1.0,
+        peak_flops={"fp32": 1.0},
+        usable_memory_fraction=fraction,
+    )
+
+
+def here_target(facts: Facts | None, bench: BenchReport | None) -> Target:
+    """This machine's CPU: measured bandwidth, usable cores and matmul rate.
+
+    Without bench figures the speed is unknown (the facts hold no memory bandwidth);
+    the memory fit still uses the machine's memory (the cgroup limit when there is one).
+    """
+    from hwadvisor.estimate.timing.cpu import here_rates
+
+    rates = here_rates(facts, bench, Precision.FP32)
+    notes = list(rates.assumptions)
+    mem = rates.memory_bytes
+    threads = facts.cpu.usable_cores if facts is not None else None
+    rate = max((r for _, r in rates.gemm_points), default=None)
+    spec = None
+    if rates.bandwidth and rate and threads and mem:
+        spec = DeviceSpec.measured_cpu(
+            name="here",
+            bandwidth_bytes_s=rates.bandwidth,
+            threads=threads,
+            flops_per_thread=rate / threads,
+            memory_bytes=float(mem),
+        )
+        notes.append(
+            f"here: llama.cpp-style CPU serving at the measured {rates.bandwidth / 1e9:.1f} GB/s "
+            f"and {rate / 1e9:.0f} GFLOP/s over {threads} threads"
+        )
+    else:
+        notes.append(
+            "here: no measured memory bandwidth (no bench figures): tokens/s here unknown; "
+            "drop --no-bench or give --bench-file"
+        )
+    memory = _memory_only("here", "cpu", float(mem)) if mem else None
+    return Target("here", rates.name, "cpu", 1, spec, memory, mem, rates.basis, notes)
+
+
+def catalog_target(entry: DeviceEntry, gpus: int) -> Target:
+    """A catalog device: datasheet peaks and bandwidth x its achieved fractions."""
+    kind = entry.kind.value
+    notes: list[str] = []
+    try:
+        spec: DeviceSpec | None = DeviceSpec.from_catalog(entry)
+    except UsageError as exc:
+        spec = None
+        notes.append(f"{entry.id}: {exc.message}: tokens/s unknown")
+    fraction = getattr(entry, "gpu_memory_fraction", None) or 1.0
+    memory = spec or _memory_only(entry.id, kind, float(entry.memory_bytes), fraction)
+    basis = (
+        f"catalog {entry.bandwidth_gb_s:g} GB/s x {entry.achieved.memory:g} and peak x "
+        f"{entry.achieved.gemm:g} ({entry.source})"
+    )
+    n = gpus if entry.kind is DeviceKind.GPU else 1
+    return Target(entry.id, entry.name, kind, n, spec, memory, entry.memory_bytes, basis, notes)

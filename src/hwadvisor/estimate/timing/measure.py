@@ -1,0 +1,202 @@
+"""``--measure``: time real training (or inference) steps of the user's model here.
+
+The result is labelled measured, never mixed with the estimates: it needs the model's
+code, so catalog entries (which carry only their figures) cannot be measured.
+
+The steps run in a fresh Python process, as the user's job will: glibc's malloc keeps
+what a process freed before (a freed mapping raises its mapping and trim thresholds for
+good), so steps timed in this process, after the bench's sweep, fault in far fewer
+pages than the job's own (a 3-layer MLP: 33 ms a step here, 54-78 ms in a fresh
+process, on a Zen 3 guest; docs/estimates.md section 3).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from hwadvisor.errors import UsageError
+from hwadvisor.estimate.workload.loading import load_callable, looks_like_user_model
+from hwadvisor.models.estimate import DeviceEstimate
+from hwadvisor.models.workload import Optimizer, Precision, Task, Workload
+
+#: Untimed steps first: the optimizer allocates its state and caches fill on these.
+WARMUP = 2
+#: Seconds of timed steps: ``torch.utils.benchmark``'s ``blocked_autorange`` repeats
+#: blocks of steps until this much time is spent (at least one block, however slow).
+MIN_RUN_S = 1.0
+
+
+def _input(model: Any, wl: Workload, dtype: Any = None) -> Any:
+    """A batch for ``model``: token ids for a model that starts with an embedding, else
+    normal values (in ``dtype``, where given)."""
+    import torch
+
+    shape = [wl.batch_size, *(wl.input_shape or [])]
+    first = next((m for m in model.modules() if not list(m.children())), None)
+    if isinstance(first, torch.nn.Embedding):
+        return torch.randint(0, first.num_embeddings, shape)
+    return torch.randn(shape, dtype=dtype)
+
+
+def _weights_dtype(torch: Any, precision: Precision) -> Any:
+    """The dtype the job's weights are held in: 16-bit for ``bf16`` and ``fp16`` (what the
+    memory model counts, docs/estimates.md 2.1), fp32 otherwise (``amp`` keeps fp32
+    weights and autocasts each product); None for fp32."""
+    return {Precision.BF16: torch.bfloat16, Precision.FP16: torch.float16}.get(precision)
+
+
+def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimate:
+    """Seconds of real steps of ``wl``'s model on this CPU, as a measured estimate.
+
+    The steps run in a fresh process (:func:`_child`) on torch's current number of
+    threads, timed by the benchmark's own clock (:func:`hwadvisor.bench.timing.
+    time_statement`, ``torch.utils.benchmark.Timer``): the median over blocks of steps,
+    after :data:`WARMUP` untimed ones.
+    """
+    from hwadvisor.bench.runner import import_torch
+
+    if wl.model is None or not looks_like_user_model(wl.model):
+        raise UsageError(
+            "--measure needs your own model (--model module:callable or file.py:callable)"
+        )
+    torch = import_torch()  # a broken torch is a clear error (exit 3), not a traceback
+    threads = torch.get_num_threads()
+    job = {
+        "model": wl.model,
+        "shape": [wl.batch_size, *(wl.input_shape or [])],
+        "task": wl.task.value,
+        "optimizer": wl.optimizer.value,
+        "precision": wl.precision.value,
+        "threads": threads,
+        "min_run_s": min_run_s,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "hwadvisor.estimate.timing.measure", json.dumps(job)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise UsageError(f"--measure: the steps of '{wl.model}' failed: {why}")
+    got = json.loads(lines[-1])
+    seconds, runs = float(got["median_s"]), int(got["runs"])
+    train = wl.task is Task.TRAIN
+    total = None
+    if wl.dataset_size is not None:
+        steps = -(-int(wl.dataset_size * (wl.epochs if train else 1.0)) // wl.batch_size)
+        total = steps * seconds
+    return DeviceEstimate(
+        device="here",
+        name="this machine (measured)",
+        step_time_s=seconds,
+        total_time_s=total,
+        throughput_samples_s=wl.batch_size / seconds,
+        basis=f"measured: median of {runs} timed runs of real steps here, in a fresh process",
+        measured=True,
+        assumptions=[
+            f"measured with torch {torch.__version__}, {threads} threads, "
+            "timed by torch.utils.benchmark in a fresh process, as the job will run",
+            _precision_note(wl.precision),
+        ],
+    )
+
+
+def _precision_note(precision: Precision) -> str:
+    """How the measured steps ran the job's precision."""
+    return {
+        Precision.FP32: "measured in fp32",
+        Precision.AMP: "measured in amp: fp32 weights, CPU autocast to bfloat16",
+        Precision.BF16: "measured in bf16: the model and its input cast to bfloat16",
+        Precision.FP16: "measured in fp16: the model and its input cast to float16",
+        Precision.INT8: "measured in fp32: --measure does not quantize the model to int8",
+    }[precision]
+
+
+def _child(job: dict[str, Any]) -> dict[str, float]:
+    """The steps of ``job`` (what :func:`measure_here` sends), timed in this process."""
+    import torch
+
+    from hwadvisor.bench.timing import time_statement
+
+    torch.set_num_threads(int(job["threads"]))
+    wl = Workload(
+        model=job["model"],
+        batch_size=int(job["shape"][0]),
+        input_shape=[int(d) for d in job["shape"][1:]] or None,
+        task=Task(job["task"]),
+        optimizer=Optimizer(job["optimizer"]),
+        precision=Precision(job["precision"]),
+    )
+    step = _one_step(torch, load_callable(job["model"])(), wl)
+    for _ in range(WARMUP):
+        step()
+    timing = time_statement(
+        step, threads=int(job["threads"]), sync=None, min_run_s=float(job["min_run_s"])
+    )
+    return {"median_s": timing.median_s, "runs": timing.runs}
+
+
+def _one_step(torch: Any, model: Any, wl: Workload) -> Callable[[], None]:
+    """One training step (forward, backward, optimizer) or one inference pass of ``model``:
+    in ``bf16`` and ``fp16`` the model and its input in that dtype, in ``amp`` under CPU
+    autocast to bfloat16."""
+    train = wl.task is Task.TRAIN
+    model.train(train)
+    dtype = _weights_dtype(torch, wl.precision)
+    if dtype is not None:
+        model = model.to(dtype)
+    opt: Any = None
+    if train:
+        params = model.parameters()
+        opt = (
+            torch.optim.AdamW(params, lr=1e-4)
+            if wl.optimizer is Optimizer.ADAMW
+            else torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+        )
+    x = _input(model, wl, dtype)
+    autocast = wl.precision is Precision.AMP
+
+    def step() -> None:
+        with (
+            torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast),
+            torch.set_grad_enabled(train),
+        ):
+            out = model(x)
+            loss = sum(t.float().sum() for t in _tensors(out))
+        if train and isinstance(loss, torch.Tensor):
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+
+    return step
+
+
+def _tensors(obj: Any) -> list[Any]:
+    import torch
+    from torch.utils._pytree import tree_flatten
+
+    return [
+        t for t in tree_flatten(obj)[0] if isinstance(t, torch.Tensor) and t.is_floating_point()
+    ]
+
+
+def main(argv: list[str]) -> int:
+    """The fresh process of :func:`measure_here`: the timing as one JSON line on stdout,
+    or the model's error as one line on stderr (exit 2)."""
+    try:
+        print(json.dumps(_child(json.loads(argv[0]))))
+    except Exception as exc:  # the model's own error, as one line for the parent
+        first = (str(exc).strip().splitlines() or [""])[0]
+        print(f"{type(exc).__name__}: {first}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""What the job is: options to a Workload, FLOPs counted on the meta device, a user model's memory counted."""

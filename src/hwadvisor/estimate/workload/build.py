@@ -1,0 +1,421 @@
+"""Building a :class:`Workload` from what the user said.
+
+A catalog name, a user's model file (counted on the meta device: FLOPs per operator,
+its memory on fake tensors through :mod:`.usermem`), a language model
+(:mod:`.llm_workload`) or raw sizes; the defaults chosen are stated (:mod:`.defaults`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from hwadvisor.catalog.schema import ModelEntry
+from hwadvisor.errors import UsageError
+from hwadvisor.estimate.workload.llm_shape import language_model
+from hwadvisor.estimate.workload.loading import load_callable, looks_like_user_model
+from hwadvisor.estimate.workload.profile import analytic_profile, attention_flops, counted_profile
+from hwadvisor.models.workload import (
+    LLM_OPTIONS,
+    LlmShape,
+    ModelKind,
+    Optimizer,
+    Precision,
+    Task,
+    Workload,
+    checked_workload,
+)
+
+#: Batch when nobody says: a common default for training and for batched inference;
+#: fine-tuning a language model runs micro-batches of one sequence (gradient
+#: accumulation makes the effective batch), serving batches --concurrency sequences.
+DEFAULT_BATCH = {Task.TRAIN: 32, Task.INFER: 1, Task.SERVE: 1, Task.FINETUNE: 1}
+
+
+def build_workload(
+    *,
+    model: str | None = None,
+    params: int | None = None,
+    flops_per_sample: float | None = None,
+    seq_len: int | None = None,
+    input_shape: Sequence[int] | None = None,
+    batch_size: int | None = None,
+    dataset_size: int | None = None,
+    epochs: float | None = None,
+    precision: Precision | str | None = None,
+    optimizer: Optimizer | str | None = None,
+    channels_last: bool = False,
+    task: Task | str | None = None,
+    qps: float | None = None,
+    latency_ms: float | None = None,
+    deadline_hours: float | None = None,
+    extra_catalogs: list[Path] | None = None,
+    inference_default: bool = False,
+    **llm: Any,
+) -> Workload:
+    """The workload as understood, defaults filled in and unknowns left null.
+
+    ``model`` is a catalog id, ``module:callable`` or ``file.py:callable``, or a language
+    model's Hugging Face id, folder, ``config.json`` or ``.gguf`` file; without it,
+    ``params`` (with ``seq_len`` for transformer-like models: 2·N·s forward FLOPs per
+    sequence) or ``flops_per_sample`` describe the cost. ``llm`` holds the language-model
+    options (:data:`LLM_OPTIONS`: ``method``, ``quant``, ``context``, ...). Without a
+    ``task``: ``finetune`` when a ``method`` is given, else with ``inference_default``
+    (the inference and edge scenarios) ``serve`` for a language model and ``infer`` for
+    any other, else ``train``. The values are checked against the :class:`Workload`
+    model's bounds; a bad one raises UsageError naming its option, an unknown catalog
+    name CatalogError, each with one clear line. ``channels_last`` says the model runs in
+    ``torch.channels_last`` (NHWC), so GPU estimates charge no layout transposes.
+    """
+    stray = sorted(set(llm) - set(LLM_OPTIONS))
+    if stray:
+        raise TypeError(f"build_workload() got unexpected options {stray}")
+    said = {
+        "params": params,
+        "flops_per_sample": flops_per_sample,
+        "seq_len": seq_len,
+        "input_shape": list(input_shape) if input_shape is not None else None,
+        "batch_size": batch_size,
+        "dataset_size": dataset_size,
+        "epochs": epochs,
+        "precision": _lower(precision),
+        "optimizer": _lower(optimizer),
+        "task": _lower(task),
+        "qps": qps,
+        "latency_ms": latency_ms,
+        "deadline_hours": deadline_hours,
+        **{
+            k: _lower(v) if k in ("method", "lora_targets", "quant", "engine") else v
+            for k, v in llm.items()
+        },
+    }
+    given = checked_workload({k: v for k, v in said.items() if v is not None})
+    llm_given = {k for k, v in llm.items() if v is not None}
+    shape, entry = language_model(model, extra_catalogs)
+    task_said = given.task if task is not None else None
+    given = given.model_copy(
+        update={"task": pick_task(task_said, given, model, entry, shape, inference_default)}
+    )
+    batch = given.batch_size if batch_size is not None else DEFAULT_BATCH[given.task]
+    common: dict[str, Any] = {
+        "task": given.task,
+        "batch_size": batch,
+        "dataset_size": given.dataset_size,
+        "epochs": given.epochs,
+        "precision": given.precision,
+        "optimizer": given.optimizer,
+        "channels_last": channels_last,
+        "qps": given.qps,
+        "latency_ms": given.latency_ms,
+        "deadline_hours": given.deadline_hours,
+    }
+    sizes = (given.params, given.flops_per_sample, given.seq_len, given.input_shape)
+    if given.task.is_llm and shape is not None:
+        from hwadvisor.estimate.workload.llm import llm_workload
+
+        base = _from_catalog(entry, *sizes, common) if entry is not None else None
+        wl = llm_workload(shape, given, base, batch_given=batch_size is not None, said=llm_given)
+        return _named(wl, model, entry, extra_catalogs)
+    if model is not None and looks_like_user_model(model):
+        return _from_user_model(model, given.input_shape, given.seq_len, common)
+    if entry is not None:
+        wl = _from_catalog(entry, *sizes, common)
+    elif shape is not None:
+        from hwadvisor.estimate.workload.llm import shape_workload
+
+        wl = shape_workload(shape, given, common)
+    else:
+        wl = _from_sizes(*sizes, common)
+    wl = _practitioner(wl, model, flops_per_sample, precision is not None, batch_size is not None)
+    if llm_given:
+        from hwadvisor.estimate.workload.llm import ignored_note
+
+        wl = wl.model_copy(
+            update={"assumptions": [*wl.assumptions, ignored_note(llm_given, wl.task)]}
+        )
+    return _named(wl, model, entry, extra_catalogs)
+
+
+def _practitioner(
+    wl: Workload, model: str | None, flops: float | None, precision_said: bool, batch_said: bool
+) -> Workload:
+    """Language models (and a bare --params job) default to amp and a batch from tokens
+    (hwadvisor.estimate.workload.defaults); each default taken is stated."""
+    from hwadvisor.estimate.workload.defaults import practitioner_defaults
+
+    d = practitioner_defaults(
+        wl.kind,
+        wl.task,
+        wl.seq_len,
+        precision=wl.precision if precision_said else None,
+        batch_size=wl.batch_size if batch_said else None,
+        params_only=model is None and flops is None and wl.params is not None,
+    )
+    if not d.notes:
+        return wl
+    return wl.model_copy(
+        update={
+            "precision": d.precision,
+            "batch_size": d.batch,
+            "assumptions": [*wl.assumptions, *d.notes],
+        }
+    )
+
+
+def _named(
+    wl: Workload, model: str | None, entry: ModelEntry | None, extra: list[Path] | None
+) -> Workload:
+    """``wl`` with the note of a name taken for a catalog entry (a prefix, a family) first."""
+    if model is None or entry is None:
+        return wl
+    from hwadvisor.catalog.loader import model_notes
+
+    notes = model_notes(model, entry.id, extra)
+    return wl.model_copy(update={"assumptions": [*notes, *wl.assumptions]}) if notes else wl
+
+
+def pick_task(
+    said: Task | None,
+    given: Workload,
+    model: str | None,
+    entry: ModelEntry | None,
+    shape: LlmShape | None,
+    inference_default: bool,
+) -> Task:
+    """The task: as said, else from ``--method``, the scenario and the model (see
+    :func:`build_workload`); an LLM task for a model that is not one is a UsageError."""
+    task = said
+    if task is None:
+        if given.method is not None:
+            task = Task.FINETUNE
+        elif inference_default:
+            task = Task.SERVE if shape is not None else Task.INFER
+        else:
+            task = Task.TRAIN
+    if given.method is not None and task is not Task.FINETUNE:
+        raise UsageError(
+            f"--method {given.method.value} applies to --task finetune, not --task {task.value}"
+        )
+    if task.is_llm and shape is None:
+        what = f"--method {given.method.value}" if given.method else f"--task {task.value}"
+        if entry is not None and entry.kind.value == "decoder":
+            got = (
+                f"the catalog has no full shape of '{entry.id}' (layers, hidden, heads, "
+                "vocab, intermediate): give its folder or Hugging Face id"
+            )
+        elif entry is not None:
+            got = f"'{entry.id}' is {_family(entry)}"
+        elif model is not None:
+            got = f"'{model}' is a torch module, counted as such"
+        else:
+            got = "no --model was given"
+        raise UsageError(
+            f"{what} needs a decoder language model (a catalog LLM such as llama-3-8b, a "
+            f"Hugging Face id, or a folder with config.json); {got}"
+        )
+    return task
+
+
+def _derived(**fields: Any) -> Workload:
+    """The workload built from checked options; a derived value past a bound is a UsageError."""
+    return checked_workload(fields, derived=True)
+
+
+def _lower(choice: Enum | str | None) -> str | None:
+    """A closed choice as its value, in lower case (``BF16`` is ``bf16``)."""
+    if isinstance(choice, Enum):
+        return str(choice.value)
+    return choice.lower() if isinstance(choice, str) else choice
+
+
+def _from_catalog(
+    entry: ModelEntry,
+    params: int | None,
+    flops: float | None,
+    seq_len: int | None,
+    input_shape: list[int] | None,
+    common: dict[str, Any],
+) -> Workload:
+    notes = [f"cost from the catalog entry '{entry.id}' ({entry.source})"]
+    fps, seq = _sequence_cost(entry, flops, seq_len, notes)
+    fps, shape = _input_cost(entry, flops, input_shape, fps, notes)
+    if common["dataset_size"] is None and entry.dataset_size is not None:
+        # A catalog model has a canonical data set; one epoch of it is the job a person
+        # naming the model most likely means. Stated, so it can be overridden.
+        common = {**common, "dataset_size": entry.dataset_size}
+        notes.append(
+            f"dataset: {entry.dataset} ({entry.dataset_size:,} samples), the catalog default;"
+            " give --dataset-size for your own data"
+        )
+    wl = _derived(
+        model=entry.id,
+        kind=ModelKind(entry.kind.value),
+        params=params or entry.params,
+        flops_per_sample=fps,
+        input_shape=shape,
+        seq_len=seq,
+        layers=entry.layers,
+        hidden=entry.hidden,
+        heads=entry.heads,
+        kv_heads=entry.kv_heads or entry.heads,
+        activation_bytes_per_sample=entry.activation_bytes_per_sample,
+        source=f"catalog:{entry.id}",
+        assumptions=notes,
+        **common,
+    )
+    return wl.model_copy(update={"profile": analytic_profile(wl, entry)})
+
+
+def _family(entry: ModelEntry) -> str:
+    """``'a cnn'``, ``'an encoder'``: the entry's kind, for the assumptions."""
+    return ("an " if entry.kind.value[0] in "aeiou" else "a ") + entry.kind.value
+
+
+def _sequence_cost(
+    entry: ModelEntry, flops: float | None, seq_len: int | None, notes: list[str]
+) -> tuple[float, int | None]:
+    """FLOPs per sample and sequence length after ``--seq-len`` (said in ``notes``)."""
+    fps = flops if flops is not None else entry.flops_per_sample
+    if seq_len is None:
+        return fps, entry.seq_len
+    if not entry.seq_len:
+        notes.append(
+            f"--seq-len {seq_len} ignored: {entry.id} is {_family(entry)}, not a sequence model"
+        )
+        return fps, entry.seq_len
+    if flops is not None:
+        # The FLOPs are the user's; the sequence length still sizes the activations.
+        notes.append(f"FLOPs from --flops-per-sample; --seq-len {seq_len} sizes the memory")
+    elif seq_len != entry.seq_len:
+        # 24·s·h²·L grows linearly with s, the 4·s²·h·L attention products quadratically.
+        h, layers = entry.hidden or 0, entry.layers or 0
+        linear = entry.flops_per_sample - attention_flops(entry.seq_len, h, layers)
+        fps = linear * seq_len / entry.seq_len + attention_flops(seq_len, h, layers)
+        notes.append(f"FLOPs rescaled from seq {entry.seq_len} to {seq_len}")
+    return fps, seq_len
+
+
+def _input_cost(
+    entry: ModelEntry,
+    flops: float | None,
+    input_shape: list[int] | None,
+    fps: float,
+    notes: list[str],
+) -> tuple[float, list[int] | None]:
+    """FLOPs per sample and sample shape after ``--input-shape`` (said in ``notes``)."""
+    if not input_shape:
+        return fps, entry.input_shape
+    if entry.kind.value in ("encoder", "decoder"):
+        notes.append(
+            f"--input-shape {','.join(map(str, input_shape))} ignored: {entry.id} is "
+            f"{_family(entry)}; its cost follows --seq-len"
+        )
+        return fps, entry.input_shape
+    if (
+        entry.input_shape
+        and input_shape != entry.input_shape
+        and flops is None
+        and entry.kind.value == "cnn"
+    ):
+        ratio = math.prod(input_shape[1:]) / math.prod(entry.input_shape[1:])
+        fps = entry.flops_per_sample * ratio
+        notes.append(f"FLOPs scaled by input area from {entry.input_shape} to {input_shape}")
+    return fps, input_shape
+
+
+def _from_sizes(
+    params: int | None,
+    flops: float | None,
+    seq_len: int | None,
+    input_shape: list[int] | None,
+    common: dict[str, Any],
+) -> Workload:
+    notes: list[str] = []
+    kind = ModelKind.OTHER
+    if flops is None and params is not None and seq_len is not None:
+        flops = 2.0 * params * seq_len
+        kind = ModelKind.DECODER
+        notes.append(
+            "forward FLOPs = 2·N·s per sequence (transformer-like); attention FLOPs left out"
+        )
+    elif flops is None and params is not None:
+        notes.append("FLOPs unknown: give --seq-len or --flops-per-sample for a time estimate")
+    elif flops is None:
+        notes.append("no model given: time and memory are unknown")
+    else:
+        notes.append("FLOPs per sample as given")
+    wl = _derived(
+        model=None,
+        kind=kind,
+        params=int(params) if params is not None else None,
+        flops_per_sample=flops,
+        seq_len=seq_len,
+        input_shape=input_shape,
+        source="user sizes",
+        assumptions=notes,
+        **common,
+    )
+    return wl.model_copy(update={"profile": analytic_profile(wl, None)})
+
+
+def _from_user_model(
+    spec: str, input_shape: list[int] | None, seq_len: int | None, common: dict[str, Any]
+) -> Workload:
+    from hwadvisor.estimate.workload.counting import build_on_meta, count_model, has_recurrent
+
+    if input_shape is None:
+        if seq_len is None:
+            raise UsageError(
+                f"model '{spec}' needs --input-shape (one sample, e.g. 3,224,224 or 128)"
+            )
+        input_shape = [seq_len]
+    # Torch first, quietly and with a clear error: the user's file usually imports it, and
+    # a broken torch (or its import-time warnings) must not surface as the user's fault.
+    from hwadvisor.bench.runner import import_torch
+
+    import_torch()
+    fn = load_callable(spec)
+    module = build_on_meta(fn, spec)
+    batch = int(common["batch_size"])
+    counted = count_model(module, input_shape, batch, spec, train=common["task"] is Task.TRAIN)
+    fwd = counted.forward
+    kind = ModelKind.CNN if fwd.conv_flops > 0.5 * max(fwd.total_flops, 1.0) else ModelKind.MLP
+    if counted.tokens_input:
+        kind = ModelKind.ENCODER
+    notes = [
+        f"counted on the meta device with FlopCounterMode at batch {batch}, input shape {input_shape}",
+        "backward = 2 x forward FLOPs at the same product sizes; its memory-bound operators counted on their own",
+    ]
+    if has_recurrent(module):
+        notes.append(
+            "recurrent layers: operators counted on fake CPU tensors, as a CPU dispatches them "
+            "(an LSTM layer as one oneDNN primitive; a GRU's input product for the whole sequence "
+            "at once); each step's recurrent product priced as a square product of the same work "
+            "(its weight is packed once per sequence)"
+        )
+    if counted.tokens_input:
+        notes.append("first layer is an embedding: integer token inputs")
+    from hwadvisor.estimate.workload.usermem import user_memory_counts
+
+    mem, mem_notes = user_memory_counts(
+        spec, input_shape, batch, precision=common["precision"], optimizer=common["optimizer"]
+    )
+    wl = _derived(
+        model=spec,
+        kind=kind,
+        # A model without weights or products (pooling only) leaves them null: the
+        # workload's sizes are above zero or unknown.
+        params=counted.params or None,
+        param_tensors=counted.param_tensors or None,
+        flops_per_sample=(fwd.total_flops / batch) or None,
+        input_shape=input_shape,
+        seq_len=seq_len or (input_shape[0] if counted.tokens_input else None),
+        activation_bytes_per_sample=counted.activation_bytes_per_sample,
+        source="counted",
+        assumptions=[*notes, *mem_notes],
+        **common,
+    )
+    update = {"profile": counted_profile(fwd, batch, counted.backward), "memory_counts": mem}
+    return wl.model_copy(update=update)

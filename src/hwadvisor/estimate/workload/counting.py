@@ -1,0 +1,589 @@
+"""Counting a user's model on the meta device: parameters, FLOPs per operator, activations.
+
+The model is built under ``torch.device("meta")`` (no memory, no weights initialised) and
+one forward pass is run inside ``torch.utils.flop_counter.FlopCounterMode`` and a small
+dispatch mode of our own that sorts each aten operator into matrix products (with their
+size), convolutions, and memory-bound operators (with the bytes they read and write).
+Saved-for-backward bytes at batch 1 and 2 give the activation bytes per sample.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from hwadvisor.bench.sweep import RNN_LAYER
+from hwadvisor.errors import UsageError
+
+_GEMM_OPS = {
+    "mm",
+    "addmm",
+    "bmm",
+    "baddbmm",
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention",
+    "_flash_attention_forward",
+    "_efficient_attention_forward",
+}
+_CONV_OPS = {
+    "convolution",
+    "_convolution",
+    "convolution_overrideable",
+    "_slow_conv2d_forward",
+    "cudnn_convolution",
+    "convolution_backward",
+}
+# Operators that only describe memory (shape changes, allocation) and move no data.
+_FREE_OPS = {
+    "t",
+    "view",
+    "_unsafe_view",
+    "transpose",
+    "permute",
+    "expand",
+    "reshape",
+    "as_strided",
+    "slice",
+    "select",
+    "unsqueeze",
+    "squeeze",
+    "detach",
+    "alias",
+    "split",
+    "split_with_sizes",
+    "unbind",
+    "chunk",
+    "narrow",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "lift_fresh",
+    "_to_copy",
+    "new_empty",
+    "new_empty_strided",
+    "device",
+}
+#: Allocations under this many bytes at the counted batch are not recorded: at up to 512
+#: times the batch they stay under the 32 MiB past which glibc maps a tensor fresh.
+ALLOCATION_FLOOR = 64 * 1024
+#: The operators of :data:`_FREE_OPS` that make a tensor of their own (the rest return a
+#: view, some without saying so in their schema: ``_unsafe_view``).
+_ALLOCATING_OPS = {
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "new_empty",
+    "new_empty_strided",
+    "_to_copy",
+}
+#: oneDNN's fused recurrent layer, what an LSTM runs as on a CPU (forward, backward).
+_RNN_LAYERS = {"mkldnn_rnn_layer", "mkldnn_rnn_layer_backward"}
+
+
+#: How much slower than streaming (a triad) each memory-bound operator runs in eager
+#: PyTorch on a CPU, per byte it reads and writes. Measured on the development machine
+#: (Zen 3, torch 2.13, one thread, triad ~13 GB/s) by profiling the accuracy benchmark's
+#: models: batch norm ran at ~0.95 GB/s, its backward ~1.4, max pooling with indices
+#: ~0.37, dropout's Bernoulli mask ~0.54 (a random number per element), ReLU's backward
+#: ~3.5, layer norm ~6. A causal mask's selections, on a Zen 3 guest at one thread with
+#: 32 MiB operands (triad 4.3 GB/s): ``masked_fill`` 2.1 GB/s, ``where`` 2.4 (from cache
+#: the gap is wider, 5-10x an add: the sweep measures it). Operators not listed stream at
+#: about the triad rate.
+MEMORY_OP_COST: dict[str, float] = {
+    "native_batch_norm": 14.0,
+    "_native_batch_norm_legit": 14.0,
+    "_native_batch_norm_legit_functional": 14.0,
+    "native_batch_norm_backward": 9.5,
+    "max_pool2d_with_indices": 35.0,
+    "max_pool2d_with_indices_backward": 2.0,
+    "avg_pool2d": 3.0,
+    "avg_pool2d_backward": 3.0,
+    "threshold_backward": 4.0,
+    "native_layer_norm": 2.0,
+    "native_layer_norm_backward": 2.0,
+    "_softmax": 3.0,
+    "_safe_softmax": 3.0,
+    "_softmax_backward_data": 1.2,
+    "gelu": 3.0,
+    "gelu_backward": 3.0,
+    "bernoulli_": 23.0,
+    "native_dropout": 10.0,
+    "mul": 2.0,
+    "sum": 3.5,
+    "masked_fill": 2.0,
+    "masked_fill_": 2.0,
+    "where": 1.8,
+}
+
+#: Families the sweep does not time because the element-wise figures price them: softmax's
+#: backward is a product and a row sum of its saved output and the gradient, no exp. At
+#: two threads on a Zen 3 guest it ran at 41-47 GB/s (12 counted bytes an element, rows
+#: of 64 to 1,024), an add at 41-48, and softmax's forward at 6.5-7.6.
+STREAMING_FAMILIES = frozenset({"softmax_backward"})
+#: The family each memory-bound operator is priced by when the bench measured families per
+#: working-set size (``hwadvisor bench``'s memory sweep); an operator not listed streams
+#: like an element-wise one (batch norm in eval mode is a per-channel affine: element-wise).
+OP_FAMILY: dict[str, str] = {
+    "native_batch_norm": "batch_norm",
+    "_native_batch_norm_legit": "batch_norm",
+    "_native_batch_norm_legit_functional": "batch_norm",
+    "native_batch_norm_backward": "batch_norm_backward",
+    "max_pool2d_with_indices": "max_pool",
+    "max_pool2d_with_indices_backward": "max_pool_backward",
+    "bernoulli_": "dropout",
+    "native_dropout": "dropout",
+    "native_layer_norm": "layer_norm",
+    "native_layer_norm_backward": "layer_norm",
+    "_softmax": "softmax",
+    "_safe_softmax": "softmax",
+    "_softmax_backward_data": "softmax_backward",
+    "gelu": "gelu",
+    "gelu_backward": "gelu",
+    "masked_fill": "masked_fill",
+    "masked_fill_": "masked_fill",
+    "where": "where",
+}
+
+
+def op_family(name: str) -> str:
+    """The family an aten memory-bound operator (overload packet name) is priced by."""
+    return OP_FAMILY.get(name, "eltwise")
+
+
+def _size_bucket(nbytes: float) -> int:
+    """Operators within a factor of sqrt(2) in size share a group."""
+    return round(2.0 * math.log2(max(nbytes, 1.0)))
+
+
+@dataclass
+class Count:
+    """What one pass counted: FLOPs by class, gemm FLOPs by size, bytes, operator launches."""
+
+    total_flops: float = 0.0
+    #: (effective size, rows, work size) -> FLOPs of the products (:func:`effective_size`,
+    #: :func:`_rows_and_work`).
+    gemm: dict[tuple[int, int | None, int | None], float] = field(default_factory=dict)
+    conv: dict[int, float] = field(default_factory=dict)
+    conv_flops: float = 0.0
+    other_flops: float = 0.0
+    memory_bytes: float = 0.0
+    kernels: int = 0
+    saved_bytes: float = 0.0
+    #: FLOPs of operators torch's FlopCounterMode does not count (oneDNN's recurrent layer).
+    rnn_flops: float = 0.0
+    #: (family, size bucket) -> [operators, raw bytes moved in all]: what the time model
+    #: prices per working set; products and convolutions by count (0 bytes).
+    groups: dict[tuple[str, int], list[float]] = field(default_factory=dict)
+    #: Forward convolutions by shape (ConvKey) -> [how many, FLOPs in all at this batch].
+    conv_shapes: dict[ConvKey, list[float]] = field(default_factory=dict)
+    #: Bytes of one tensor the operators allocate (at least :data:`ALLOCATION_FLOOR`) ->
+    #: how many: what a CPU may fault in fresh at every step (``glibc.always_mapped``).
+    allocations: dict[int, int] = field(default_factory=dict)
+
+    def add_allocation(self, nbytes: int) -> None:
+        """Record one tensor of ``nbytes`` the pass allocates (small ones are left out)."""
+        if nbytes >= ALLOCATION_FLOOR:
+            self.allocations[nbytes] = self.allocations.get(nbytes, 0) + 1
+
+    def add_group(self, family: str, nbytes: float) -> None:
+        """Record one operator of ``family`` moving ``nbytes`` (raw, not cost-weighted)."""
+        key = (family, _size_bucket(nbytes) if nbytes else 0)
+        entry = self.groups.setdefault(key, [0.0, 0.0])
+        entry[0] += 1
+        entry[1] += nbytes
+
+
+#: A forward convolution's shape as ``OpProfile.conv_shapes`` records it: kernel, stride,
+#: dilation, groups, transposed, one sample's input elements, the per-sample per-group
+#: product [M, K, N] and the effective size of its implicit product at the counted batch.
+ConvKey = tuple[
+    tuple[int, ...], tuple[int, ...], tuple[int, ...], int, bool, int, tuple[int, int, int], int
+]
+#: The forward convolutions (their arguments: input, weight, bias, stride, padding,
+#: dilation, transposed, output_padding, groups); on the meta device ``convolution``.
+_CONV_FORWARD = {"convolution", "_convolution", "convolution_overrideable"}
+
+
+def _conv_key(name: str, args: Any, out: Any, size: int) -> ConvKey | None:
+    """A forward convolution's shape (None: not a forward convolution, or unreadable)."""
+    outs = _tensors(out)
+    if name not in _CONV_FORWARD or len(args) < 9 or not outs:
+        return None
+    x, w, o = args[0], args[1], outs[0]
+    try:
+        groups = int(args[8])
+        kernel = tuple(int(d) for d in w.shape[2:])
+        product = (
+            int(w.shape[0]) // groups,
+            math.prod(int(d) for d in w.shape[1:]),
+            math.prod(int(d) for d in o.shape[2:]),
+        )
+        return (
+            kernel,
+            tuple(int(v) for v in args[3]),
+            tuple(int(v) for v in args[5]),
+            groups,
+            bool(args[6]),
+            math.prod(int(d) for d in x.shape[1:]),
+            product,
+            size,
+        )
+    except (AttributeError, IndexError, TypeError, ValueError):
+        return None
+
+
+def _add_conv(count: Count, name: str, call: tuple[Any, Any, Any], flops: float, size: int) -> None:
+    """Record one convolution: its FLOPs by size, its shape, and its tensors' bytes."""
+    args, kwargs, out = call
+    count.conv_flops += flops
+    count.conv[size] = count.conv.get(size, 0.0) + flops
+    key = _conv_key(name, args, out, size)
+    if key is not None:
+        entry = count.conv_shapes.setdefault(key, [0.0, 0.0])
+        entry[0] += 1
+        entry[1] += flops
+    # Its tensors' bytes: a GPU's layout transposes around it move them.
+    tensors = _tensors((args, kwargs, out))
+    count.add_group("conv", float(sum(t.numel() * t.element_size() for t in tensors)))
+
+
+def _allocated(func: Any, out: Any) -> list[int]:
+    """Bytes of each tensor ``func`` returned that is its own (no alias of an input)."""
+    import torch
+
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    sizes = []
+    for ret, o in zip(func._schema.returns, outs, strict=False):
+        if ret.alias_info is not None:
+            continue
+        for t in o if isinstance(o, (tuple, list)) else (o,):
+            if isinstance(t, torch.Tensor):
+                sizes.append(t.numel() * t.element_size())
+    return sizes
+
+
+def _blas_copies(name: str, args: Any) -> list[int]:
+    """Bytes of the contiguous copies a CPU matrix product makes of its broadcast operands.
+
+    BLAS takes a matrix with one unit stride; PyTorch's CPU ``mm`` and ``addmm`` copy an
+    operand with a zero stride (an expanded tensor, such as the gradient of a sum) into
+    a fresh contiguous one first (``addmm_impl_cpu_``), at every call. Timed on a Zen 3
+    guest, a [1024 x 8192] expanded operand by an [8192 x 256] weight took 67.6 ms against
+    48.4 for the same operand contiguous; ``bmm`` took as long with one as without.
+    """
+    if name not in ("mm", "addmm"):
+        return []
+    ts = _tensors(args)
+    operands = ts[1:3] if name == "addmm" else ts[:2]
+    return [
+        t.numel() * t.element_size()
+        for t in operands
+        if any(st == 0 and d > 1 for st, d in zip(t.stride(), t.shape, strict=False))
+    ]
+
+
+def _tensors(obj: Any) -> list[Any]:
+    import torch
+    from torch.utils._pytree import tree_flatten
+
+    return [t for t in tree_flatten(obj)[0] if isinstance(t, torch.Tensor)]
+
+
+def _rows_and_work(dims: tuple[float, float, float] | None) -> tuple[int | None, int | None]:
+    """A product's smaller output side min(M, N) and the side of the square of its work."""
+    if dims is None:
+        return None, None
+    m, n, k = dims
+    return max(1, round(min(m, n))), max(
+        1, round((max(m, 1.0) * max(n, 1.0) * max(k, 1.0)) ** (1 / 3))
+    )
+
+
+def effective_size(m: float, n: float, k: float) -> int:
+    """Effective size of an (m x k) @ (k x n) product: the harmonic mean of m, n and k.
+
+    A skinny product runs at the speed its smallest side allows, so the harmonic mean
+    (dominated by the smallest side) predicts its rate better than the cube root.
+    """
+    dims = [max(float(d), 1.0) for d in (m, n, k)]
+    return max(1, round(3.0 / sum(1.0 / d for d in dims)))
+
+
+def _product_dims(name: str, args: Any, out: Any) -> tuple[float, float, float] | None:
+    """M, N, K of a product or of a convolution's implicit product."""
+    ts = _tensors(args)
+    outs = _tensors(out)
+    try:
+        if name in ("mm", "addmm", "bmm", "baddbmm"):
+            a, b = (ts[1], ts[2]) if name in ("addmm", "baddbmm") else (ts[0], ts[1])
+            return float(a.shape[-2]), float(b.shape[-1]), float(a.shape[-1])
+        if name in _CONV_OPS and len(ts) >= 2 and outs:
+            w, o = ts[1], outs[0]
+            m = o.shape[0] * math.prod(o.shape[2:])
+            return float(m), float(w.shape[0]), float(math.prod(w.shape[1:]))
+        if "attention" in name and len(ts) >= 2:
+            q, k = ts[0], ts[1]
+            return float(q.shape[-2]), float(k.shape[-2]), float(q.shape[-1])
+    except (IndexError, AttributeError):
+        return None
+    return None
+
+
+def _add_rnn_layer(count: Count, name: str, args: Any) -> None:
+    """Record one oneDNN recurrent layer as the products and passes its kernel makes.
+
+    ``mkldnn_rnn_layer(input [T, B, I], w_ih [G*H, I], w_hh [G*H, H], ...)`` runs one
+    direction of one layer (PyTorch ``aten/src/ATen/native/mkldnn/RNN.cpp``). oneDNN's RNN
+    primitive multiplies the whole sequence's input by ``w_ih`` in one product and each
+    step's hidden state by ``w_hh`` in a product of B rows; an element-wise kernel per
+    step reads the G gates and the cell state and writes the hidden and cell states, and
+    in training the gates it keeps for the backward (oneDNN developer guide, "RNN":
+    the cell functions and the workspace). The weights are reordered into oneDNN's
+    layout at every call. The backward is priced as a training step's backward always is
+    (two forwards' products at the same sizes); here only its element-wise passes are
+    counted: per step it reads the kept gates, the cell states and the states' gradients
+    and writes the gates' and the cell state's gradients.
+    """
+    x, w_ih, w_hh = args[0], args[1], args[2]
+    count.add_group(RNN_LAYER, 0.0)  # the call's own cost (timing._rnn_layer_calls)
+    steps, batch, width = (int(d) for d in x.shape)
+    gates, hidden = int(w_ih.shape[0]), int(w_hh.shape[1])
+    item = x.element_size()
+    weights = float(w_ih.numel() + w_hh.numel()) * w_ih.element_size()
+    count.add_group("eltwise", 2.0 * weights)
+    count.memory_bytes += 2.0 * weights
+    if name == "mkldnn_rnn_layer":
+        train = bool(args[15]) if len(args) > 15 else True
+        products = [((steps * batch, gates, width), 1), ((batch, gates, hidden), steps)]
+        for (m, n, k), times in products:
+            flops = 2.0 * m * n * k * times
+            count.rnn_flops += flops
+            count.total_flops += flops
+            rows, work = _rows_and_work((m, n, k))
+            # The steps' weight is packed once for the whole sequence (the reorder above),
+            # so a step's product of few rows pays no packing of its own: it runs as a
+            # square product of the same work does.
+            side = work or 1
+            key: tuple[int, int | None, int | None] = (
+                (effective_size(m, n, k), rows, work) if times == 1 else (side, None, side)
+            )
+            count.gemm[key] = count.gemm.get(key, 0.0) + flops
+            for _ in range(times):
+                count.add_group("gemm", 0.0)
+        per_step = batch * (gates + hidden + 2 * hidden + (gates if train else 0)) * item
+    else:
+        per_step = batch * (2 * gates + 5 * hidden) * item
+    for _ in range(steps):
+        count.add_group("eltwise", float(per_step))
+    count.memory_bytes += float(per_step) * steps
+
+
+def _make_mode(count: Count) -> Any:
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import flop_registry
+
+    class _Sorter(TorchDispatchMode):
+        """Sorts operators into products, convolutions and memory-bound work."""
+
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            name = func.overloadpacket.__name__
+            if name in _ALLOCATING_OPS or not (name in _FREE_OPS or func.is_view):
+                for nbytes in _allocated(func, out):
+                    count.add_allocation(nbytes)
+            if name in _FREE_OPS or getattr(func, "is_view", False):
+                return out
+            count.kernels += 1
+            if name in _RNN_LAYERS:
+                _add_rnn_layer(count, name, args)
+                return out
+            counter = flop_registry.get(func.overloadpacket)
+            if counter is not None:
+                flops = float(counter(*args, **kwargs, out_val=out))
+                count.total_flops += flops
+                dims = _product_dims(name, args, out)
+                size = effective_size(*dims) if dims else 256
+                if name in _CONV_OPS:
+                    _add_conv(count, name, (args, kwargs, out), flops, size)
+                elif name in _GEMM_OPS:
+                    key = (size, *_rows_and_work(dims))
+                    count.gemm[key] = count.gemm.get(key, 0.0) + flops
+                    count.add_group("gemm", 0.0)
+                    for nbytes in _blas_copies(name, args):
+                        count.add_allocation(nbytes)
+                        count.add_group("eltwise", 2.0 * nbytes)
+                        count.memory_bytes += 2.0 * nbytes
+                else:
+                    count.other_flops += flops
+                    count.add_group("other", 0.0)
+                return out
+            moved = sum(t.numel() * t.element_size() for t in _tensors((args, kwargs, out)))
+            count.memory_bytes += moved * MEMORY_OP_COST.get(name, 1.0)
+            count.add_group(op_family(name), float(moved))
+            return out
+
+    return _Sorter()
+
+
+def _sample_input(shape: list[int], batch: int, tokens: bool) -> Any:
+    import torch
+
+    size = [batch, *shape]
+    if tokens:
+        return torch.zeros(size, dtype=torch.long, device="meta")
+    return torch.empty(size, dtype=torch.float32, device="meta")
+
+
+def has_recurrent(model: Any) -> bool:
+    """Whether the model has recurrent layers (``nn.LSTM``, ``nn.GRU``, ``nn.RNN``)."""
+    import torch
+
+    return any(isinstance(mod, torch.nn.RNNBase) for mod in model.modules())
+
+
+@contextmanager
+def _dispatch_like_cpu(model: Any) -> Iterator[tuple[Any, Callable[..., Any]]]:
+    """The model and an input maker for the timed count.
+
+    Recurrent layers dispatch by device: on a CPU an LSTM layer runs as one oneDNN
+    primitive and a GRU's cells get the whole sequence's input product at once
+    (``aten/src/ATen/native/RNN.cpp``, ``FullLayer`` with ``pre_compute_input`` on a CPU),
+    while on the meta device every step multiplies its own input. So a model with them
+    is counted on fake CPU tensors, which follow the CPU's dispatch (a copy of the model:
+    the meta one keeps counting the activations). Other models are counted on the meta
+    device as they are.
+    """
+    if not has_recurrent(model):
+        yield model, _sample_input
+        return
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from hwadvisor.estimate.workload.memjob import fake_model
+
+    mode = FakeTensorMode()
+    timed = fake_model(copy.deepcopy(model), mode)
+
+    def sample(shape: list[int], batch: int, tokens: bool) -> Any:
+        dtype = torch.long if tokens else torch.float32
+        return torch.zeros([batch, *shape], dtype=dtype, device="cpu")
+
+    with mode:
+        yield timed, sample
+
+
+def _first_leaf_is_embedding(model: Any) -> bool:
+    import torch
+
+    for mod in model.modules():
+        if len(list(mod.children())) == 0 and any(True for _ in mod.parameters(recurse=False)):
+            return isinstance(mod, torch.nn.Embedding)
+    return False
+
+
+@dataclass
+class Counted:
+    """A counted model: sizes per sample at the counted batch."""
+
+    params: int
+    #: Parameter tensors an optimizer updates (those that require grad).
+    param_tensors: int
+    forward: Count
+    backward: Count
+    activation_bytes_per_sample: float
+    tokens_input: bool
+    batch: int
+
+
+def build_on_meta(fn: Callable[[], Any], spec: str) -> Any:
+    """Call the user's factory with the meta device as default; it must return a Module."""
+    import torch
+
+    try:
+        with torch.device("meta"):
+            model = fn()
+    except Exception as exc:
+        raise UsageError(f"model '{spec}': building it raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError(
+            f"model '{spec}': the callable returned {type(model).__name__}, not a torch.nn.Module"
+        )
+    return model.to("meta")
+
+
+def _run(model: Any, x: Any, count: Count, back: Count | None = None) -> None:
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    saved: list[float] = []
+
+    def pack(t: Any) -> Any:
+        saved.append(float(t.numel() * t.element_size()))
+        return t
+
+    with (
+        FlopCounterMode(display=False) as fcm,
+        torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t),
+    ):
+        with _make_mode(count):
+            out = model(x)
+        if back is not None:
+            floats = [t for t in _tensors(out) if t.is_floating_point() and t.requires_grad]
+            if floats:
+                loss = sum(t.sum() for t in floats)
+                with _make_mode(back):
+                    loss.backward()
+    # FlopCounterMode is the reference count; ours must agree on the products it knows.
+    if back is None:
+        count.total_flops = float(fcm.get_total_flops()) + count.rnn_flops
+    count.saved_bytes = sum(saved)
+
+
+def count_model(
+    model: Any, input_shape: list[int], batch: int, spec: str, *, train: bool = True
+) -> Counted:
+    """Parameters, the forward (and backward) count at ``batch`` and activation bytes per sample.
+
+    ``train`` counts in training mode (dropout active, batch norm on batch statistics);
+    inference counts in eval mode.
+    """
+    tokens = _first_leaf_is_embedding(model)
+    params = sum(p.numel() for p in model.parameters())
+    tensors = sum(1 for p in model.parameters() if p.requires_grad)
+    fwd, bwd = Count(), Count()
+    try:
+        model.train(train)
+        one, two = Count(), Count()
+        _run(model, _sample_input(input_shape, 1, tokens), one)
+        _run(model, _sample_input(input_shape, 2, tokens), two)
+        with _dispatch_like_cpu(model) as (timed, sample):
+            timed.train(train)
+            _run(timed, sample(input_shape, batch, tokens), fwd)
+            # Backward on its own: its memory-bound mix differs (no dropout masks, cheap pooling).
+            _run(timed, sample(input_shape, batch, tokens), Count(), bwd)
+    except UsageError:
+        raise
+    except Exception as exc:
+        shape = ",".join(str(d) for d in input_shape)
+        raise UsageError(
+            f"model '{spec}': a forward pass with input shape {shape} (one sample, batch first added) "
+            f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        ) from exc
+    per_sample = max(0.0, two.saved_bytes - one.saved_bytes)
+    return Counted(
+        params=params,
+        param_tensors=tensors,
+        forward=fwd,
+        backward=bwd,
+        activation_bytes_per_sample=per_sample,
+        tokens_input=tokens,
+        batch=batch,
+    )

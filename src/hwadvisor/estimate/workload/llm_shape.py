@@ -1,0 +1,157 @@
+"""A language model's shape in the workload document, and back to :class:`LlmArch`.
+
+:func:`resolve_llm` turns a ``--model`` value that names a language model (a catalog
+decoder, a Hugging Face id, a folder, a ``config.json`` or a ``.gguf`` file) into an
+:class:`~hwadvisor.models.workload.LlmShape`, the serialisable copy the workload carries,
+so a saved workload is priced again without reading the files. :func:`arch_of` rebuilds
+the :class:`~hwadvisor.llm.LlmArch` the physics takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from hwadvisor.catalog.schema import ModelEntry
+from hwadvisor.llm import LlmArch, QuantConfig
+from hwadvisor.llm.resolve import ResolvedModel
+from hwadvisor.models.workload import LlmQuantization, LlmShape
+
+
+def looks_like_llm_path(spec: str) -> bool:
+    """True when ``spec`` is an existing path, a ``.json``/``.gguf`` name, or ``org/name``."""
+    from hwadvisor.llm.hub import is_hub_id
+
+    path = Path(spec).expanduser()
+    return path.exists() or path.suffix.lower() in (".json", ".gguf") or is_hub_id(spec)
+
+
+#: The fields a workload's :class:`LlmShape` and an :class:`LlmArch` share as they are
+#: (the sliding layers, the quantization and the rest are converted or one side's own).
+_SAME_FIELDS = (
+    "name",
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "intermediate",
+    "vocab",
+    "tied_embeddings",
+    "gated_mlp",
+    "attention_bias",
+    "norms_per_layer",
+    "experts",
+    "experts_per_token",
+    "expert_intermediate",
+    "sliding_window",
+    "max_context",
+    "dtype",
+    "source",
+)
+
+
+def _copied(src: LlmArch | LlmShape) -> dict[str, Any]:
+    """The :data:`_SAME_FIELDS` of ``src``, by name."""
+    return {name: getattr(src, name) for name in _SAME_FIELDS}
+
+
+def shape_of(resolved: ResolvedModel) -> LlmShape:
+    """The workload's copy of a resolved model's shape (and its weight-file bytes)."""
+    arch = resolved.arch
+    q = arch.quantization
+    return LlmShape(
+        **_copied(arch),
+        sliding_layers=list(arch.sliding_layers),
+        quantization=(
+            LlmQuantization(
+                method=q.method, bits=q.bits, group_size=q.group_size, format_id=q.format_id
+            )
+            if q is not None
+            else None
+        ),
+        params_total=arch.params_total,
+        params_active=arch.params_active,
+        weight_file_bytes=resolved.weights.total_bytes if resolved.weights else None,
+        origin=resolved.origin,
+    )
+
+
+def arch_of(shape: LlmShape) -> LlmArch:
+    """The :class:`LlmArch` a workload's shape describes."""
+    q = shape.quantization
+    return LlmArch(
+        **_copied(shape),
+        sliding_layers=tuple(shape.sliding_layers),
+        quantization=(
+            QuantConfig(
+                method=q.method, bits=q.bits, group_size=q.group_size, format_id=q.format_id
+            )
+            if q is not None
+            else None
+        ),
+    )
+
+
+def catalog_shape(entry: ModelEntry) -> LlmShape | None:
+    """The shape of a catalog decoder with a full LLM shape; None for any other entry."""
+    from hwadvisor.errors import UsageError
+    from hwadvisor.llm import arch_from_catalog
+
+    try:
+        return shape_of(ResolvedModel(arch_from_catalog(entry), "catalog"))
+    except UsageError:
+        return None
+
+
+def resolve_llm(spec: str, extra_catalogs: Iterable[Path] | None = None) -> LlmShape:
+    """The shape of the model ``spec`` names outside the catalog's ids (path or Hub id)."""
+    from hwadvisor.llm import resolve_model
+
+    return shape_of(resolve_model(spec, extra_catalogs=extra_catalogs))
+
+
+def catalog_for_hub_id(
+    spec: str, extra_catalogs: Iterable[Path] | None = None
+) -> ModelEntry | None:
+    """The catalog entry whose ``hf_repo`` is the Hub id ``spec`` (case-insensitive), if any.
+
+    Used when the local cache lacks the config: the entry's numbers come from the same
+    config.json, so no network is needed.
+    """
+    from hwadvisor.catalog import load_models
+
+    key = spec.strip().lower()
+    return next(
+        (m for m in load_models(extra_catalogs).values() if m.hf_repo and m.hf_repo.lower() == key),
+        None,
+    )
+
+
+def language_model(
+    model: str | None, extra_catalogs: list[Path] | None
+) -> tuple[LlmShape | None, ModelEntry | None]:
+    """The shape of ``model`` when it is a language model, and its catalog entry if any.
+
+    Catalog ids first (fuzzy, with a did-you-mean), unless ``model`` is an existing path
+    or a Hub id (``org/name``): those are read from the files or the local Hugging Face
+    cache; a Hub id a catalog entry names as its ``hf_repo`` uses that entry when the
+    cache lacks it. ``module:callable`` (a torch module) is no language model here.
+    """
+    from hwadvisor.catalog import find_model, load_models
+    from hwadvisor.errors import UsageError
+    from hwadvisor.estimate.workload.loading import looks_like_user_model
+
+    if model is None or looks_like_user_model(model):
+        return None, None
+    if looks_like_llm_path(model) and model.lower() not in load_models(extra_catalogs):
+        try:
+            return resolve_llm(model, extra_catalogs), None
+        except UsageError:
+            entry = catalog_for_hub_id(model, extra_catalogs)
+            if entry is None:
+                raise
+            return catalog_shape(entry), entry
+    entry = find_model(model, extra_catalogs)
+    return catalog_shape(entry), entry
