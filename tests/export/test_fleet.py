@@ -11,9 +11,10 @@ import pytest
 
 from hwadvisor.catalog.match import match_gpu
 from hwadvisor.estimate import build_workload
-from hwadvisor.export.fleet import Candidate, FleetStatus, rank_fleet
+from hwadvisor.export.fleet import Candidate, rank_fleet
 from hwadvisor.export.gather import gather_fleet
 from hwadvisor.models.estimate import DeviceEstimate
+from hwadvisor.models.fleet import FleetStatus
 from hwadvisor.models.workload import Task, Workload
 
 from .conftest import BAD_REPORTS, GOOD_REPORTS, PARTIAL_REPORTS, REPORTS, report_named

@@ -13,9 +13,10 @@ import pytest
 import hwadvisor.estimate
 from hwadvisor.cost.model import Cost
 from hwadvisor.estimate import build_workload
-from hwadvisor.export.fleet import Candidate, RankBy, rank_fleet
+from hwadvisor.export.fleet import Candidate, rank_fleet
 from hwadvisor.export.gather import gather_fleet, hardware_key, read_reports
 from hwadvisor.models.estimate import DeviceEstimate
+from hwadvisor.models.fleet import RankBy
 from hwadvisor.models.workload import Workload
 
 from .conftest import REPORTS, report_named

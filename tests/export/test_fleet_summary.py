@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from hwadvisor.estimate import build_workload
-from hwadvisor.export.fleet import FleetReport, FleetSkip
 from hwadvisor.export.gather import gather_fleet
+from hwadvisor.models.fleet import FleetReport, FleetSkip
 from hwadvisor.render import stdout_console
 from hwadvisor.render.fleet import DEFAULT_LIMIT, more_line, skipped_lines
 

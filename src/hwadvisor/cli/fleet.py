@@ -54,8 +54,8 @@ def fleet(
 ) -> None:
     """Rank saved reports from many machines for a workload (unreadable ones are skipped)."""
     from hwadvisor.cli._common import emit, workload_options
-    from hwadvisor.export.fleet import FleetReport
     from hwadvisor.export.gather import fleet_pricing, gather_fleet, read_reports
+    from hwadvisor.models.fleet import FleetReport
     from hwadvisor.pipeline import workload_for
 
     shown = _shown(limit, show_all)

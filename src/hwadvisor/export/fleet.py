@@ -19,35 +19,21 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 
-from pydantic import Field
-
-from hwadvisor.cost.model import Cost
 from hwadvisor.export.report import Report
 from hwadvisor.export.roles import node_roles
-from hwadvisor.models.common import Document, Versioned
+from hwadvisor.models.cost import Cost
 from hwadvisor.models.estimate import DeviceEstimate
+from hwadvisor.models.fleet import (
+    FleetEntry,
+    FleetGroup,
+    FleetReport,
+    FleetSkip,
+    FleetStatus,
+    RankBy,
+)
 from hwadvisor.models.workload import Task, Workload
 from hwadvisor.units import duration, human_bytes
-
-
-class FleetStatus(str, Enum):
-    """How a machine stands for the workload, best first."""
-
-    FITS = "fits"
-    UNKNOWN = "unknown"
-    TOO_SLOW = "too_slow"
-    NO_FIT = "does_not_fit"
-
-
-class RankBy(str, Enum):
-    """What orders machines of equal status (``fleet --by``)."""
-
-    TIME = "time"
-    COST = "cost"
-    ENERGY = "energy"
-
 
 _STATUS_ORDER = {
     FleetStatus.FITS: 0,
@@ -55,75 +41,6 @@ _STATUS_ORDER = {
     FleetStatus.TOO_SLOW: 2,
     FleetStatus.NO_FIT: 3,
 }
-
-
-class FleetEntry(Document):
-    """One machine's place in the ranking."""
-
-    rank: int
-    source: str = Field(description="the report file")
-    hostname: str | None = None
-    device: str = Field(description="what runs the job there: cpu, gpu or multi_gpu")
-    gpus: list[str] = Field(default_factory=list, description="GPU names with memory")
-    usable_cores: int | None = None
-    status: FleetStatus
-    fits_memory: bool | None = None
-    time_s: float | None = Field(
-        None, description="training: total time; inference: time per batch"
-    )
-    memory_bytes: int | None = None
-    device_memory_bytes: int | None = None
-    priced_as: str = Field(
-        description="what was priced: 'here' (the CPU) or a catalog GPU id, x GPUs"
-    )
-    basis: str | None = Field(
-        None, description="measured here, or catalog peak x achieved fraction"
-    )
-    recommended_device: str | None = Field(
-        None, description="the rule engine's verdict for this machine, if known"
-    )
-    rules_fit: bool | None = Field(None, description="the rule engine's fits_here for this machine")
-    advice: str | None = Field(None, description="the rule engine's one-sentence verdict")
-    reason: str
-    roles: list[str] = Field(default_factory=list)
-    cost: Cost | None = Field(
-        None, description="dollars and energy of the workload there (training: the job)"
-    )
-    group: int | None = Field(
-        None, description="the rank of this machine's hardware group (FleetReport.groups)"
-    )
-
-
-class FleetGroup(Document):
-    """Machines of identical hardware: one estimate, verdict and price for all of them."""
-
-    rank: int = Field(description="the group's place, by its best machine's rank")
-    count: int = Field(description="how many machines (nodes) the group has")
-    first: int = Field(description="the rank of its best machine, which stands for it")
-
-
-class FleetSkip(Document):
-    """A report that was not ranked, and why."""
-
-    source: str
-    reason: str
-
-
-class FleetReport(Versioned):
-    """The ranking of a fleet for one workload."""
-
-    scenario: str | None = None
-    by: RankBy = Field(RankBy.TIME, description="what orders machines of equal status")
-    workload: Workload
-    machines: list[FleetEntry] = Field(default_factory=list)
-    groups: list[FleetGroup] = Field(
-        default_factory=list,
-        description="identical hardware ranked once: each group's size and best machine",
-    )
-    skipped: list[FleetSkip] = Field(default_factory=list)
-    warnings: list[str] = Field(
-        default_factory=list, description="stale prices used, each with its date"
-    )
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 This is the orchestration behind ``hwadvisor fleet``: plain functions the CLI calls, so
 tests drive them directly. A report that cannot be read, or a machine the estimator
-cannot price, becomes a :class:`~hwadvisor.export.fleet.FleetSkip` with the reason;
+cannot price, becomes a :class:`~hwadvisor.models.fleet.FleetSkip` with the reason;
 nothing in one report stops the others from being ranked.
 
 Inputs: report files (``check --json`` documents), folders (read recursively: every
@@ -37,8 +37,9 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from hwadvisor.catalog.match import match_gpu
 from hwadvisor.errors import HwadvisorError
-from hwadvisor.export.fleet import Candidate, FleetReport, FleetSkip, RankBy, rank_fleet
+from hwadvisor.export.fleet import Candidate, rank_fleet
 from hwadvisor.export.report import Report, report_from_data
+from hwadvisor.models.fleet import FleetReport, FleetSkip, RankBy
 from hwadvisor.models.workload import Scenario, Workload
 
 if TYPE_CHECKING:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from hwadvisor.engine.explain import Explanation
 from hwadvisor.errors import CatalogError
+from hwadvisor.models.prices import PricesUsed
 from hwadvisor.models.workload import Budget, Task
 
 if TYPE_CHECKING:
@@ -333,23 +334,6 @@ def stale_prices(costs: Iterable[Cost | None]) -> str | None:
 
 
 # -- rules explain: the prices a cost rule's facts rest on ------------------------------------
-
-
-@dataclass(frozen=True)
-class PricesUsed:
-    """What priced the estimates a cost rule read: the price list and the picks."""
-
-    source: str
-    own: str | None = None
-    picks: list[tuple[str, Any]] = field(default_factory=list)
-
-    def as_json(self) -> dict[str, Any]:
-        """The ``prices`` object of ``rules explain --json``."""
-        return {
-            "source": self.source,
-            "own_hardware": self.own,
-            "picks": {name: c.model_dump(mode="json") for name, c in self.picks},
-        }
 
 
 @dataclass

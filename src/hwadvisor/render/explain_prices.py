@@ -19,7 +19,7 @@ from hwadvisor.render.layout import Hanging
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from hwadvisor.pipeline.pricing import PricesUsed
+    from hwadvisor.models.prices import PricesUsed
 
 
 def render_prices_used(prices: PricesUsed, console: Console | None = None) -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
-from hwadvisor.export.fleet import FleetReport, FleetStatus
+from hwadvisor.models.fleet import FleetReport, FleetStatus
 from hwadvisor.models.workload import Task
 from hwadvisor.render import stdout_console
 from hwadvisor.render.cost import usd
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from hwadvisor.cost.model import Cost
-    from hwadvisor.export.fleet import FleetEntry
+    from hwadvisor.models.fleet import FleetEntry
 
 #: Groups shown when ``fleet`` is given neither ``--limit`` nor ``--all``.
 DEFAULT_LIMIT = 20
