@@ -10,11 +10,11 @@ exists, finishes within the deadline; ``None`` only when that cannot be told).
 
 from __future__ import annotations
 
-from hwadvisor.bench.reliability import drifted
 from hwadvisor.engine.context import Context
 from hwadvisor.engine.fit import fits_here, recommended_plan
 from hwadvisor.engine.template import render
 from hwadvisor.models.advice import Confidence, DeviceClass, Verdict
+from hwadvisor.models.bench import drifted
 from hwadvisor.models.rules import Condition, Op, Rule
 from hwadvisor.models.workload import Scenario
 
@@ -44,7 +44,7 @@ def doubts(ctx: Context) -> list[str]:
     No CPU measurements, measurements on a busy machine (the load average per benchmark
     thread at :data:`BUSY_LOAD` or more), a machine whose speed moved between the run's
     start and end (its first figure timed again, outside
-    :data:`~hwadvisor.bench.reliability.DRIFT_TOLERANCE`), a fp32 figure far below the
+    :data:`~hwadvisor.models.bench.DRIFT_TOLERANCE`), a fp32 figure far below the
     peak (throttled or disturbed), or figures the bench marked unreliable (their
     conclusions then come from the theoretical peak).
     """

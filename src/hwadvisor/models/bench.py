@@ -7,19 +7,36 @@ from pydantic import Field
 from hwadvisor.models.common import Document, Versioned
 from hwadvisor.models.plain import utc_now
 
+#: IQR / median above which a figure is not trusted: torch.utils.benchmark's own warning
+#: threshold (``_IQR_WARN_THRESHOLD`` = 0.1 in torch/utils/benchmark/utils/common.py,
+#: "This could indicate system fluctuation").
+RELIABLE_SPREAD = 0.10
+#: How far the first CPU figure, timed again when the run ends, may move before the run
+#: counts as drifting: twice the spread a steady figure may have. Past it the machine's
+#: own speed changed while measuring (a shared host, a clock that fell under load), so
+#: figures taken at different moments disagree and the verdicts resting on them lose
+#: confidence.
+DRIFT_TOLERANCE = 2 * RELIABLE_SPREAD
+
+
+def drifted(ratio: float) -> bool:
+    """Whether a figure timed again at the end, at ``ratio`` x its first value, moved too far
+    (outside :data:`DRIFT_TOLERANCE` either way)."""
+    return not (1.0 / (1.0 + DRIFT_TOLERANCE) <= ratio <= 1.0 + DRIFT_TOLERANCE)
+
 
 class BenchResult(Document):
     """One measured figure: a kernel at one dtype and shape on one device."""
 
     device: str = Field(description="cpu, cuda:N, mps, xpu:N")
     kernel: str = Field(
-        description="matmul, conv2d, copy, triad, h2d, d2h; the memory sweep's families (eltwise, batch_norm, batch_norm_backward, max_pool, dropout, layer_norm, softmax, gelu, masked_fill, where), dispatch, dispatch_backward, first_touch, and the optimizers' per-tensor figures (adamw_step, sgd_step)"
+        description="matmul (one figure per square size), conv2d, conv2d_backward, copy, triad, dispatch (CPU), h2d, d2h (CUDA); reports from older versions may hold other kernels, which readers ignore"
     )
     dtype: str
     shape: list[int]
     value: float = Field(description="throughput in `unit`, from the median time")
     unit: str = Field(
-        description="GFLOP/s, GOP/s, GB/s, or Mop/s (dispatch: millions of operators per second; adamw_step, sgd_step: millions of parameter tensors updated per second)"
+        description="GFLOP/s, GOP/s (int8), GB/s, or Mop/s (dispatch: millions of operators per second)"
     )
     median_s: float
     iqr_s: float
@@ -35,14 +52,14 @@ class BenchResult(Document):
     )
     level: str | None = Field(
         None,
-        description="memory sweep only: the level the working set was sized for (l2, l3, dram)",
+        description="reports from older versions only (their memory sweep): the level the working set was sized for (l2, l3, dram)",
     )
     working_set_bytes: int | None = Field(
-        None, description="memory sweep only: bytes one call reads and writes (its working set)"
+        None, description="reports from older versions only (their memory sweep): bytes one call reads and writes"
     )
     reliable: bool | None = Field(
         None,
-        description="false: too unsteady to draw conclusions from (spread over 10%, fewer than 4 timed runs, or a busy machine), and the advice falls back to the theoretical peak; null in reports made before it was assessed (taken as reliable)",
+        description="false: too unsteady to draw conclusions from alone (spread over 10%, fewer than 4 timed runs, or a busy machine); the figure stays, with its spread; null in reports made before it was assessed (taken as reliable)",
     )
     spread: float | None = Field(
         None,
