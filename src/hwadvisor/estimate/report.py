@@ -19,9 +19,9 @@ from hwadvisor.estimate.memory.fixes import memory_fixes
 from hwadvisor.estimate.memory.parts import MemoryPlan, breakdown, decide_fit
 from hwadvisor.estimate.memory.plan import Gpu, plan_for
 from hwadvisor.estimate.timing.bands import band_class, with_bands
-from hwadvisor.estimate.timing.cpu import here_rates
+from hwadvisor.estimate.timing.cpu import here_model
+from hwadvisor.estimate.timing.device import DeviceModel, device_model
 from hwadvisor.estimate.timing.plan_time import timed_plan
-from hwadvisor.estimate.timing.rates import Rates, catalog_rates
 from hwadvisor.estimate.timing.scaling import efficiency
 from hwadvisor.estimate.timing.step import step_time
 from hwadvisor.estimate.workload.defaults import precision_defaulted
@@ -70,14 +70,13 @@ def estimate_workload(
             if workload.task.is_llm:
                 est = _llm_on(workload, entry, n, facts=None, bench=None)
             else:
-                rates = catalog_rates(entry, workload.precision)
                 est = _estimate(
                     workload,
-                    rates,
+                    device_model(entry, workload.precision),
                     gpus=n,
                     gpu=entry.kind is not DeviceKind.CPU,
                     plannable=entry.kind is DeviceKind.GPU,
-                    rates_at=functools.partial(catalog_rates, entry),
+                    rates_at=functools.partial(device_model, entry),
                 )
             if found[dev].notes:
                 est = est.model_copy(update={"assumptions": [*found[dev].notes, *est.assumptions]})
@@ -111,7 +110,7 @@ def _here(wl: Workload, facts: Facts | None, bench: BenchReport | None) -> Devic
     if wl.task.is_llm:
         est = _llm_on(wl, None, 1, facts=facts, bench=bench)
     else:
-        est = _estimate(wl, here_rates(facts, bench, wl.precision), gpus=1, gpu=False)
+        est = _estimate(wl, here_model(facts, bench, wl.precision), gpus=1, gpu=False)
         est = _faster_in_fp32(wl, est, facts, bench)
     extra = []
     if facts is not None and facts.gpus:
@@ -142,7 +141,7 @@ def _faster_in_fp32(
         return est
     fp32 = _estimate(
         wl.model_copy(update={"precision": Precision.FP32}),
-        here_rates(facts, bench, Precision.FP32),
+        here_model(facts, bench, Precision.FP32),
         gpus=1,
         gpu=False,
     )
@@ -161,12 +160,12 @@ def _faster_in_fp32(
 
 def _estimate(
     wl: Workload,
-    rates: Rates,
+    rates: DeviceModel,
     *,
     gpus: int,
     gpu: bool,
     plannable: bool = False,
-    rates_at: Callable[[Precision], Rates] | None = None,
+    rates_at: Callable[[Precision], DeviceModel] | None = None,
 ) -> DeviceEstimate:
     """Time and memory on one device; ``plannable``: a GPU a multi-GPU plan may use;
     ``rates_at``: the device's rates at another precision, to time the plan."""
@@ -207,7 +206,7 @@ def _estimate(
 
 
 def _memory(
-    wl: Workload, rates: Rates, *, gpus: int, gpu: bool, plannable: bool, notes: list[str]
+    wl: Workload, rates: DeviceModel, *, gpus: int, gpu: bool, plannable: bool, notes: list[str]
 ) -> dict[str, Any]:
     """The memory fields of a device estimate (notes appended to ``notes``).
 
@@ -262,10 +261,9 @@ def estimate_on_entry(workload: Workload, entry: DeviceEntry, *, gpus: int = 1) 
     is_gpu = entry.kind is DeviceKind.GPU
     if workload.task.is_llm:
         return _llm_on(workload, entry, gpus if is_gpu else 1, facts=None, bench=None)
-    rates = catalog_rates(entry, workload.precision)
     return _estimate(
         workload,
-        rates,
+        device_model(entry, workload.precision),
         gpus=gpus if is_gpu else 1,
         gpu=entry.kind is not DeviceKind.CPU,
         plannable=is_gpu,

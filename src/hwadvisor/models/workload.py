@@ -101,6 +101,37 @@ class Precision(str, Enum):
     FP16 = "fp16"
     INT8 = "int8"
 
+    @property
+    def dtype(self) -> str:
+        """The dtype its products run in (a bench figure's ``dtype``): autocast runs
+        them in bf16."""
+        return "bf16" if self is Precision.AMP else self.value
+
+    @property
+    def weight_bytes(self) -> float:
+        """Bytes a stored weight takes: mixed precision keeps fp32 weights (and casts
+        them at each call, reading all four bytes)."""
+        return 4.0 if self is Precision.AMP else DTYPE_BYTES[self.value]
+
+    @property
+    def activation_bytes(self) -> float:
+        """Bytes an activation element takes on average: autocast keeps about half of a
+        step's elementwise traffic (normalisation, softmax, losses) in fp32, so 3."""
+        return 3.0 if self is Precision.AMP else DTYPE_BYTES[self.value]
+
+
+#: Bytes an element of each dtype takes: the one table of them (tf32 is fp32 storage
+#: with TF32 math; fp8 and int8 one byte; int4 half).
+DTYPE_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "tf32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": 0.5,
+}
+
 
 class Optimizer(str, Enum):
     """Optimizer, which sets the bytes of state per parameter."""
@@ -157,6 +188,11 @@ class ConvShape(Document):
     size: int = Field(
         ge=1, description="effective size of their implicit product as the conv buckets count it"
     )
+
+
+#: The op-profile family of a recurrent layer's one fused call (LSTM, GRU): its products
+#: are counted apart; the call itself is priced as one operator launch.
+RNN_LAYER = "rnn_layer"
 
 
 class OpGroup(Document):

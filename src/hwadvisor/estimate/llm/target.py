@@ -60,9 +60,9 @@ def here_target(facts: Facts | None, bench: BenchReport | None) -> Target:
     Without bench figures the speed is unknown (the facts hold no memory bandwidth);
     the memory fit still uses the machine's memory (the cgroup limit when there is one).
     """
-    from hwadvisor.estimate.timing.cpu import here_rates
+    from hwadvisor.estimate.timing.cpu import here_model
 
-    rates = here_rates(facts, bench, Precision.FP32)
+    rates = here_model(facts, bench, Precision.FP32)
     notes = list(rates.assumptions)
     mem = rates.memory_bytes
     threads = facts.cpu.usable_cores if facts is not None else None

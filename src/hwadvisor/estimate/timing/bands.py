@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from hwadvisor.models.band import HERE_CLASSES, TimeBand
 
 if TYPE_CHECKING:
-    from hwadvisor.estimate.timing.rates import Rates
+    from hwadvisor.estimate.timing.device import DeviceModel
     from hwadvisor.models.estimate import DeviceEstimate
 
 
@@ -57,30 +57,15 @@ def load_bands() -> dict[str, BandSpec]:
     return out
 
 
-def band_class(rates: Rates, gpus: int, parts: dict[str, float]) -> str:
+def band_class(rates: DeviceModel, gpus: int, parts: dict[str, float]) -> str:
     """The validation class of an estimate made with ``rates`` on ``gpus`` devices."""
     if rates.device == "here":
         return HERE_CLASSES[0] if rates.basis.startswith("measured") else HERE_CLASSES[1]
     if not rates.gpu:
-        return "catalog_cpu" if _validated_cpu(rates) else "catalog_cpu_other"
+        return "catalog_cpu"
     if gpus > 1:
         return "multi_gpu"
     return "catalog_gpu_host_bound" if parts.get("overhead", 0.0) > 0 else "catalog_gpu"
-
-
-#: The largest catalog CPU share ``benchmarks/catalog_cpu_accuracy.py`` has validated.
-VALIDATED_CPU_CORES = 2
-
-
-def _validated_cpu(rates: Rates) -> bool:
-    """Whether a catalog CPU estimate is of the kind the validation covered: a share of a
-    CPU whose own kind of core has a recorded sweep, on as many cores as it ran."""
-    from hwadvisor.estimate.timing.cpu_catalog import SharedLevels
-
-    levels = rates.levels
-    return (
-        isinstance(levels, SharedLevels) and levels.matched and levels.cores <= VALIDATED_CPU_CORES
-    )
 
 
 def band(value: float | None, name: str, *, inverse: bool = False) -> TimeBand | None:

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from hwadvisor.bench.sweep import RNN_LAYER
-from hwadvisor.models.workload import OpProfile, Precision, Task, Workload
+from hwadvisor.estimate.timing.device import DeviceModel, Links, catalog_peak, size_curve
+from hwadvisor.models.workload import RNN_LAYER, OpProfile, Precision, Task, Workload
 
 if TYPE_CHECKING:
     from hwadvisor.catalog.schema import DeviceEntry
@@ -44,6 +44,9 @@ NO_LAUNCH = frozenset({VIEW, MODULE})
 TRAIN_WORK = 3.0
 #: Kernels one optimizer step launches per pass (foreach / multi-tensor kernels).
 OPTIMIZER_PASSES = {"adamw": 8, "sgd": 3}
+#: A backward pass moves this many times its forward's memory-bound bytes (grad-input
+#: reads the saved input and the incoming gradient and writes one).
+BACKWARD_TRAFFIC = 2.0
 #: Size of products whose size is unknown.
 UNKNOWN_SIZE = 256.0
 #: The family an operator known only as a launch is priced as (no nn.Module wrapper).
@@ -113,27 +116,45 @@ def _products(wl: Workload, prof: OpProfile, roof: Roofline, work: float) -> dic
     return parts
 
 
-def _memory(wl: Workload, prof: OpProfile, roof: Roofline) -> tuple[float, float]:
-    """Seconds of the memory-bound operators, and of the layout transposes around convolutions."""
+def memory_traffic(
+    wl: Workload, prof: OpProfile, *, layout: bool = False, backward_default: bool = False
+) -> tuple[float, float]:
+    """Bytes the memory-bound operators of one step move, and (``layout``) those of the
+    transposes around NCHW convolutions on tensor cores.
+
+    Each group's counted bytes at the job's element size (autocast keeps layer norm and
+    softmax in fp32), times the passes its kernel makes over them
+    (``catalog/data/gpu_time.yaml``). ``backward_default``: a training profile without
+    backward groups takes the backward as :data:`BACKWARD_TRAFFIC` forwards.
+    """
     train = wl.task is Task.TRAIN
     passes = gpu_constants()["passes"]
-    layout = gpu_constants()["layout"]
-    nchw = layout["default"] == "nchw" and not wl.channels_last
-    transposes = roof.conv_tensor_cores and nchw and bool(layout["tensor_core_transposes"])
-    seconds = moved_layout = 0.0
+    repeat = (
+        1.0 + BACKWARD_TRAFFIC if train and not any(g.backward for g in prof.op_groups) else 1.0
+    )
+    moved = moved_layout = 0.0
     for g in prof.op_groups:
         if (g.backward and not train) or not g.bytes:
             continue
         scale = element_bytes(wl.precision, g.family) / 4.0
         if g.family == "conv":
-            if transposes:  # each tensor read and written once more
+            if layout:  # each tensor read and written once more
                 moved_layout += 2.0 * g.count * g.bytes * wl.batch_size * scale
             continue
         if g.family in PRODUCTS:
             continue
         factor = float(passes.get(g.family, 1.0))
-        seconds += g.count * g.bytes * wl.batch_size * scale * factor / roof.bandwidth
-    return seconds, moved_layout / roof.bandwidth
+        moved += repeat * g.count * g.bytes * wl.batch_size * scale * factor
+    return moved, moved_layout
+
+
+def _memory(wl: Workload, prof: OpProfile, roof: Roofline) -> tuple[float, float]:
+    """Seconds of the memory-bound operators, and of the layout transposes around convolutions."""
+    layout = gpu_constants()["layout"]
+    nchw = layout["default"] == "nchw" and not wl.channels_last
+    transposes = roof.conv_tensor_cores and nchw and bool(layout["tensor_core_transposes"])
+    moved, moved_layout = memory_traffic(wl, prof, layout=transposes)
+    return moved / roof.bandwidth, moved_layout / roof.bandwidth
 
 
 def cudnn_host_s() -> float:
@@ -317,3 +338,68 @@ def tf32_text(roof: Roofline | None) -> str:
     if roof is None or roof.conv_elem_bytes != 4.0 or not roof.conv_tensor_cores:
         return ""
     return " (convolutions on TF32 tensor cores)"
+
+
+#: Workload classes with a published end-to-end fraction in the catalog (a missing
+#: ``transformer_infer`` falls back to the device's ``inference`` fraction).
+CLASSES = ("gemm", "cnn_train", "transformer_train", "inference", "transformer_infer")
+#: A GPU reaches half its large-product rate at about this product size.
+HALF_RATE_SIZE = 256.0
+
+
+def _class_fractions(
+    entry: DeviceEntry, precision: Precision, peak: float, tensor: bool, notes: list[str]
+) -> dict[str, float]:
+    """The achieved fraction of the peak for each workload class."""
+    a = entry.achieved
+    if tensor:
+        return {k: getattr(a, k) or a.inference for k in CLASSES}
+    # Without tensor cores every class runs on the FMA units at about the fp32 fraction.
+    fracs = dict.fromkeys(CLASSES, a.fp32)
+    notes.append(
+        f"{entry.id}: fp32 without tensor cores: {a.fp32:.0%} of the fp32 peak for products"
+    )
+    if precision is Precision.FP32 and entry.peaks_tflops.tf32:
+        # PyTorch lets cuDNN use TF32 for convolutions by default (allow_tf32), not matmuls.
+        tf32 = entry.peaks_tflops.tf32 / peak
+        fracs["cnn_train"] = a.cnn_train * tf32
+        fracs["inference"] = max(a.inference * tf32, a.fp32)
+        notes.append(f"{entry.id}: fp32 convolutions run as TF32 (cuDNN default in PyTorch)")
+    return fracs
+
+
+def catalog_gpu_model(entry: DeviceEntry, precision: Precision) -> DeviceModel:
+    """A catalog GPU: its peak at ``precision`` times the catalog's achieved fractions."""
+    notes: list[str] = []
+    peak, tensor = catalog_peak(entry, precision, notes)
+    host = op_host_s(PLAIN_FAMILY, backward=False, train=False)
+    if peak is None:
+        return DeviceModel(
+            entry.id, entry.name, (), None, None, None, host, gpu=True,
+            assumptions=(f"{entry.id}: no peak for {precision.value}: time unknown",),
+            basis="unknown",
+        )  # fmt: skip
+    class_rate = {
+        k: peak * 1e12 * v
+        for k, v in _class_fractions(entry, precision, peak, tensor, notes).items()
+    }
+    roof = roofline(entry, precision, peak, tensor)
+    link = entry.interconnect
+    return DeviceModel(
+        entry.id,
+        entry.name,
+        size_curve(class_rate["gemm"], HALF_RATE_SIZE),
+        class_rate["cnn_train"],
+        None,
+        entry.streaming_bytes_s,
+        host,
+        gpu=True,
+        memory_bytes=entry.memory_bytes,
+        class_rate=class_rate,
+        roofline=roof,
+        links=Links(
+            link.gb_s_per_direction, link.kind, link.network_gb_s_per_gpu, link.network_source
+        ),
+        assumptions=tuple(notes),
+        basis=f"catalog peak {peak:g} TFLOP/s{tf32_text(roof)} x achieved fraction ({entry.source})",
+    )

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from hwadvisor.estimate.memory.parts import is_inference
 from hwadvisor.estimate.memory.plan import CHECKPOINTING, OFFLOAD
-from hwadvisor.estimate.timing.rates import Rates
+from hwadvisor.estimate.timing.device import DeviceModel
 from hwadvisor.estimate.timing.scaling import ZERO3_VOLUME, efficiency
 from hwadvisor.estimate.timing.step import StepTime, step_time
 from hwadvisor.models.estimate import MultiGpuPlan
@@ -45,7 +45,7 @@ def _untimed(plan: MultiGpuPlan, why: str) -> MultiGpuPlan:
 
 
 def timed_plan(
-    wl: Workload, plan: MultiGpuPlan, rates_at: Callable[[Precision], Rates]
+    wl: Workload, plan: MultiGpuPlan, rates_at: Callable[[Precision], DeviceModel]
 ) -> MultiGpuPlan:
     """``plan`` with its step time, total time and throughput (see the module)."""
     if is_inference(wl.task):

@@ -9,7 +9,7 @@ large models lose more.
 
 from __future__ import annotations
 
-from hwadvisor.estimate.timing.rates import Rates
+from hwadvisor.estimate.timing.device import DeviceModel
 from hwadvisor.models.workload import Precision, Workload
 
 #: Share of the link rate a ring all-reduce reaches (NCCL bus bandwidth vs wire rate).
@@ -31,7 +31,7 @@ ZERO3_VOLUME = 1.5
 
 
 def efficiency(
-    wl: Workload, rates: Rates, step_s: float, gpus: int, *, volume: float = 1.0
+    wl: Workload, rates: DeviceModel, step_s: float, gpus: int, *, volume: float = 1.0
 ) -> tuple[float, str]:
     """Fraction of linear speed-up kept at ``gpus`` devices, and how it was found;
     ``volume``: the strategy's bytes per step over DDP's (:data:`ZERO3_VOLUME`)."""
@@ -40,11 +40,11 @@ def efficiency(
     if wl.params is None:
         return 0.9, f"{gpus} GPUs: parameters unknown, 90% scaling assumed"
     grad_bytes = wl.params * (2 if wl.precision in (Precision.BF16, Precision.FP16) else 4)
-    link = rates.link_gb_s or FALLBACK_LINK_GB_S
-    kind = rates.link_kind or "an unknown link"
+    link = rates.links.link_gb_s or FALLBACK_LINK_GB_S
+    kind = rates.links.link_kind or "an unknown link"
     if gpus > NODE_GPUS:
-        net = rates.network_gb_s or FALLBACK_LINK_GB_S
-        where = rates.network_source or f"{FALLBACK_LINK_GB_S:g} GB/s assumed"
+        net = rates.links.network_gb_s or FALLBACK_LINK_GB_S
+        where = rates.links.network_source or f"{FALLBACK_LINK_GB_S:g} GB/s assumed"
         if net < link:
             link, kind = net, f"the network between nodes of {NODE_GPUS} ({where})"
     comm = volume * 2.0 * (gpus - 1) / gpus * grad_bytes / (link * 1e9 * LINK_EFFICIENCY)
