@@ -20,6 +20,7 @@ import pytest
 from hwadvisor.engine import load_rules
 from hwadvisor.engine.run import applies
 from hwadvisor.engine.template import pieces, placeholders, render
+from hwadvisor.models.options import RunOptions, WorkloadOptions
 from hwadvisor.models.workload import INFERENCE_SCENARIOS, Budget, Scenario, Team
 from hwadvisor.pipeline import recommend
 
@@ -44,14 +45,14 @@ TRAINING = re.compile(
 
 def _texts(scenario: Scenario, workload: dict[str, Any], facts: Path, n: int) -> list[str]:
     budget, team = OPTIONS[n % len(OPTIONS)]
-    advice = recommend(
-        scenario=scenario,
-        workload=workload,
+    options = RunOptions(
+        workload=WorkloadOptions(**workload),
         budget=budget,
         team=team,
         facts_file=str(facts),
         no_bench=True,
-    ).advice
+    )
+    advice = recommend(scenario=scenario, options=options).advice
     return (
         [f"{f.rule}: {f.message}" for f in advice.findings]
         + [f"{m.rule}: {m.step}" for m in advice.migration]

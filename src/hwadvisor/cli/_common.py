@@ -1,5 +1,5 @@
-"""Helpers shared by the command modules: the workload and pricing options as the
-pipeline takes them, emitting documents (JSON or rich), the stale-price warning, and
+"""Helpers shared by the command modules: the workload, pricing and run options as the
+typed objects the pipeline takes, a progress bar, emitting documents (JSON or rich), the stale-price warning, and
 printing an error.
 
 Printing only: which code a run exits with is decided in one place, ``_boundary.py``.
@@ -22,46 +22,64 @@ if TYPE_CHECKING:
 
     from hwadvisor.models.cost import Cost
     from hwadvisor.models.facts import Facts
+    from hwadvisor.models.options import PricingOptions, RunOptions, WorkloadOptions
+    from hwadvisor.pipeline import ProgressScope
 
 
-#: The workload options a command may declare (``_workload.py``), by parameter name, and
-#: the :func:`~hwadvisor.estimate.build_workload` argument each one is.
-WORKLOAD_ARGS = {
-    "model": "model",
-    "task": "task",
-    "params": "params",
-    "flops_per_sample": "flops_per_sample",
-    "batch_size": "batch_size",
-    "dataset_size": "dataset_size",
-    "epochs": "epochs",
-    "seq_len": "seq_len",
-    "input_shape": "input_shape",
-    "precision": "precision",
-    "optimizer": "optimizer",
-    "channels_last": "channels_last",
-    "qps": "qps",
-    "latency_ms": "latency_ms",
-    "deadline": "deadline_hours",
-    "method": "method",
-    "lora_rank": "lora_rank",
-    "lora_targets": "lora_targets",
-    "quant": "quant",
-    "context": "context",
-    "prompt_tokens": "prompt_tokens",
-    "output_tokens": "output_tokens",
-    "concurrency": "concurrency",
-    "engine": "engine",
-}
+#: A workload option whose parameter name (``_options.WORKLOAD``) is not its
+#: :class:`~hwadvisor.models.options.WorkloadOptions` field: ``--deadline`` is in hours.
+_FIELD_OF = {"deadline": "deadline_hours"}
 
 
-#: The pricing options a command may declare (``_workload.py``), by parameter name
-#: (``hwadvisor.pipeline.pricing.load_pricing`` takes them so).
-PRICING_ARGS = ("prices", "price_per_hour", "purchase_usd", "years", "electricity_usd_kwh")
+def workload_options(params: Mapping[str, Any]) -> WorkloadOptions:
+    """The workload options among a command's parameters (pass its ``options``); those
+    the command does not declare keep their defaults."""
+    from hwadvisor.models.options import WorkloadOptions
+
+    return WorkloadOptions(**_fields_of(WorkloadOptions, params))
 
 
-def pricing_options(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The pricing options among a command's parameters (pass ``locals()``)."""
-    return {name: params[name] for name in PRICING_ARGS if name in params}
+def pricing_options(params: Mapping[str, Any]) -> PricingOptions:
+    """The pricing options among a command's parameters (pass its ``options``)."""
+    from hwadvisor.models.options import PricingOptions
+
+    return PricingOptions(**_fields_of(PricingOptions, params))
+
+
+def _fields_of(cls: type, params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The parameters among ``params`` that are fields of the dataclass ``cls``, by field."""
+    from dataclasses import fields
+
+    names = {f.name for f in fields(cls)}
+    given = ((_FIELD_OF.get(name, name), value) for name, value in params.items())
+    return {name: value for name, value in given if name in names}
+
+
+def run_options(params: Mapping[str, Any], rules_dirs: list[str] | None) -> RunOptions:
+    """``recommend``'s and ``rules explain``'s shared options (pass their ``options``) as
+    :func:`hwadvisor.pipeline.recommend` takes them, so the same options give the same run."""
+    from hwadvisor.models.options import RunOptions
+
+    return RunOptions(
+        workload=workload_options(params),
+        budget=params["budget"],
+        team=params["team"],
+        facts_file=params["facts_file"],
+        bench_file=params["bench_file"],
+        no_bench=params["no_bench"],
+        rules_dirs=rules_dirs,
+        pricing=pricing_options(params),
+    )
+
+
+def progress_bar(enabled: bool = True) -> ProgressScope:
+    """A rich progress bar on stderr for a long step, when stderr is a terminal and
+    ``enabled``."""
+    from functools import partial
+
+    from hwadvisor.render.progress import progress_callback
+
+    return partial(progress_callback, enabled=sys.stderr.isatty() and enabled)
 
 
 def warn_stale(costs: Iterable[Cost | None]) -> None:
@@ -71,35 +89,6 @@ def warn_stale(costs: Iterable[Cost | None]) -> None:
     line = stale_prices(costs)
     if line:
         sys.stderr.write(f"hwadvisor: warning: {line}\n")
-
-
-def workload_options(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The workload options among a command's parameters (pass ``locals()``), named as
-    ``build_workload`` takes them; those the command does not declare are left out."""
-    return {arg: params[name] for name, arg in WORKLOAD_ARGS.items() if name in params}
-
-
-def run_options(
-    params: Mapping[str, Any], rules_dirs: list[str] | None, *, progress: bool = True
-) -> dict[str, Any]:
-    """``recommend``'s and ``rules explain``'s shared options (pass their ``options``) as
-    :func:`hwadvisor.pipeline.recommend` takes them, so the same options give the same run;
-    a progress bar on stderr when it is a terminal and ``progress``."""
-    from functools import partial
-
-    from hwadvisor.render.progress import progress_callback
-
-    return {
-        "workload": workload_options(params),
-        "budget": params["budget"],
-        "team": params["team"],
-        "facts_file": params["facts_file"],
-        "bench_file": params["bench_file"],
-        "no_bench": params["no_bench"],
-        "rules_dirs": rules_dirs,
-        "pricing": pricing_options(params),
-        "progress": partial(progress_callback, enabled=sys.stderr.isatty() and progress),
-    }
 
 
 def document_json(doc: BaseModel | Facts | dict[str, object]) -> str:

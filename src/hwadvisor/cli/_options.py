@@ -6,7 +6,8 @@ exactly that run. Rather than four copies of the same thirty parameters, each co
 names the groups it takes and :func:`shared` adds them to its signature, where typer
 reads them; the command receives them as keyword arguments and passes them on through
 :func:`~hwadvisor.cli._common.workload_options` and
-:func:`~hwadvisor.cli._common.pricing_options`. An option added to a group reaches every
+:func:`~hwadvisor.cli._common.pricing_options`, which build the typed objects of
+:mod:`hwadvisor.models.options`. An option added to a group reaches every
 command that takes the group, and a test holds the four commands to the same workload
 options.
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 from typing import TYPE_CHECKING
 
 import typer
@@ -34,11 +33,8 @@ def check(
     ),
 ) -> None:
     """Probe CPU, memory, GPUs and the software stack (fast: no torch import)."""
-    from functools import partial
-
-    from hwadvisor.cli._common import emit
+    from hwadvisor.cli._common import emit, progress_bar
     from hwadvisor.pipeline import check_here
-    from hwadvisor.render.progress import progress_callback
 
     if not math.isfinite(timeout) or timeout <= 0:
         raise UsageError(f"--timeout must be a positive number of seconds, not {timeout}")
@@ -50,7 +46,7 @@ def check(
         timeout=timeout,
         bench=bench,
         bench_seconds=bench_budget,
-        progress=partial(progress_callback, enabled=sys.stderr.isatty()),
+        progress=progress_bar(),
     )
 
     def render(doc: Facts) -> None:

@@ -5,7 +5,6 @@ The workload, machine, guidance and pricing options are the shared ones (``_opti
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -49,13 +48,16 @@ def estimate(
     **options: Any,
 ) -> None:
     """Estimate time per step, total time and memory fit here and on catalog devices."""
-    from functools import partial
-
-    from hwadvisor.cli._common import emit, pricing_options, warn_stale, workload_options
+    from hwadvisor.cli._common import (
+        emit,
+        pricing_options,
+        progress_bar,
+        warn_stale,
+        workload_options,
+    )
     from hwadvisor.models.estimate import EstimateReport
     from hwadvisor.pipeline import estimate as run_estimate
     from hwadvisor.render.html import require_for, write_report
-    from hwadvisor.render.progress import progress_callback
 
     require_for(html)
     report = run_estimate(
@@ -67,7 +69,7 @@ def estimate(
         facts_file=options["facts_file"],
         catalogs=catalog or None,
         measure=measure,
-        progress=partial(progress_callback, enabled=sys.stderr.isatty() and not json_out),
+        progress=progress_bar(not json_out),
         scenario=scenario,
         budget=options["budget"],
         team=options["team"],

@@ -59,7 +59,7 @@ def fleet(
     from hwadvisor.pipeline import workload_for
 
     shown = _shown(limit, show_all)
-    workload = workload_for(scenario, **workload_options(options))
+    workload = workload_for(scenario, workload_options(options))
     read = read_reports(reports)
     if not read[0]:
         # Nothing given could be read: bad input (exit 2), not an undetermined ranking.
@@ -71,7 +71,7 @@ def fleet(
         workload,
         scenario=scenario.value,
         read=read,
-        **fleet_pricing(by, prices, price_per_hour),
+        pricing=fleet_pricing(by, prices, price_per_hour),
     )
 
     def render(doc: FleetReport) -> None:

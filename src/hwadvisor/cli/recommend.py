@@ -48,12 +48,14 @@ def recommend(
     **options: Any,
 ) -> None:
     """Recommend CPU, GPU or multi-GPU for a workload, with the evidence and the reasons."""
-    from hwadvisor.cli._common import emit, run_options, warn_stale
+    from hwadvisor.cli._common import emit, progress_bar, run_options, warn_stale
     from hwadvisor.pipeline import recommend as recommend_advice
     from hwadvisor.render.html import require_for, write_report
 
     require_for(html)
-    result = recommend_advice(scenario=scenario, **run_options(options, rules_dirs))
+    result = recommend_advice(
+        scenario=scenario, options=run_options(options, rules_dirs), progress=progress_bar()
+    )
     for note in result.notes:
         sys.stderr.write(f"hwadvisor: note: {note}\n")
     advice = result.advice

@@ -109,11 +109,14 @@ def explain_rule(
 
     Takes recommend's options: the same options explain the same run.
     """
-    from hwadvisor.cli._common import run_options
+    from hwadvisor.cli._common import progress_bar, run_options
     from hwadvisor.pipeline import explain_rule as explain_for
 
     exp = explain_for(
-        rule_id, scenario=scenario, **run_options(options, rules_dirs, progress=not json_out)
+        rule_id,
+        scenario=scenario,
+        options=run_options(options, rules_dirs),
+        progress=progress_bar(not json_out),
     )
     rule, scen = exp.rule, exp.scenario
     if json_out:

@@ -273,11 +273,19 @@ def _price(report: Report, key: str, ctx: _Context) -> Candidate:
     return Candidate(report, est, None, device, fits, summary, cost, key)
 
 
-def fleet_pricing(
-    by: str, prices: str | Path | None, price_per_hour: float | None
-) -> dict[str, Any]:
-    """``fleet``'s ranking and pricing options, checked: the keyword arguments of
-    :func:`gather_fleet` (a bad value is a one-line :class:`~hwadvisor.errors.UsageError`)."""
+@dataclass(frozen=True)
+class FleetPricing:
+    """``fleet``'s ranking and pricing options: what orders machines of equal status, the
+    user's own hourly price for every machine, and a price file over the shipped catalog."""
+
+    by: RankBy = RankBy.TIME
+    own: OwnHardware | None = None
+    prices: str | Path | None = None
+
+
+def fleet_pricing(by: str, prices: str | Path | None, price_per_hour: float | None) -> FleetPricing:
+    """``fleet``'s ranking and pricing options, checked, for :func:`gather_fleet` (a bad
+    value is a one-line :class:`~hwadvisor.errors.UsageError`)."""
     from hwadvisor.catalog.loader import did_you_mean
     from hwadvisor.cost.model import OwnHardware
     from hwadvisor.errors import UsageError
@@ -288,7 +296,7 @@ def fleet_pricing(
             f"--by must be time, cost or energy, not {by!r}{did_you_mean(by, choices)}"
         )
     own = OwnHardware(price_per_hour=price_per_hour) if price_per_hour is not None else None
-    return {"by": RankBy(by), "prices": prices, "own": own}
+    return FleetPricing(RankBy(by), own, prices)
 
 
 def _keys_of(reports: Sequence[Report]) -> list[str]:
@@ -302,20 +310,20 @@ def gather_fleet(
     *,
     scenario: str | None = None,
     read: ReadReports | tuple[list[Report], list[FleetSkip]] | None = None,
-    by: RankBy | str = RankBy.TIME,
-    own: OwnHardware | None = None,
-    prices: str | Path | None = None,
+    pricing: FleetPricing | None = None,
 ) -> FleetReport:
     """Load each report, estimate ``workload`` there once per hardware key, price it, rank.
 
     ``read`` is the result of :func:`read_reports` when the caller has already loaded them;
-    ``own`` prices every machine at the user's own hourly figure, ``prices`` is a price
-    file over the shipped instance catalog (see :mod:`hwadvisor.catalog.price_files`).
+    ``pricing`` orders the machines and prices them (:class:`FleetPricing`: the user's own
+    hourly figure for every machine, a price file over the shipped instance catalog, see
+    :mod:`hwadvisor.catalog.price_files`).
     """
     from hwadvisor.catalog import load_devices
     from hwadvisor.catalog.instances import load_instances
     from hwadvisor.engine import load_rules
 
+    pricing = pricing or FleetPricing()
     got = read if read is not None else read_reports(paths)
     reports, skipped = got[0], got[1]
     keys = got.keys if isinstance(got, ReadReports) else _keys_of(reports)
@@ -324,9 +332,9 @@ def gather_fleet(
         scenario=scenario,
         # The shipped rules (and HWADVISOR_RULES_PATH), loaded once for the whole fleet.
         rules=load_rules() if scenario is not None else None,
-        catalog=load_instances(prices),
+        catalog=load_instances(pricing.prices),
         devices=load_devices(),
-        own=own,
+        own=pricing.own,
     )
     shared: dict[str, Candidate] = {}
     candidates = []
@@ -335,4 +343,4 @@ def gather_fleet(
             candidates.append(replace(shared[key], report=report))
         else:
             candidates.append(shared.setdefault(key, _price(report, key, ctx)))
-    return rank_fleet(candidates, workload, scenario=scenario, skipped=skipped, by=RankBy(by))
+    return rank_fleet(candidates, workload, scenario=scenario, skipped=skipped, by=pricing.by)

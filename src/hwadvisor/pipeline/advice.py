@@ -43,6 +43,7 @@ from hwadvisor.models.estimate import DeviceEstimate, EstimateReport, MultiGpuPl
 from hwadvisor.models.facts import Facts
 from hwadvisor.models.rules import Rule
 from hwadvisor.models.workload import Scenario, Workload
+from hwadvisor.pipeline.rows import HERE, Rows
 from hwadvisor.units import human_bytes
 
 #: Catalog GPUs every recommendation compares against: a budget part, mid-range data
@@ -207,42 +208,31 @@ def estimate_for_advice(
     multi: Iterable[str] = MULTI_GPUS,
     gpus: int = MULTI_GPU_COUNT,
     extra_catalogs: list[Path] | None = None,
+    rows: Rows | None = None,
 ) -> EstimateReport | None:
     """Estimates here, on single catalog GPUs and on a multi-GPU node, merged in one report.
 
-    Returns None when the estimator is not installed or the workload has too little
-    information to estimate (the rules then fall back to the documents' rules of thumb).
+    ``rows`` holds rows of the same workload already estimated (``estimate``'s table):
+    those are taken, not estimated again. Returns None when the estimator is not
+    installed or the workload has too little information to estimate (the rules then
+    fall back to the documents' rules of thumb).
     """
     try:
-        from hwadvisor.estimate import estimate_workload
+        import hwadvisor.estimate  # noqa: F401
     except ImportError:
         return None
+    made = (
+        rows.for_machine(facts, bench)
+        if rows is not None
+        else Rows(workload, facts, bench, extra_catalogs)
+    )
     try:
-        one = estimate_workload(
-            workload,
-            facts=facts,
-            bench=bench,
-            on=["here", *single],
-            gpus=1,
-            extra_catalogs=extra_catalogs,
-        )
-        many = estimate_workload(
-            workload,
-            facts=facts,
-            bench=bench,
-            on=list(multi),
-            gpus=gpus,
-            extra_catalogs=extra_catalogs,
-        )
+        found = [*made.on([HERE, *single]), *made.on(list(multi), gpus)]
     except HwadvisorError:
         return None
-    found = [
-        *one.estimates,
-        *many.estimates,
-        *_local_estimates(workload, facts, bench, extra_catalogs),
-    ]
+    found += _local_estimates(made, facts)
     found = [_as_recommended(workload, e, facts, extra_catalogs) for e in found]
-    return one.model_copy(update={"estimates": found})
+    return EstimateReport(workload=workload, estimates=found)
 
 
 def _as_recommended(
@@ -275,9 +265,7 @@ def _as_recommended(
     return as_recommended(workload, est, target)
 
 
-def _local_estimates(
-    workload: Workload, facts: Facts, bench: BenchReport | None, extra_catalogs: list[Path] | None
-) -> list[DeviceEstimate]:
+def _local_estimates(rows: Rows, facts: Facts) -> list[DeviceEstimate]:
     """This machine's own GPUs priced from their catalog entry, as ``local:<id>``.
 
     One GPU, and all GPUs of the first GPU's type when there are several. A GPU the
@@ -287,31 +275,20 @@ def _local_estimates(
         return []
     try:
         from hwadvisor.catalog.match import match_gpu
-        from hwadvisor.estimate import estimate_workload
     except ImportError:
         return []
+    extra = rows.extra_catalogs
     try:
         first = facts.gpus[0]
-        ident = match_gpu(first.name, first.memory_total_bytes, extra_catalogs)
+        ident = match_gpu(first.name, first.memory_total_bytes, extra)
         if ident is None:
             return []
-        same = sum(
-            match_gpu(g.name, g.memory_total_bytes, extra_catalogs) == ident for g in facts.gpus
-        )
-        out: list[DeviceEstimate] = []
-        for n in [1, same] if same > 1 else [1]:
-            rep = estimate_workload(
-                workload,
-                facts=facts,
-                bench=bench,
-                on=[ident],
-                gpus=n,
-                extra_catalogs=extra_catalogs,
-            )
-            out += [
-                e.model_copy(update={"device": f"{LOCAL_PREFIX}{e.device}"}) for e in rep.estimates
-            ]
-        return out
+        same = sum(match_gpu(g.name, g.memory_total_bytes, extra) == ident for g in facts.gpus)
+        return [
+            e.model_copy(update={"device": f"{LOCAL_PREFIX}{e.device}"})
+            for n in ([1, same] if same > 1 else [1])
+            for e in rows.on([ident], n)
+        ]
     except HwadvisorError:
         return []
 

@@ -8,12 +8,12 @@ needs to pick its exit code. None of them prints or exits: that is the CLI's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hwadvisor.errors import UsageError
+from hwadvisor.models.options import PricingOptions, RunOptions, WorkloadOptions
 from hwadvisor.models.workload import Budget, Scenario, Team
 from hwadvisor.pipeline.advice import (
     advise,
@@ -43,6 +43,7 @@ from hwadvisor.pipeline.pricing import (
     pricing_from,
     split_on,
 )
+from hwadvisor.pipeline.rows import Rows
 
 if TYPE_CHECKING:
     from hwadvisor.engine import Explanation
@@ -130,27 +131,20 @@ class Recommended:
 def recommend(
     *,
     scenario: Scenario,
-    workload: Mapping[str, Any],
-    budget: Budget = Budget.NORMAL,
-    team: Team | None = None,
-    facts_file: str | None = None,
-    bench_file: str | None = None,
-    no_bench: bool = False,
-    rules_dirs: list[str] | None = None,
+    options: RunOptions | None = None,
     progress: ProgressScope = no_progress,
-    pricing: Mapping[str, Any] | None = None,
 ) -> Recommended:
-    """Advise for this machine (or the one in ``facts_file``) and a workload.
+    """Advise for this machine (or the one in ``options.facts_file``) and a workload.
 
-    ``workload`` holds :func:`~hwadvisor.estimate.build_workload`'s options; the task
-    follows the scenario. Rules, prices and the workload are checked before the benchmark
-    spends its time, and only the machine we are on is measured (a facts file describes
-    another). ``pricing`` holds :func:`~hwadvisor.pipeline.pricing.load_pricing`'s options.
+    The task follows the scenario unless the workload options name one. Rules, prices
+    and the workload are checked before the benchmark spends its time, and only the
+    machine we are on is measured (a facts file describes another).
     """
-    _refuse_both(bench_file, no_bench)
-    priced = pricing_from(pricing, None)
-    rules = load_rules(rules_dirs)
-    run = _gather(scenario, workload, budget, facts_file, bench_file, no_bench, progress, priced)
+    run_options = options or RunOptions()
+    _refuse_both(run_options.bench_file, run_options.no_bench)
+    priced = pricing_from(run_options.pricing, None)
+    rules = load_rules(run_options.rules_dirs)
+    run = _gather(scenario, run_options, progress, priced)
     advice = advise(
         facts=run.facts,
         scenario=scenario,
@@ -158,9 +152,9 @@ def recommend(
         estimates=run.estimates,
         bench=run.measured.report,
         rules=rules,
-        budget=budget,
-        team=team,
-        facts_file=facts_file,
+        budget=run_options.budget,
+        team=run_options.team,
+        facts_file=run_options.facts_file,
     )
     return Recommended(advice, run.measured.interrupted, run.measured.notes)
 
@@ -187,22 +181,16 @@ class _Gathered:
 
 
 def _gather(
-    scenario: Scenario,
-    workload: Mapping[str, Any],
-    budget: Budget,
-    facts_file: str | None,
-    bench_file: str | None,
-    no_bench: bool,
-    progress: ProgressScope,
-    priced: Pricing,
+    scenario: Scenario, options: RunOptions, progress: ProgressScope, priced: Pricing
 ) -> _Gathered:
-    """The facts (read from ``facts_file``, else probed here), the workload, the bench
-    figures (:func:`_bench_for`) and the estimates priced for ``budget``."""
+    """The facts (read from ``options.facts_file``, else probed here), the workload, the
+    bench figures (:func:`_bench_for`) and the estimates priced for the budget."""
+    facts_file = options.facts_file
     facts = load_facts(facts_file) if facts_file else probe_here()
-    wl = workload_for(scenario, **workload)
-    measured = _bench_for(facts, facts_file, bench_file, no_bench, progress)
+    wl = workload_for(scenario, options.workload)
+    measured = _bench_for(facts, facts_file, options.bench_file, options.no_bench, progress)
     estimates = estimate_for_advice(wl, facts=facts, bench=measured.report)
-    estimates = price_for_advice(estimates, wl, pricing=priced, budget=budget, facts=facts)
+    estimates = price_for_advice(estimates, wl, pricing=priced, budget=options.budget, facts=facts)
     return _Gathered(facts, wl, measured, estimates)
 
 
@@ -235,22 +223,28 @@ def guidance(
     team: Team | None,
     catalogs: list[Path] | None = None,
     pricing: Pricing | None = None,
+    rows: Rows | None = None,
 ) -> list[Finding]:
     """The findings ``recommend`` would give for this workload, budget and team.
 
     ``facts`` is None only when probing failed: the rules about the machine then have
     nothing to read and stay silent. Guidance never runs a benchmark of its own.
+    ``rows`` holds rows of ``wl`` already estimated, taken rather than estimated again.
     """
     from hwadvisor.models.facts import Facts
 
     machine = facts if facts is not None else Facts()
-    estimates = estimate_for_advice(wl, facts=machine, bench=bench, extra_catalogs=catalogs)
+    made = rows.for_machine(machine, bench) if rows is not None else None
+    estimates = estimate_for_advice(
+        wl, facts=machine, bench=bench, extra_catalogs=catalogs, rows=made
+    )
     estimates = price_for_advice(
         estimates,
         wl,
         pricing=pricing or pricing_from(None, catalogs),
         budget=budget,
         facts=facts,
+        rows=made,
     )
     advice = advise(
         facts=machine,
@@ -264,9 +258,39 @@ def guidance(
     return list(advice.findings)
 
 
+@dataclass(frozen=True)
+class _Machine:
+    """``estimate``'s machine: the facts, the bench figures, and why there are none."""
+
+    facts: Facts | None
+    bench: BenchReport | None
+    reason: str | None = None
+
+
+def _machine_for(
+    wants_here: bool,
+    facts_file: str | None,
+    bench_file: str | Path | None,
+    no_bench: bool,
+    progress: ProgressScope,
+) -> _Machine:
+    """The facts from ``facts_file`` (with their bench figures), else, when "here" is
+    estimated, this machine probed and quickly benchmarked unless ``bench_file`` or
+    ``no_bench`` says otherwise."""
+    facts: Facts | None = load_facts(facts_file) if facts_file else None
+    bench = load_bench(bench_file) if bench_file else (facts.bench if facts else None)
+    if not wants_here or facts_file:
+        return _Machine(facts, bench)
+    facts = probe_or_none()
+    if bench is not None or no_bench:
+        return _Machine(facts, bench)
+    attempt = quick_bench(facts, progress)
+    return _Machine(facts, attempt.report, attempt.reason)
+
+
 def estimate(
     *,
-    workload: Mapping[str, Any],
+    workload: WorkloadOptions,
     on: list[str] | None = None,
     gpus: int = 1,
     bench_file: str | Path | None = None,
@@ -277,7 +301,7 @@ def estimate(
     budget: Budget = Budget.NORMAL,
     team: Team | None = None,
     progress: ProgressScope = no_progress,
-    pricing: Mapping[str, Any] | None = None,
+    pricing: PricingOptions | None = None,
     facts_file: str | None = None,
 ) -> EstimateReport:
     """Estimate a workload here and on catalog devices, with the guidance.
@@ -287,59 +311,44 @@ def estimate(
     (its own bench figures, never a benchmark of this one). A workload with no model, no
     parameter count and no FLOPs is refused before anything runs. ``measure`` adds real
     steps of the user's model here.
-    ``on`` names devices or instance types; every estimate is priced (``pricing`` holds
-    :func:`~hwadvisor.pipeline.pricing.load_pricing`'s options) and the report names the
-    cheapest option that meets the deadline and the fastest.
+    ``on`` names devices or instance types; every estimate is priced and the report
+    names the cheapest option that meets the deadline and the fastest. The guidance
+    takes the rows the table has already estimated (:class:`~hwadvisor.pipeline.rows.Rows`).
     """
-    from hwadvisor.estimate import build_workload, estimate_workload
     from hwadvisor.estimate.report import DEFAULT_DEVICES
     from hwadvisor.models.estimate import EstimateReport
 
     _refuse_both(bench_file, no_bench)
-    inference = scenario is not None and scenario.is_inference
-    wl = build_workload(**workload, extra_catalogs=catalogs, inference_default=inference)
+    wl = workload_for(scenario, workload, catalogs)
     if wl.model is None and wl.params is None and wl.flops_per_sample is None:
         raise UsageError(NO_WORKLOAD)
     priced = pricing_from(pricing, catalogs)
     plan = split_on(on or DEFAULT_DEVICES, priced, catalogs)
-    devices = plan.devices
-    wants_here = any(d.lower() == "here" for d in devices)
-    facts: Facts | None = load_facts(facts_file) if facts_file else None
-    bench = load_bench(bench_file) if bench_file else (facts.bench if facts else None)
-    reason: str | None = None
-    if wants_here and not facts_file:
-        facts = probe_or_none()
-        if bench is None and not no_bench:
-            attempt = quick_bench(facts, progress)
-            bench, reason = attempt.report, attempt.reason
-    report = (
-        estimate_workload(
-            wl, facts=facts, bench=bench, on=devices, gpus=gpus, extra_catalogs=catalogs
-        )
-        if devices
-        else EstimateReport(workload=wl)
-    )
-    on_instances = instance_estimates(wl, plan.instances, priced)
-    report = report.model_copy(update={"estimates": [*report.estimates, *on_instances]})
-    if reason:
-        report = _note_here(report, f"no bench figures: {reason}")
+    wants_here = any(d.lower() == "here" for d in plan.devices)
+    machine = _machine_for(wants_here, facts_file, bench_file, no_bench, progress)
+    rows = Rows(wl, machine.facts, machine.bench, catalogs)
+    table = [*rows.on(plan.devices, gpus), *instance_estimates(wl, plan.instances, priced)]
+    report = EstimateReport(workload=wl, estimates=table)
+    if machine.reason:
+        report = _note_here(report, f"no bench figures: {machine.reason}")
     if measure:
         from hwadvisor.estimate.timing.measure import measure_here
 
         report = report.model_copy(update={"estimates": [*report.estimates, measure_here(wl)]})
     report = price_report(
-        report, pricing=priced, budget=budget, facts=facts, instances=plan.instances
+        report, pricing=priced, budget=budget, facts=machine.facts, instances=plan.instances
     )
     scen = scenario or scenario_for(wl)
     found = guidance(
         wl,
-        facts=facts if wants_here or facts_file else probe_or_none(),
-        bench=bench,
+        facts=machine.facts if wants_here or facts_file else probe_or_none(),
+        bench=machine.bench,
         scenario=scen,
         budget=budget,
         team=team,
         catalogs=catalogs,
         pricing=priced,
+        rows=rows,
     )
     return report.model_copy(
         update={"scenario": scen, "budget": budget, "team": team, "guidance": found}
@@ -359,37 +368,31 @@ def explain_rule(
     rule_id: str,
     *,
     scenario: Scenario | None = None,
-    workload: Mapping[str, Any] | None = None,
-    budget: Budget = Budget.NORMAL,
-    team: Team | None = None,
-    facts_file: str | None = None,
-    bench_file: str | None = None,
-    no_bench: bool = False,
-    rules_dirs: list[str] | None = None,
+    options: RunOptions | None = None,
     progress: ProgressScope = no_progress,
-    pricing: Mapping[str, Any] | None = None,
 ) -> Explanation:
-    """Why one rule fires or not here (or for ``facts_file``): ``rules explain``.
+    """Why one rule fires or not here (or for ``options.facts_file``): ``rules explain``.
 
     The scenario defaults to the rule's first, else training. Every other input is
     gathered as :func:`recommend` gathers it (the same bench figures, quick benchmark
     included, and the same prices), so with the same options a rule is explained as
     firing exactly when ``recommend`` fires it.
     """
-    _refuse_both(bench_file, no_bench)
-    priced = pricing_from(pricing, None)
-    ruleset = load_rules(rules_dirs)
+    run_options = options or RunOptions()
+    _refuse_both(run_options.bench_file, run_options.no_bench)
+    priced = pricing_from(run_options.pricing, None)
+    ruleset = load_rules(run_options.rules_dirs)
     rule = ruleset.get(rule_id.upper())
     scen = scenario or (rule.scenarios[0] if rule.scenarios else Scenario.TRAINING)
-    run = _gather(scen, workload or {}, budget, facts_file, bench_file, no_bench, progress, priced)
+    run = _gather(scen, run_options, progress, priced)
     ctx = rule_context(
         facts=run.facts,
         scenario=scen,
         workload=run.workload,
         estimates=run.estimates,
         bench=run.measured.report,
-        budget=budget,
-        team=team,
+        budget=run_options.budget,
+        team=run_options.team,
     )
     # A cost rule shows the prices its facts rest on (the same picks recommend names).
     return explain_with_prices(explain_in_context(rule, ruleset, ctx, scen), run.estimates, priced)

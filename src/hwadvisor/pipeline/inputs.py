@@ -14,9 +14,10 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hwadvisor.errors import HwadvisorError, MissingDependencyError
+from hwadvisor.models.options import WorkloadOptions
 from hwadvisor.models.workload import INFERENCE_SCENARIOS, Scenario, Task
 
 if TYPE_CHECKING:
@@ -150,18 +151,23 @@ def bench_into_facts(
 
 
 def workload_for(
-    scenario: Scenario | None, *, task: Task | str | None = None, **options: Any
+    scenario: Scenario | None,
+    options: WorkloadOptions | None = None,
+    catalogs: list[Path] | None = None,
 ) -> Workload:
     """The workload from the user's options (see :func:`~hwadvisor.estimate.build_workload`).
 
     Without a ``task`` it follows the scenario: for ``inference`` and ``edge`` a language
     model serves (``serve``) and any other model infers, otherwise training (and when
-    there is no scenario); a ``--method`` makes it fine-tuning.
+    there is no scenario); a ``--method`` makes it fine-tuning. ``catalogs`` are extra
+    model catalogs (``--catalog``).
     """
     from hwadvisor.estimate import build_workload
 
     inference = scenario is not None and scenario.is_inference
-    return build_workload(task=task, inference_default=inference, **options)
+    return build_workload(
+        options or WorkloadOptions(), extra_catalogs=catalogs, inference_default=inference
+    )
 
 
 def scenario_for(workload: Workload) -> Scenario:

@@ -25,10 +25,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hwadvisor.engine.explain import Explanation
 from hwadvisor.errors import CatalogError
+from hwadvisor.models.options import PricingOptions
 from hwadvisor.models.prices import PricesUsed
 from hwadvisor.models.workload import Budget, Task
 
@@ -41,9 +42,7 @@ if TYPE_CHECKING:
     from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
     from hwadvisor.models.facts import Facts
     from hwadvisor.models.workload import Workload
-
-#: The pricing options a command passes (``cli._common.pricing_options``), by name.
-PRICING_ARGS = ("prices", "price_per_hour", "purchase_usd", "years", "electricity_usd_kwh")
+    from hwadvisor.pipeline.rows import Rows
 
 
 @dataclass(frozen=True)
@@ -87,10 +86,17 @@ def load_pricing(
     return Pricing(catalog, devices, own, today, Path(prices) if prices is not None else None)
 
 
-def pricing_from(options: Mapping[str, Any] | None, catalogs: Iterable[Path] | None) -> Pricing:
-    """:func:`load_pricing` from a command's options (those of :data:`PRICING_ARGS`)."""
-    given = {k: v for k, v in (options or {}).items() if k in PRICING_ARGS}
-    return load_pricing(**given, extra_catalogs=catalogs)
+def pricing_from(options: PricingOptions | None, catalogs: Iterable[Path] | None) -> Pricing:
+    """:func:`load_pricing` from a command's pricing options."""
+    o = options or PricingOptions()
+    return load_pricing(
+        prices=o.prices,
+        price_per_hour=o.price_per_hour,
+        purchase_usd=o.purchase_usd,
+        years=o.years,
+        electricity_usd_kwh=o.electricity_usd_kwh,
+        extra_catalogs=catalogs,
+    )
 
 
 # -- --on: devices and instance types --------------------------------------------------------
@@ -306,23 +312,28 @@ def price_for_advice(
     pricing: Pricing,
     budget: Budget = Budget.NORMAL,
     facts: Facts | None = None,
+    rows: Rows | None = None,
 ) -> EstimateReport | None:
     """The advice's estimates priced, with the options a recommendation weighs added:
     the cheapest CPU instance of each processor that holds the job's memory on a CPU
     (what ``here`` needs), and under ``--budget low`` every GPU a priced instance carries
-    (previous generations included)."""
+    (previous generations included; catalog rows already in ``rows`` are not estimated
+    again)."""
     if report is None:
         return None
-    from hwadvisor.estimate import estimate_workload
+    from hwadvisor.pipeline.rows import Rows
 
     here = next((e for e in report.estimates if e.device == "here"), None)
     cpus = cpu_instances(pricing.catalog, need_bytes=here.memory_bytes if here else None)
-    rows = [*report.estimates, *instance_estimates(workload, cpus, pricing)]
+    rows_now = [*report.estimates, *instance_estimates(workload, cpus, pricing)]
     if budget is Budget.LOW:
-        more = previous_generation(pricing, {e.device for e in rows if e.gpus == 1})
+        more = previous_generation(pricing, {e.device for e in rows_now if e.gpus == 1})
         if more:
-            rows += estimate_workload(workload, facts=None, bench=None, on=more).estimates
-    merged = report.model_copy(update={"estimates": rows})
+            catalog = (
+                rows.for_machine(None, None) if rows is not None else Rows(workload, None, None)
+            )
+            rows_now += catalog.on(more)
+    merged = report.model_copy(update={"estimates": rows_now})
     return price_report(merged, pricing=pricing, budget=budget, facts=facts, instances=cpus)
 
 

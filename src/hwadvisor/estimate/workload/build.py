@@ -6,8 +6,8 @@ its memory on fake tensors through :mod:`.usermem`), a language model
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -17,12 +17,10 @@ from hwadvisor.errors import UsageError
 from hwadvisor.estimate.workload.llm_shape import language_model
 from hwadvisor.estimate.workload.loading import load_callable, looks_like_user_model
 from hwadvisor.estimate.workload.profile import analytic_profile, attention_flops, counted_profile
+from hwadvisor.models.options import WorkloadOptions
 from hwadvisor.models.workload import (
-    LLM_OPTIONS,
     LlmShape,
     ModelKind,
-    Optimizer,
-    Precision,
     Task,
     Workload,
     checked_workload,
@@ -35,64 +33,33 @@ DEFAULT_BATCH = {Task.TRAIN: 32, Task.INFER: 1, Task.SERVE: 1, Task.FINETUNE: 1}
 
 
 def build_workload(
+    options: WorkloadOptions | None = None,
+    /,
     *,
-    model: str | None = None,
-    params: int | None = None,
-    flops_per_sample: float | None = None,
-    seq_len: int | None = None,
-    input_shape: Sequence[int] | None = None,
-    batch_size: int | None = None,
-    dataset_size: int | None = None,
-    epochs: float | None = None,
-    precision: Precision | str | None = None,
-    optimizer: Optimizer | str | None = None,
-    channels_last: bool = False,
-    task: Task | str | None = None,
-    qps: float | None = None,
-    latency_ms: float | None = None,
-    deadline_hours: float | None = None,
     extra_catalogs: list[Path] | None = None,
     inference_default: bool = False,
-    **llm: Any,
+    **said: Any,
 ) -> Workload:
     """The workload as understood, defaults filled in and unknowns left null.
 
+    ``options`` is what the user said (:class:`~hwadvisor.models.options.WorkloadOptions`);
+    its fields may be given as keywords instead (``build_workload(model="resnet50")``).
     ``model`` is a catalog id, ``module:callable`` or ``file.py:callable``, or a language
     model's Hugging Face id, folder, ``config.json`` or ``.gguf`` file; without it,
     ``params`` (with ``seq_len`` for transformer-like models: 2·N·s forward FLOPs per
-    sequence) or ``flops_per_sample`` describe the cost. ``llm`` holds the language-model
-    options (:data:`LLM_OPTIONS`: ``method``, ``quant``, ``context``, ...). Without a
-    ``task``: ``finetune`` when a ``method`` is given, else with ``inference_default``
-    (the inference and edge scenarios) ``serve`` for a language model and ``infer`` for
-    any other, else ``train``. The values are checked against the :class:`Workload`
-    model's bounds; a bad one raises UsageError naming its option, an unknown catalog
-    name CatalogError, each with one clear line. ``channels_last`` says the model runs in
+    sequence) or ``flops_per_sample`` describe the cost. Without a ``task``:
+    ``finetune`` when a ``method`` is given, else with ``inference_default`` (the
+    inference and edge scenarios) ``serve`` for a language model and ``infer`` for any
+    other, else ``train``. The values are checked against the :class:`Workload` model's
+    bounds; a bad one raises UsageError naming its option, an unknown catalog name
+    CatalogError, each with one clear line. ``channels_last`` says the model runs in
     ``torch.channels_last`` (NHWC), so GPU estimates charge no layout transposes.
     """
-    stray = sorted(set(llm) - set(LLM_OPTIONS))
-    if stray:
-        raise TypeError(f"build_workload() got unexpected options {stray}")
-    said = {
-        "params": params,
-        "flops_per_sample": flops_per_sample,
-        "seq_len": seq_len,
-        "input_shape": list(input_shape) if input_shape is not None else None,
-        "batch_size": batch_size,
-        "dataset_size": dataset_size,
-        "epochs": epochs,
-        "precision": _lower(precision),
-        "optimizer": _lower(optimizer),
-        "task": _lower(task),
-        "qps": qps,
-        "latency_ms": latency_ms,
-        "deadline_hours": deadline_hours,
-        **{
-            k: _lower(v) if k in ("method", "lora_targets", "quant", "engine") else v
-            for k, v in llm.items()
-        },
-    }
-    given = checked_workload({k: v for k, v in said.items() if v is not None})
-    llm_given = {k for k, v in llm.items() if v is not None}
+    opts = _options(options, said)
+    model, task, precision = opts.model, opts.task, opts.precision
+    batch_size, flops_per_sample = opts.batch_size, opts.flops_per_sample
+    given = checked_workload(_said(opts))
+    llm_given = set(opts.llm_given())
     shape, entry = language_model(model, extra_catalogs)
     task_said = given.task if task is not None else None
     given = given.model_copy(
@@ -106,7 +73,7 @@ def build_workload(
         "epochs": given.epochs,
         "precision": given.precision,
         "optimizer": given.optimizer,
-        "channels_last": channels_last,
+        "channels_last": opts.channels_last,
         "qps": given.qps,
         "latency_ms": given.latency_ms,
         "deadline_hours": given.deadline_hours,
@@ -136,6 +103,30 @@ def build_workload(
             update={"assumptions": [*wl.assumptions, ignored_note(llm_given, wl.task)]}
         )
     return _named(wl, model, entry, extra_catalogs)
+
+
+def _options(options: WorkloadOptions | None, said: dict[str, Any]) -> WorkloadOptions:
+    """The options as an object, from ``options`` or from keywords (not both)."""
+    if options is None:
+        return WorkloadOptions(**said)
+    if said:
+        raise TypeError(f"build_workload() got options and keywords {sorted(said)}")
+    return options
+
+
+#: The closed choices given as text, matched in lower case.
+_CHOICES = ("precision", "optimizer", "task", "method", "lora_targets", "quant", "engine")
+
+
+def _said(opts: WorkloadOptions) -> dict[str, Any]:
+    """The values given, as the :class:`Workload` model's fields, for its bounds check."""
+    fields = {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts)}
+    fields = {k: _lower(v) if k in _CHOICES else v for k, v in fields.items() if v is not None}
+    if "input_shape" in fields:
+        fields["input_shape"] = list(fields["input_shape"])
+    fields.pop("model", None)
+    fields.pop("channels_last", None)
+    return fields
 
 
 def _practitioner(
