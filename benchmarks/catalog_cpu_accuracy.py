@@ -94,7 +94,7 @@ def published_rows() -> list[dict[str, Any]]:
     from hwadvisor.catalog.instances import cpu_share
     from hwadvisor.estimate import build_workload
     from hwadvisor.estimate.timing.bands import band_class
-    from hwadvisor.estimate.timing.rates import catalog_rates
+    from hwadvisor.estimate.timing.device import device_model
     from hwadvisor.estimate.timing.step import step_time
 
     devices = load_devices()
@@ -106,7 +106,7 @@ def published_rows() -> list[dict[str, Any]]:
         wl = build_workload(
             model=model, task="infer", batch_size=batch, seq_len=seq, precision="fp32"
         )
-        rates = catalog_rates(entry, wl.precision)
+        rates = device_model(entry, wl.precision)
         st = step_time(wl, rates)
         est = (st.total or float("nan")) * 1e3
         rows.append({"anchor": label, "device": ident, "cores": cores, "published_ms": ms,
@@ -127,6 +127,21 @@ def print_published(rows: list[dict[str, Any]]) -> None:
     ratios = [r["ratio"] for r in rows]
     print(f"median |error| {statistics.median(errs):.1%}, worst {max(errs):.1%}; "
           f"measured/estimated {min(ratios):.3f}-{max(ratios):.3f}")  # fmt: skip
+
+
+def _cpu() -> str:
+    """This CPU's model name."""
+    from hwadvisor.probe import probe_machine
+
+    return probe_machine().cpu.model or "unknown CPU"
+
+
+def _load() -> str:
+    """The load averages, as /proc/loadavg gives them."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
 
 
 def this_cpu() -> tuple[str, int, int] | None:
@@ -171,13 +186,13 @@ def measure_infer(spec: str, shape: list[int], batch: int, steps: int) -> float:
 def estimate(entry: Any, spec: str, task: str, shape: list[int], batch: int) -> tuple[float, Any]:
     """The step time ``--on`` gives for the share ``entry``, and its breakdown."""
     from hwadvisor.estimate import build_workload
-    from hwadvisor.estimate.timing.rates import catalog_rates
+    from hwadvisor.estimate.timing.device import device_model
     from hwadvisor.estimate.timing.step import step_time
 
     wl = build_workload(
         model=spec, task=task, batch_size=batch, input_shape=shape, precision="fp32"
     )
-    st = step_time(wl, catalog_rates(entry, wl.precision))
+    st = step_time(wl, device_model(entry, wl.precision))
     return st.total or float("nan"), st.parts
 
 
@@ -213,7 +228,7 @@ def main() -> int:
     entry = cpu_share(full, round(args.threads * smt))
     ea.THREADS = args.threads
     torch.set_num_threads(args.threads)
-    print(f"cpu: {ea._cpu()}; load average at the start: {ea._load()}")
+    print(f"cpu: {_cpu()}; load average at the start: {_load()}")
     print(f"catalog entry: {ident} ({full.name}), share: {entry.name}")
     print(f"threads: {args.threads}, torch {torch.__version__}")
     print(
@@ -224,7 +239,7 @@ def main() -> int:
         est, parts = estimate(entry, spec, task, shape, batch)
         # The fastest step: a catalog figure is a machine without neighbours.
         real = (
-            min(ea.measure(spec, shape, batch, args.steps))
+            min(ea.measure(spec, shape, batch, args.steps, "labels"))
             if task == "train"
             else measure_infer(spec, shape, batch, args.steps)
         )
@@ -235,7 +250,7 @@ def main() -> int:
               flush=True)  # fmt: skip
     errs = [abs(r["error"]) for r in rows]
     med, worst = statistics.median(errs), max(errs)
-    print(f"median |error| {med:.1%}, max {worst:.1%}; load average at the end: {ea._load()}")
+    print(f"median |error| {med:.1%}, max {worst:.1%}; load average at the end: {_load()}")
     pub = published_rows()
     print_published(pub)
     if args.json:

@@ -13,7 +13,7 @@ from hwadvisor.catalog import load_devices
 from hwadvisor.errors import CatalogError, UsageError
 from hwadvisor.estimate import build_workload, estimate_workload
 from hwadvisor.estimate.report import DEFAULT_DEVICES
-from hwadvisor.estimate.timing.rates import catalog_rates
+from hwadvisor.estimate.timing.device import device_model
 from hwadvisor.estimate.timing.scaling import efficiency
 from hwadvisor.estimate.timing.step import OPTIMIZER_BYTES_PER_PARAM
 from hwadvisor.models.bench import BenchReport, BenchResult
@@ -160,8 +160,8 @@ def test_pcie_scales_worse_than_nvlink_for_a_large_model() -> None:
     wl = build_workload(model="llama-7b", precision="bf16", batch_size=1)
     devices = load_devices()
     sxm, pcie = (
-        catalog_rates(devices["h100-sxm"], Precision.BF16),
-        catalog_rates(devices["h100-pcie"], Precision.BF16),
+        device_model(devices["h100-sxm"], Precision.BF16),
+        device_model(devices["h100-pcie"], Precision.BF16),
     )
     e_sxm, _ = efficiency(wl, sxm, 0.2, 8)
     e_pcie, _ = efficiency(wl, pcie, 0.2, 8)

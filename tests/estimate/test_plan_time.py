@@ -11,14 +11,14 @@ from hwadvisor.catalog import lookup_device
 from hwadvisor.estimate import estimate_workload
 from hwadvisor.estimate.memory.plan import CHECKPOINTING, OFFLOAD, Gpu, plan_for
 from hwadvisor.estimate.timing.plan_time import timed_plan
-from hwadvisor.estimate.timing.rates import catalog_rates
+from hwadvisor.estimate.timing.device import device_model
 from hwadvisor.estimate.timing.scaling import FALLBACK_LINK_GB_S, NODE_GPUS, efficiency
 from hwadvisor.estimate.timing.step import step_time
 from hwadvisor.estimate.workload.build import build_workload
 from hwadvisor.models.workload import Precision, Workload
 
 H100 = lookup_device("h100-sxm").entry
-RATES_AT = functools.partial(catalog_rates, H100)
+RATES_AT = functools.partial(device_model, H100)
 GPU = Gpu(H100.id, H100.name, H100.memory_bytes or 0)
 
 
@@ -91,9 +91,9 @@ def test_accumulation_runs_the_optimizer_once_per_accumulated_batch() -> None:
     wl = build_workload(params=1_300_000_000, seq_len=2048, batch_size=16, dataset_size=10_000)
     plan = plan_for(wl, Gpu(a100.id, a100.name, a100.memory_bytes or 0))
     assert plan is not None and plan.gpus == 1 and plan.batch_per_gpu == 1
-    timed = timed_plan(wl, plan, functools.partial(catalog_rates, a100))
+    timed = timed_plan(wl, plan, functools.partial(device_model, a100))
     job = wl.model_copy(update={"precision": Precision(timed.precision), "batch_size": 1})
-    alone = step_time(job, catalog_rates(a100, Precision(timed.precision)))
+    alone = step_time(job, device_model(a100, Precision(timed.precision)))
     assert alone.total is not None and timed.step_time_s is not None
     optimizer = alone.parts["optimizer"]
     assert timed.step_time_s == pytest.approx(alone.total - optimizer * 15 / 16)

@@ -18,7 +18,7 @@ from hwadvisor.estimate.timing.gpu import (
     op_host_s,
     python_ops_s,
 )
-from hwadvisor.estimate.timing.rates import catalog_rates
+from hwadvisor.estimate.timing.device import device_model
 from hwadvisor.estimate.timing.step import step_time
 from hwadvisor.models.workload import ModelKind, OpGroup, OpProfile, Precision, Task, Workload
 
@@ -51,8 +51,8 @@ def test_roofline_rate_is_the_lower_roof() -> None:
 
 
 def test_fp32_convolutions_use_tf32_on_ampere_matmuls_do_not() -> None:
-    a100 = catalog_rates(find_device("a100-80gb"), Precision.FP32).roofline
-    v100 = catalog_rates(find_device("v100-16gb"), Precision.FP32).roofline
+    a100 = device_model(find_device("a100-80gb"), Precision.FP32).roofline
+    v100 = device_model(find_device("v100-16gb"), Precision.FP32).roofline
     assert a100 is not None and v100 is not None
     entry = find_device("a100-80gb")
     a = entry.achieved
@@ -76,15 +76,15 @@ def test_fma_units_and_tensor_cores_reach_their_own_measured_fractions() -> None
     v100 = find_device("v100-16gb")
     a = v100.achieved
     assert a.fp32_gemm is not None and a.fp32_gemm > a.gemm  # 89% against 76% (measured)
-    fp32 = catalog_rates(v100, Precision.FP32).roofline
-    fp16 = catalog_rates(v100, Precision.FP16).roofline
+    fp32 = device_model(v100, Precision.FP32).roofline
+    fp16 = device_model(v100, Precision.FP16).roofline
     assert fp32 is not None and fp16 is not None
     assert fp32.gemm_flops_s == pytest.approx(15.7e12 * a.fp32_gemm)
     assert fp32.conv_flops_s == pytest.approx(15.7e12 * a.fp32_gemm)
     assert fp16.gemm_flops_s == pytest.approx(125e12 * a.gemm)
     l4 = find_device("l4")
     assert l4.achieved.fp32_gemm is None
-    roof = catalog_rates(l4, Precision.FP32).roofline
+    roof = device_model(l4, Precision.FP32).roofline
     assert roof is not None and roof.gemm_flops_s == pytest.approx(30.3e12 * l4.achieved.gemm)
 
 
@@ -152,7 +152,7 @@ def test_a_counted_encoder_is_priced_per_operator_a_decoder_by_its_class() -> No
 
 
 def test_class_path_host_time_hides_behind_the_gpu() -> None:
-    rates = catalog_rates(find_device("a100-80gb"), Precision.BF16)
+    rates = device_model(find_device("a100-80gb"), Precision.BF16)
     prof = OpProfile(kernels=1000)
     wl = Workload(kind=ModelKind.ENCODER, task=Task.INFER, batch_size=1, flops_per_sample=1e6,
                   profile=prof)  # fmt: skip
@@ -168,7 +168,7 @@ def test_a_transformer_pays_the_host_cost_a_cnn_does() -> None:
     """The host is priced per operator group, on the roofline path as on the class path."""
     wl = build_workload(model="bert-large", task="infer", batch_size=1, precision="amp")
     assert wl.profile is not None
-    rates = catalog_rates(find_device("a100-80gb"), Precision.AMP)
+    rates = device_model(find_device("a100-80gb"), Precision.AMP)
     host, launches = eager_host_s(wl, wl.profile)
     assert (host, launches) == host_seconds(wl, wl.profile)
     for kind in (ModelKind.ENCODER, ModelKind.DECODER):  # roofline path, class path
@@ -256,12 +256,12 @@ def test_channels_last_changes_nothing_on_fma_convolutions() -> None:
 
 
 def test_transformer_inference_uses_its_published_fraction_where_there_is_one() -> None:
-    v100 = catalog_rates(find_device("v100-16gb"), Precision.FP16)
+    v100 = device_model(find_device("v100-16gb"), Precision.FP16)
     a = find_device("v100-16gb").achieved
     assert a.transformer_infer is not None and a.transformer_infer != a.inference
     assert v100.class_rate["transformer_infer"] == pytest.approx(125e12 * a.transformer_infer)
     assert v100.class_rate["inference"] == pytest.approx(125e12 * a.inference)  # CNNs keep theirs
-    t4 = catalog_rates(find_device("t4"), Precision.FP16)  # nothing published: falls back
+    t4 = device_model(find_device("t4"), Precision.FP16)  # nothing published: falls back
     assert t4.class_rate["transformer_infer"] == t4.class_rate["inference"]
     # It prices a transformer on the class path: a decoder, or an encoder without counted
     # operators.

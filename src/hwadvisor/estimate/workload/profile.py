@@ -272,18 +272,25 @@ def analytic_profile(wl: Workload, entry: ModelEntry | None) -> OpProfile | None
         return None
     if wl.kind in (ModelKind.ENCODER, ModelKind.DECODER) and wl.hidden and wl.layers:
         return _transformer(wl, entry)
-    b = wl.batch_size
     if wl.kind is ModelKind.DECODER and wl.seq_len and wl.params:
-        # Only N and s known: a GPT-like shape with L ≈ h/128, so N ≈ 12·h³/128.
-        h = (wl.params * 128 / 12) ** (1 / 3)
-        size = effective_size(b * wl.seq_len, 2 * h, 1.5 * h)
-        return OpProfile(
-            gemm=[GemmBucket(size=size, flops=fps)],
-            kernels=0,
-            basis=f"2·N·s products, GPT-like width ~{h:.0f} assumed from N; memory-bound operators not counted",
-        )
-    conv_fraction = entry.conv_fraction if entry else 0.0
-    conv_total = fps * conv_fraction
+        return _decoder_from_params(wl, fps, wl.seq_len, wl.params)
+    return _dense_and_conv(wl, entry, fps)
+
+
+def _decoder_from_params(wl: Workload, fps: float, seq: int, params: int) -> OpProfile:
+    """Only N and s known: a GPT-like shape with L ≈ h/128, so N ≈ 12·h³/128."""
+    h = (params * 128 / 12) ** (1 / 3)
+    size = effective_size(wl.batch_size * seq, 2 * h, 1.5 * h)
+    return OpProfile(
+        gemm=[GemmBucket(size=size, flops=fps)],
+        kernels=0,
+        basis=f"2·N·s products, GPT-like width ~{h:.0f} assumed from N; memory-bound operators not counted",
+    )
+
+
+def _dense_and_conv(wl: Workload, entry: ModelEntry | None, fps: float) -> OpProfile:
+    """A catalog entry's convolutions and counted operators, or bare FLOPs as one product."""
+    conv_total = fps * (entry.conv_fraction if entry else 0.0)
     rest = fps - conv_total
     conv: list[GemmBucket] = []
     if entry and entry.conv_sizes:
@@ -292,25 +299,28 @@ def analytic_profile(wl: Workload, entry: ModelEntry | None) -> OpProfile | None
         ]
     elif conv_total:
         conv = [GemmBucket(size=UNKNOWN_GEMM_SIZE // 4, flops=conv_total)]
+    if entry is None:
+        return OpProfile(
+            op_groups=catalog_groups(None, wl.task),
+            gemm=[GemmBucket(size=UNKNOWN_GEMM_SIZE, flops=rest)] if rest else [],
+            conv=conv,
+            allocations=catalog_allocations(None, wl.task),
+            conv_flops=conv_total,
+            basis=f"bare FLOPs: products assumed ~{UNKNOWN_GEMM_SIZE} wide, memory-bound operators not counted",
+        )
     # A dense layer of f FLOPs per sample taken as square: N = K = sqrt(f / 2), M = batch.
     side = (rest / 2) ** 0.5 if rest > 0 else 0.0
-    size = effective_size(b, side, side) if entry else UNKNOWN_GEMM_SIZE
-    mem = entry.memory_bytes_per_sample if entry and entry.memory_bytes_per_sample else 0.0
-    basis = (
-        "catalog conv sizes and memory-bound bytes (counted on a plain-torch definition)"
-        if entry
-        else f"bare FLOPs: products assumed ~{size} wide, memory-bound operators not counted"
-    )
+    size = effective_size(wl.batch_size, side, side)
     return OpProfile(
-        op_groups=catalog_groups(entry.id if entry else None, wl.task),
+        op_groups=catalog_groups(entry.id, wl.task),
         gemm=[GemmBucket(size=max(size, 1), flops=rest)] if rest else [],
         conv=conv,
-        conv_shapes=catalog_conv_shapes(entry.id, conv_total) if entry else [],
-        allocations=catalog_allocations(entry.id if entry else None, wl.task),
+        conv_shapes=catalog_conv_shapes(entry.id, conv_total),
+        allocations=catalog_allocations(entry.id, wl.task),
         conv_flops=conv_total,
-        memory_bytes=mem,
-        backward_memory_bytes=entry.backward_memory_bytes_per_sample if entry else None,
-        kernels=(entry.kernels if entry and entry.kernels else 0),
-        backward_kernels=entry.backward_kernels if entry else None,
-        basis=basis,
+        memory_bytes=entry.memory_bytes_per_sample or 0.0,
+        backward_memory_bytes=entry.backward_memory_bytes_per_sample,
+        kernels=entry.kernels or 0,
+        backward_kernels=entry.backward_kernels,
+        basis="catalog conv sizes and memory-bound bytes (counted on a plain-torch definition)",
     )
