@@ -78,6 +78,20 @@ def test_the_four_commands_take_one_set_of_workload_options() -> None:
         assert machine <= _options(_command(*path)), " ".join(path)
 
 
+def test_every_shared_option_is_a_field_of_its_typed_options() -> None:
+    """The CLI builds the typed options from the shared parameters: each workload and
+    pricing parameter is a field (``--deadline`` is ``deadline_hours``), and each field
+    is a parameter."""
+    from dataclasses import fields
+
+    from hwadvisor.cli._common import _FIELD_OF
+    from hwadvisor.models.options import PricingOptions, WorkloadOptions
+
+    for group, cls in ((WORKLOAD, WorkloadOptions), (PRICING, PricingOptions)):
+        given = {_FIELD_OF.get(name, name) for name in names(group)}
+        assert given == {f.name for f in fields(cls)}, group.title
+
+
 def test_recommend_and_rules_explain_spell_every_shared_option_alike() -> None:
     def spelled(command: Any) -> dict[str, tuple[str, ...]]:
         return {p.name: tuple(p.opts) for p in command.params}
