@@ -1,10 +1,15 @@
-"""No import cycle in hwadvisor, between files or between packages.
+"""No import cycle in hwadvisor, between files or between packages, and the layers kept.
 
 The graph is read from the source (the AST), so an import inside a function or under
 ``TYPE_CHECKING`` counts as much as one at the top of a module: a cycle hidden behind a
 function-level import is still a cycle in the design. Packages are the subpackages
 (``probe``, ``bench``, ``catalog``, ``engine``, ``estimate``, ``export``, ``models``,
 ``render``, ``cli``, ``pipeline``, ...) and the top-level modules (``errors``, ``io``, ...).
+
+The packages stand in layers (:data:`LAYERS`), each importing only those below it; the
+views (``render``) read documents, never the pipeline or the exporters; the estimator
+and the rule engine never import the benchmark; and the estimator's four wings import
+one way (:data:`WINGS`).
 """
 
 from __future__ import annotations
@@ -191,3 +196,110 @@ def test_packages_are_the_subpackages_and_top_level_modules() -> None:
             "errors",
         )
     } <= units
+
+
+# -- the layers -------------------------------------------------------------------------------
+
+#: The packages from the bottom up: each imports only packages before it in the list.
+LAYERS = [
+    TOP,
+    *(
+        f"{TOP}.{name}"
+        for name in (
+            "errors",
+            "units",
+            "parse",
+            "glibc",
+            "io",
+            "models",
+            "probe",
+            "catalog",
+            "llm",
+            "cost",
+            "bench",
+            "estimate",
+            "engine",
+            "render",
+            "pipeline",
+            "export",
+            "cli",
+            "__main__",
+        )
+    ),
+]
+
+#: The estimator's wings from the bottom up; the top-level modules (``estimate.report``,
+#: ``estimate/__init__``) sit above all four.
+WINGS = ["workload", "memory", "timing", "llm"]
+
+
+def _upward(graph: dict[str, set[str]], order: list[str]) -> list[str]:
+    """The edges of ``graph`` from a node to one not below it in ``order``."""
+    rank = {name: n for n, name in enumerate(order)}
+    return [
+        f"{a} -> {b}"
+        for a in sorted(graph)
+        for b in sorted(graph[a])
+        if a in rank and b in rank and rank[b] >= rank[a]
+    ]
+
+
+def test_every_package_has_a_layer() -> None:
+    assert set(package_graph(file_graph())) <= set(LAYERS)
+
+
+def test_each_package_imports_only_the_layers_below_it() -> None:
+    upward = _upward(package_graph(file_graph()), LAYERS)
+    assert not upward, "\n".join(upward)
+
+
+def _imports_of(package: str) -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports, for the modules of ``package``."""
+    return {m: t for m, t in file_graph().items() if m == package or m.startswith(package + ".")}
+
+
+def _reaching(sources: Iterable[str], targets: Iterable[str]) -> list[str]:
+    """The imports from a module of ``sources`` into a package of ``targets``."""
+    found = []
+    for source in sources:
+        for module, imported in sorted(_imports_of(f"{TOP}.{source}").items()):
+            found += [
+                f"{module} -> {t}"
+                for t in sorted(imported)
+                if any(t == f"{TOP}.{p}" or t.startswith(f"{TOP}.{p}.") for p in targets)
+            ]
+    return found
+
+
+def test_render_imports_neither_the_pipeline_nor_export() -> None:
+    """The views read documents (``models/``), never the code that makes them."""
+    found = _reaching(["render"], ["pipeline", "export"])
+    assert not found, "\n".join(found)
+
+
+def test_the_estimator_and_the_rule_engine_never_import_the_benchmark() -> None:
+    """They read bench figures as documents (``models.bench``), so they stay pure."""
+    found = _reaching(["estimate", "engine"], ["bench"])
+    assert not found, "\n".join(found)
+
+
+def _wing(module: str) -> str:
+    """The wing of a module of the estimator, or "top" for its top-level modules."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 or (len(parts) == 3 and parts[2] in WINGS) else "top"
+
+
+def test_the_estimators_wings_import_one_way() -> None:
+    """workload <- memory <- timing <- llm <- the top level: a wing imports only the
+    wings below it (``workload`` none of the others)."""
+    estimator = f"{TOP}.estimate"
+    graph: dict[str, set[str]] = {}
+    for module, imported in _imports_of(estimator).items():
+        edges = graph.setdefault(_wing(module), set())
+        edges |= {
+            _wing(t)
+            for t in imported
+            if t.startswith(estimator + ".") and _wing(t) != _wing(module)
+        }
+    upward = _upward(graph, [*WINGS, "top"])
+    assert not upward, "\n".join(upward)
