@@ -19,6 +19,7 @@ from hwadvisor.estimate.workload.loading import load_callable, looks_like_user_m
 from hwadvisor.estimate.workload.profile import analytic_profile, attention_flops, counted_profile
 from hwadvisor.models.options import WorkloadOptions
 from hwadvisor.models.workload import (
+    FinetuneMethod,
     LlmShape,
     ModelKind,
     Task,
@@ -65,6 +66,12 @@ def build_workload(
     given = given.model_copy(
         update={"task": pick_task(task_said, given, model, entry, shape, inference_default)}
     )
+    trained = given.task is Task.TRAIN and shape is not None
+    if trained:
+        # Training a language model whose shape is known is full fine-tuning of it: one
+        # job, one model (the fine-tuning physics, with its activations and recipes).
+        given = given.model_copy(update={"task": Task.FINETUNE, "method": FinetuneMethod.FULL})
+        llm_given.add("method")
     batch = given.batch_size if batch_size is not None else DEFAULT_BATCH[given.task]
     common: dict[str, Any] = {
         "task": given.task,
@@ -84,6 +91,9 @@ def build_workload(
 
         base = _from_catalog(entry, *sizes, common) if entry is not None else None
         wl = llm_workload(shape, given, base, batch_given=batch_size is not None, said=llm_given)
+        if trained:
+            note = "--task train of a language model is its full fine-tuning: priced as --task finetune --method full"
+            wl = wl.model_copy(update={"assumptions": [note, *wl.assumptions]})
         return _named(wl, model, entry, extra_catalogs)
     if model is not None and looks_like_user_model(model):
         return _from_user_model(model, given.input_shape, given.seq_len, common)
