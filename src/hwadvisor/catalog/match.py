@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hwadvisor.catalog.schema import DeviceEntry
 
 #: Form factors: parts of a catalog id a GPU's name need not contain.
 _FORMS = {"sxm", "pcie"}
@@ -37,29 +41,38 @@ def match_gpu(
     ``h100-nvl``, not ``h100-sxm``), then the memory size closest to ``memory_bytes``.
     """
     from hwadvisor.catalog import load_devices
-    from hwadvisor.catalog.schema import DeviceKind
 
     if not name:
         return None
     words = _tokens(name)
-    pcie = "pcie" in words
-    best: tuple[tuple[int, int, int, float], str] | None = None
-    for entry in load_devices(extra_catalogs).values():
-        if entry.kind is DeviceKind.CPU:
-            continue  # GPUs and the GPUs of SoCs (Apple M-series, Jetson) only
-        parts = entry.id.lower().split("-")
-        required = [p for p in parts if p not in _FORMS and not _MEMORY.fullmatch(p)]
-        if not required or not all(p in words for p in required):
-            continue
-        if (words & _TIERS) - set(parts):
-            continue  # "Apple M2 Max" is not the base M2
-        form = 0 if ("pcie" in parts) == pcie else 1
-        sizes = [p for p in parts if _MEMORY.fullmatch(p)]
-        named = 0 if not sizes or any(s in words for s in sizes) else 1
-        gap = abs(entry.memory_bytes - (memory_bytes or entry.memory_bytes))
-        # The entry naming more of the name's words is the more specific part: "H100 NVL"
-        # is h100-nvl (h100 and nvl), not h100-sxm (h100 alone).
-        key = (form, named, -len(required), float(gap))
-        if best is None or key < best[0]:
-            best = (key, entry.id)
-    return best[1] if best else None
+    ranked = [
+        (key, entry.id)
+        for entry in load_devices(extra_catalogs).values()
+        if (key := _rank(entry, words, memory_bytes)) is not None
+    ]
+    # the first of equal keys, in catalog order
+    return min(ranked, key=lambda r: r[0])[1] if ranked else None
+
+
+def _rank(
+    entry: DeviceEntry, words: set[str], memory_bytes: int | None
+) -> tuple[int, int, int, float] | None:
+    """How well ``entry`` fits a GPU named with ``words`` (lower is better; see
+    :func:`match_gpu`), or None when it is not that GPU."""
+    from hwadvisor.catalog.schema import DeviceKind
+
+    if entry.kind is DeviceKind.CPU:
+        return None  # GPUs and the GPUs of SoCs (Apple M-series, Jetson) only
+    parts = entry.id.lower().split("-")
+    required = [p for p in parts if p not in _FORMS and not _MEMORY.fullmatch(p)]
+    if not required or not all(p in words for p in required):
+        return None
+    if (words & _TIERS) - set(parts):
+        return None  # "Apple M2 Max" is not the base M2
+    form = 0 if ("pcie" in parts) == ("pcie" in words) else 1
+    sizes = [p for p in parts if _MEMORY.fullmatch(p)]
+    named = 0 if not sizes or any(s in words for s in sizes) else 1
+    gap = abs(entry.memory_bytes - (memory_bytes or entry.memory_bytes))
+    # The entry naming more of the name's words is the more specific part: "H100 NVL"
+    # is h100-nvl (h100 and nvl), not h100-sxm (h100 alone).
+    return (form, named, -len(required), float(gap))

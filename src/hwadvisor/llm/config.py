@@ -106,56 +106,89 @@ def arch_from_dict(cfg: Any, *, name: str = "model", where: str = "config.json")
     """The architecture a config dict describes; a config lacking a field is a UsageError."""
     if not isinstance(cfg, dict):
         raise UsageError("config.json must hold a JSON object", where=where)
-    if "hidden_size" not in cfg and isinstance(cfg.get("text_config"), dict):
-        cfg = {**cfg["text_config"], "quantization_config": cfg.get("quantization_config")}
+    cfg = _text_config(cfg)
     model_type = str(cfg.get("model_type") or "").lower()
-    values: dict[str, int] = {}
-    for field in ("layers", "hidden", "heads", "intermediate"):
-        raw = _first(cfg, field)
-        if raw is None and field == "intermediate" and "hidden" in values:
-            raw = 4 * values["hidden"]
-        if raw is None:
-            raise UsageError(f"config lacks {_KEYS[field][0]}", where=where)
-        values[field] = _int(raw, _KEYS[field][0], where)
+    sizes = _sizes(cfg, where)
     if cfg.get("vocab_size") is None:
         raise UsageError("config lacks vocab_size", where=where)
     vocab = _int(cfg["vocab_size"], "vocab_size", where)
-    heads, hidden = values["heads"], values["hidden"]
-    kv_raw = cfg.get("num_key_value_heads")
-    kv = 1 if cfg.get("multi_query") and kv_raw is None else kv_raw or heads
-    head_dim_raw = cfg.get("head_dim")
-    if head_dim_raw is None and hidden % heads:
-        raise UsageError(f"hidden_size {hidden} is not a multiple of {heads} heads", where=where)
-    window, sliding = _sliding(cfg, model_type, values["layers"])
-    experts = _first(cfg, "experts")
+    kv_heads, head_dim = _attention(cfg, sizes["hidden"], sizes["heads"], where)
+    window, sliding = _sliding(cfg, model_type, sizes["layers"])
+    experts, per_token, expert_intermediate = _experts(cfg, where)
     tied = cfg.get("tie_word_embeddings")
     max_ctx = _first(cfg, "max_context")
     return LlmArch(
         name=name,
-        layers=values["layers"],
-        hidden=hidden,
-        heads=heads,
-        kv_heads=_int(kv, "num_key_value_heads", where),
-        head_dim=_int(head_dim_raw or hidden // heads, "head_dim", where),
-        intermediate=values["intermediate"],
+        layers=sizes["layers"],
+        hidden=sizes["hidden"],
+        heads=sizes["heads"],
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate=sizes["intermediate"],
         vocab=vocab,
         tied_embeddings=bool(model_type in _TIED_BY_DEFAULT if tied is None else tied),
         gated_mlp=model_type not in _PLAIN_MLP,
         attention_bias=bool(cfg.get("attention_bias") or model_type in _QKV_BIAS),
         norms_per_layer=4 if model_type in _FOUR_NORMS else 2,
-        experts=_int(experts, "num_local_experts", where) if experts else 1,
-        experts_per_token=_int(_first(cfg, "experts_per_token") or 1, "num_experts_per_tok", where)
-        if experts
-        else 1,
-        expert_intermediate=_int(cfg["moe_intermediate_size"], "moe_intermediate_size", where)
-        if experts and cfg.get("moe_intermediate_size")
-        else None,
+        experts=experts,
+        experts_per_token=per_token,
+        expert_intermediate=expert_intermediate,
         sliding_window=window,
         sliding_layers=sliding,
         max_context=_int(max_ctx, "max_position_embeddings", where) if max_ctx else None,
         dtype=str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16").removeprefix("torch."),
         quantization=quant_config(cfg.get("quantization_config")),
         source=where,
+    )
+
+
+def _text_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A multimodal config's language model (its ``text_config``, with the checkpoint's
+    quantization), else ``cfg`` itself."""
+    if "hidden_size" not in cfg and isinstance(cfg.get("text_config"), dict):
+        return {**cfg["text_config"], "quantization_config": cfg.get("quantization_config")}
+    return cfg
+
+
+def _sizes(cfg: dict[str, Any], where: str) -> dict[str, int]:
+    """Layers, hidden size, heads and MLP width (4 x hidden when not given)."""
+    sizes: dict[str, int] = {}
+    for field in ("layers", "hidden", "heads", "intermediate"):
+        raw = _first(cfg, field)
+        if raw is None and field == "intermediate" and "hidden" in sizes:
+            raw = 4 * sizes["hidden"]
+        if raw is None:
+            raise UsageError(f"config lacks {_KEYS[field][0]}", where=where)
+        sizes[field] = _int(raw, _KEYS[field][0], where)
+    return sizes
+
+
+def _attention(cfg: dict[str, Any], hidden: int, heads: int, where: str) -> tuple[int, int]:
+    """The key/value heads (one for multi-query attention, else as many as the query
+    heads unless given) and the head dimension (hidden / heads unless given)."""
+    kv_raw = cfg.get("num_key_value_heads")
+    kv = 1 if cfg.get("multi_query") and kv_raw is None else kv_raw or heads
+    head_dim_raw = cfg.get("head_dim")
+    if head_dim_raw is None and hidden % heads:
+        raise UsageError(f"hidden_size {hidden} is not a multiple of {heads} heads", where=where)
+    return (
+        _int(kv, "num_key_value_heads", where),
+        _int(head_dim_raw or hidden // heads, "head_dim", where),
+    )
+
+
+def _experts(cfg: dict[str, Any], where: str) -> tuple[int, int, int | None]:
+    """A mixture of experts: the experts, those each token uses, and an expert's MLP
+    width when it differs from the dense one; (1, 1, None) for a dense model."""
+    experts = _first(cfg, "experts")
+    if not experts:
+        return 1, 1, None
+    per_token = _int(_first(cfg, "experts_per_token") or 1, "num_experts_per_tok", where)
+    width = cfg.get("moe_intermediate_size")
+    return (
+        _int(experts, "num_local_experts", where),
+        per_token,
+        _int(width, "moe_intermediate_size", where) if width else None,
     )
 
 

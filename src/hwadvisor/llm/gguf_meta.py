@@ -45,35 +45,61 @@ def _count(reader: Any, key: str, where: str, *, required: bool = True) -> int |
     return int(value)
 
 
-def arch_from_gguf(path: Path) -> LlmArch:
-    """The shape a GGUF file states, with the quant format its file_type names."""
-    where = str(path)
-    reader = open_gguf(path)
+def _size(reader: Any, key: str, where: str) -> int:
+    """A count the shape cannot do without (a UsageError when absent)."""
+    value = _count(reader, key, where)
+    assert value is not None  # required: absent raised
+    return value
+
+
+def _optional(reader: Any, key: str, where: str) -> int | None:
+    """A count the file may leave out (None), checked when present."""
+    return _count(reader, key, where, required=False)
+
+
+def _architecture(reader: Any, where: str) -> str:
+    """``general.architecture``: the prefix of the shape's keys (``llama``)."""
     arch = _value(reader, "general.architecture")
     if not isinstance(arch, str) or not arch:
         raise UsageError("GGUF metadata lacks general.architecture", where=where)
-    layers = _count(reader, f"{arch}.block_count", where)
-    hidden = _count(reader, f"{arch}.embedding_length", where)
-    heads = _count(reader, f"{arch}.attention.head_count", where)
-    assert layers is not None and hidden is not None and heads is not None
-    kv = _count(reader, f"{arch}.attention.head_count_kv", where, required=False) or heads
-    ffn = _count(reader, f"{arch}.feed_forward_length", where, required=False) or 4 * hidden
-    head_dim = (
-        _count(reader, f"{arch}.attention.key_length", where, required=False) or hidden // heads
-    )
+    return arch
+
+
+def _vocab(reader: Any, where: str) -> int:
+    """The vocabulary: the tokenizer's tokens, else the token embedding's larger side."""
     tokens = reader.fields.get("tokenizer.ggml.tokens")
     vocab = len(tokens.data) if tokens is not None else None
-    names = {t.name for t in reader.tensors}
     if not vocab:
         embd = next((t for t in reader.tensors if t.name == "token_embd.weight"), None)
         vocab = int(max(embd.shape)) if embd is not None else None
     if not vocab:
         raise UsageError("GGUF file states no vocabulary (tokenizer.ggml.tokens)", where=where)
-    experts = _count(reader, f"{arch}.expert_count", where, required=False) or 1
-    used = _count(reader, f"{arch}.expert_used_count", where, required=False) or 1
-    window = _count(reader, f"{arch}.attention.sliding_window", where, required=False)
+    return vocab
+
+
+def _quantization(reader: Any) -> QuantConfig | None:
+    """The quant format ``general.file_type`` names, when it is one we know."""
     ftype = _value(reader, "general.file_type")
     fmt = FILE_TYPES.get(int(ftype)) if isinstance(ftype, int) else None
+    return QuantConfig(method="gguf", format_id=fmt) if fmt else None
+
+
+def arch_from_gguf(path: Path) -> LlmArch:
+    """The shape a GGUF file states, with the quant format its file_type names."""
+    where = str(path)
+    reader = open_gguf(path)
+    arch = _architecture(reader, where)
+    layers = _size(reader, f"{arch}.block_count", where)
+    hidden = _size(reader, f"{arch}.embedding_length", where)
+    heads = _size(reader, f"{arch}.attention.head_count", where)
+    kv = _optional(reader, f"{arch}.attention.head_count_kv", where) or heads
+    ffn = _optional(reader, f"{arch}.feed_forward_length", where) or 4 * hidden
+    head_dim = _optional(reader, f"{arch}.attention.key_length", where) or hidden // heads
+    names = {t.name for t in reader.tensors}
+    vocab = _vocab(reader, where)
+    experts = _optional(reader, f"{arch}.expert_count", where) or 1
+    used = _optional(reader, f"{arch}.expert_used_count", where) or 1
+    window = _optional(reader, f"{arch}.attention.sliding_window", where)
     return LlmArch(
         name=str(_value(reader, "general.name") or path.stem),
         layers=layers,
@@ -91,9 +117,9 @@ def arch_from_gguf(path: Path) -> LlmArch:
         experts_per_token=min(used, experts),
         sliding_window=window,
         sliding_layers=_sliding_layers(arch, layers) if window else (),
-        max_context=_count(reader, f"{arch}.context_length", where, required=False),
+        max_context=_optional(reader, f"{arch}.context_length", where),
         dtype="float16",
-        quantization=QuantConfig(method="gguf", format_id=fmt) if fmt else None,
+        quantization=_quantization(reader),
         source=where,
     )
 

@@ -126,33 +126,10 @@ class Condition(BaseModel):
             if self.ref is not None or (has_value and not isinstance(self.value, bool)):
                 raise ValueError("`exists` takes no `ref`, and `value` (optional) is true or false")
             return self
-        if not has_value and self.ref is None:
-            raise ValueError(f"`{op.value}` needs a `value` or a `ref`")
-        if has_value and self.value is None:
-            raise ValueError("`value` is null: test a missing fact with `op: exists, value: false`")
-        values = self.value if isinstance(self.value, list) else [self.value]
-        if any(isinstance(v, float) and not math.isfinite(v) for v in values):
-            # YAML reads .nan and .inf as floats; NaN compares false with everything and
-            # infinity is no threshold, so such a rule would silently never (or always) fire.
-            raise ValueError("`value` must be a finite number, not .nan or .inf")
-        if op in LIST_OPS:
-            if self.ref is not None or not isinstance(self.value, list):
-                raise ValueError(f"`{op.value}` needs `value` to be a list")
-            if len(self.value) > MAX_LIST_ITEMS:
-                raise ValueError(
-                    f"list of {len(self.value)} values, over the limit of {MAX_LIST_ITEMS}"
-                )
-        elif isinstance(self.value, list):
-            raise ValueError(f"`{op.value}` compares with one value, not a list")
-        if op in VERSION_OPS and has_value and not isinstance(self.value, str):
-            # YAML reads 12.10 as the float 12.1: versions must be quoted to mean what they say.
-            raise ValueError(f"`{op.value}` needs the version as a quoted string, e.g. '12.2'")
-        if (
-            op in ORDER_OPS
-            and has_value
-            and (isinstance(self.value, bool) or not isinstance(self.value, (int, float)))
-        ):
-            raise ValueError(f"`{op.value}` compares numbers; use version_* for versions")
+        _check_operand(op, has_value, self.value, self.ref)
+        _check_list(op, self.value, self.ref)
+        if has_value:
+            _check_kind(op, self.value)
         return self
 
     def children(self) -> list[Condition]:
@@ -167,6 +144,42 @@ class Condition(BaseModel):
         """Every fact path this condition reads (``fact`` and ``ref``), in order."""
         own = [p for p in (self.fact, self.ref) if p is not None]
         return own + [p for child in self.children() for p in child.fact_paths()]
+
+
+def _check_operand(op: Op, has_value: bool, value: object, ref: str | None) -> None:
+    """A comparison has a ``value`` or a ``ref``; a value is not null, and no number in
+    it is NaN or infinite."""
+    if not has_value and ref is None:
+        raise ValueError(f"`{op.value}` needs a `value` or a `ref`")
+    if has_value and value is None:
+        raise ValueError("`value` is null: test a missing fact with `op: exists, value: false`")
+    values = value if isinstance(value, list) else [value]
+    if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+        # YAML reads .nan and .inf as floats; NaN compares false with everything and
+        # infinity is no threshold, so such a rule would silently never (or always) fire.
+        raise ValueError("`value` must be a finite number, not .nan or .inf")
+
+
+def _check_list(op: Op, value: object, ref: str | None) -> None:
+    """``in`` / ``not_in`` take a list of values (no longer than the limit); every other
+    operator one value."""
+    if op not in LIST_OPS:
+        if isinstance(value, list):
+            raise ValueError(f"`{op.value}` compares with one value, not a list")
+        return
+    if ref is not None or not isinstance(value, list):
+        raise ValueError(f"`{op.value}` needs `value` to be a list")
+    if len(value) > MAX_LIST_ITEMS:
+        raise ValueError(f"list of {len(value)} values, over the limit of {MAX_LIST_ITEMS}")
+
+
+def _check_kind(op: Op, value: object) -> None:
+    """A version comparison's value is a quoted string; an order comparison's a number."""
+    if op in VERSION_OPS and not isinstance(value, str):
+        # YAML reads 12.10 as the float 12.1: versions must be quoted to mean what they say.
+        raise ValueError(f"`{op.value}` needs the version as a quoted string, e.g. '12.2'")
+    if op in ORDER_OPS and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise ValueError(f"`{op.value}` compares numbers; use version_* for versions")
 
 
 class VerdictImplication(BaseModel):
