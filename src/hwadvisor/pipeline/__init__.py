@@ -5,6 +5,9 @@ probe, the microbenchmark); ``advice`` is the pure step (facts, bench figures, w
 and estimates in, advice out); ``commands`` has one function per command joining them.
 The estimator (``hwadvisor.estimate``) and the rule engine (``hwadvisor.engine``) are
 pure and never call back here; nothing here prints or exits (that is ``hwadvisor.cli``).
+The options arrive as the typed objects of :mod:`hwadvisor.models.options`
+(``WorkloadOptions``, ``PricingOptions``, ``RunOptions``), and ``rows`` keeps the rows of
+one workload estimated once, for ``estimate``'s table and its guidance alike.
 
 Per command: :func:`check_here`, :func:`bench_here`, :func:`recommend`,
 :func:`estimate`, :func:`explain_rule`. The pieces, for callers that assemble their own
