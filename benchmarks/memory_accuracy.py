@@ -6,10 +6,11 @@ encoder-decoder, GPT-style decoder, MLP), in training (AdamW, fp32) and inferenc
 batch sizes:
 
 - **estimated**: what hwadvisor's memory model gives for the job here, less the runtime
-  context (which the baseline below already holds): the model is counted on fake
-  tensors (``estimate.memcount.memory_counts`` at the batch and the batch + 1, one
-  training step and one inference pass) and priced by ``estimate.memory.breakdown`` on
-  a CPU, the counted step replayed through glibc's malloc (``estimate.cpu_alloc``);
+  context (which the baseline below already holds): the model is counted as a user's
+  model is (``estimate.workload.usermem.count_user_model``: on fake tensors at the batch
+  and the batch + 1, or, where fake tensors cannot run it, by a real run at batch 1 and
+  2, scaled; the ``count`` column says which) and priced by
+  ``estimate.memory.breakdown`` on a CPU: the live peak plus the allocator allowance;
 - **real**: a fresh Python process per case imports torch, sets the thread count, runs a
   warm-up (a tiny convolution, batch norm, pooling, linear, embedding, LSTM, GRU,
   transformer encoder and decoder layer, transposed convolution, two AdamW steps each,
@@ -22,7 +23,7 @@ batch sizes:
   (3 by default); "real" is their median and the spread their lowest and highest.
 
 Run: ``python benchmarks/memory_accuracy.py [--threads 1] [--repeats 3] [--models a,b]``.
-Goal (issue 11): median |error| <= 15%, worst <= 30%.
+Goal (issue 39): median |error| <= 20%, worst <= 40%.
 """
 
 from __future__ import annotations
@@ -128,36 +129,20 @@ def child(name: str, mode: str, batch: int, threads: int) -> dict[str, int]:
 
 
 def estimate(name: str, mode: str, batch: int) -> dict[str, Any]:
-    """hwadvisor's estimate of the job here (CPU), less the runtime context."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import torch
+    """hwadvisor's estimate of the job here (CPU), less the runtime context: the model
+    counted as a user's model is (``usermem.count_user_model``), priced on a CPU."""
     from memory_models import MODELS
 
     from hwadvisor.estimate.memory.parts import MemoryPlan, breakdown
-    from hwadvisor.estimate.workload.memcount import memory_counts, resident_ratio
+    from hwadvisor.estimate.workload.usermem import count_user_model
     from hwadvisor.models.workload import ModelKind, Optimizer, Precision, Task, Workload
 
-    builder, shape, tokens, _ = MODELS[name]
-
-    def build() -> Any:
-        with torch.device("meta"):
-            return builder()
-
-    runs: list[Any] = []
-    counts = memory_counts(
-        build,
-        shape,
-        tokens=tokens,
-        batches=(batch, batch + 1),
-        precisions=(),
-        spec=name,
-        runs_out=runs,
-    )
-    job = next(r for r in runs if r.batch == batch)
+    builder, shape, _, _ = MODELS[name]
+    counts = count_user_model(f"{HERE / 'memory_models.py'}:{builder.__name__}", shape, batch)
+    params = sum(p.numel() for p in builder().parameters())
     task = Task.TRAIN if mode == "train" else Task.INFER
     wl = Workload(
-        params=job.params,
+        params=params,
         kind=ModelKind.OTHER,
         task=task,
         batch_size=batch,
@@ -165,22 +150,14 @@ def estimate(name: str, mode: str, batch: int) -> dict[str, Any]:
         optimizer=Optimizer.ADAMW,
         source="counted",
     )
-    ratio = resident_ratio(job, infer=mode == "infer")
-    mb = breakdown(
-        wl,
-        MemoryPlan(precision=Precision.FP32, batch=batch),
-        gpu=False,
-        counts=counts,
-        resident_ratio=ratio,
-    )
-    assert mb is not None and mb.total_bytes is not None
-    live = job.train_peak.total if mode == "train" else job.inference.total
+    plan = MemoryPlan(precision=Precision.FP32, batch=batch)
+    mb = breakdown(wl, plan, gpu=False, counts=counts)
+    assert mb is not None and mb.total_bytes is not None and mb.upper_bytes is not None
     return {
         "estimate": mb.total_bytes - mb.runtime_bytes,
-        "live": live,
-        "ratio": ratio,
-        "tracker": job.tracker,
-        "params": job.params,
+        "upper": mb.upper_bytes - mb.runtime_bytes,
+        "method": counts.method.value,
+        "params": params,
     }
 
 
@@ -235,8 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     print(f"{_cpu()}, {os.cpu_count()} CPUs, torch {torch.__version__}, threads {args.threads}")
     head = (
-        f"{'model':20} {'mode':5} {'batch':>5} {'live':>9} {'estimated':>10} {'real':>9}"
-        f" {'error':>7} {'real spread':>17}"
+        f"{'model':20} {'mode':5} {'batch':>5} {'count':>5} {'estimated':>10} {'upper':>9}"
+        f" {'real':>9} {'error':>7} {'real spread':>17}"
     )
     print(head)
     rows, errors = [], []
@@ -249,14 +226,15 @@ def main(argv: list[str] | None = None) -> int:
                 errors.append(abs(err))
                 rows.append({"model": name, "mode": mode, "batch": batch, **est, "real": real})
                 print(
-                    f"{name:20} {mode:5} {batch:5d} {est['live'] / MiB:8.1f}M "
-                    f"{est['estimate'] / MiB:9.1f}M {real['peak'] / MiB:8.1f}M {err:+7.1%}"
+                    f"{name:20} {mode:5} {batch:5d} {est['method']:>5} "
+                    f"{est['estimate'] / MiB:9.1f}M {est['upper'] / MiB:8.1f}M "
+                    f"{real['peak'] / MiB:8.1f}M {err:+7.1%}"
                     f" {real['low'] / MiB:7.1f}-{real['high'] / MiB:.1f}M",
                     flush=True,
                 )
     print(
         f"median |error| {statistics.median(errors):.1%}, worst {max(errors):.1%} "
-        f"over {len(errors)} cases (goal: median <= 15%, worst <= 30%)"
+        f"over {len(errors)} cases (goal: median <= 20%, worst <= 40%)"
     )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")

@@ -224,6 +224,26 @@ class _UNet(nn.Module):
         return self.out(self.u1(torch.cat((self.up1(y), a), 1)))
 
 
+class _CausalLM(nn.Module):
+    def __init__(self, vocab: int = 8000, d: int = 256, layers: int = 4) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        layer = nn.TransformerEncoderLayer(d, 4, 4 * d, dropout=0.1, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        mask = nn.Transformer.generate_square_subsequent_mask(tokens.shape[1])
+        # The mask alone, as PyTorch's language-modelling tutorial passes it: the encoder
+        # compares it with a causal one to set is_causal (a check fake tensors cannot make).
+        return self.head(self.encoder(self.embed(tokens), mask=mask))
+
+
+def build_causal() -> nn.Module:
+    """A causal language model on nn.TransformerEncoder (square subsequent mask)."""
+    return _CausalLM()
+
+
 def build_unet() -> nn.Module:
     """A three-level U-Net (skip connections by concatenation) for 128x128 segmentation."""
     return _UNet()
@@ -252,5 +272,6 @@ MODELS = {
     "transformer-encoder": (build_encoder, [128], True, (8, 32)),
     "encoder-decoder": (build_encdec, [64], True, (8, 32)),
     "gpt-decoder": (build_gpt, [256], True, (4, 16)),
+    "causal-encoder": (build_causal, [128], True, (8, 32)),
     "mlp": (build_mlp, [3, 32, 32], False, (32, 256)),
 }

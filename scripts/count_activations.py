@@ -1,7 +1,7 @@
 """Recount the catalog's ``memory_counts`` from plain-torch definitions of its models.
 
 Each model is built on the meta device from its file under ``tests/data/models/`` and
-counted by ``hwadvisor.estimate.workload.memcount.memory_counts`` (one training step and one
+counted by ``hwadvisor.estimate.workload.memtrack.memory_counts`` (one training step and one
 inference pass on fake tensors, fp32 and amp, at two batch sizes). Prints the YAML
 block of each entry; ``--write`` puts it into ``src/hwadvisor/catalog/data/models.yaml``
 in place of the entry's ``memory_counts`` (or before its ``activation_depends_on``),
@@ -23,11 +23,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT / "src" / "hwadvisor" / "catalog" / "data" / "models.yaml"
 MODELS = ROOT / "tests" / "data" / "models"
-#: catalog id -> (definition file, one sample's shape, token input, batches counted,
-#: further batches at which a steady step's page faults are counted)
-DEFINITIONS: dict[str, tuple[str, list[int], bool, tuple[int, int], tuple[int, ...]]] = {
-    "resnet50": ("resnet.py", [3, 224, 224], False, (2, 4), (8, 16, 32)),
-    "yolov5n": ("yolov5n.py", [3, 640, 640], False, (2, 4), (8, 16)),
+#: catalog id -> (definition file, one sample's shape, token input, batches counted)
+DEFINITIONS: dict[str, tuple[str, list[int], bool, tuple[int, int]]] = {
+    "resnet50": ("resnet.py", [3, 224, 224], False, (2, 4)),
+    "yolov5n": ("yolov5n.py", [3, 640, 640], False, (2, 4)),
 }
 
 
@@ -48,9 +47,9 @@ def _builder(path: Path) -> Any:
 
 def count(model_id: str) -> Any:
     """The counted ``MemoryCounts`` of one catalog model."""
-    from hwadvisor.estimate.workload.memcount import memory_counts
+    from hwadvisor.estimate.workload.memtrack import memory_counts
 
-    file, shape, tokens, batches, fault_batches = DEFINITIONS[model_id]
+    file, shape, tokens, batches = DEFINITIONS[model_id]
     path = MODELS / file
     rel = path.relative_to(ROOT)
     import datetime
@@ -62,7 +61,6 @@ def count(model_id: str) -> Any:
         tokens=tokens,
         batches=batches,
         spec=str(rel),
-        fault_batches=fault_batches,
         source=f"counted with hwadvisor memtrack on {rel} {today} (batches {batches[0]} and "
         f"{batches[1]}, one AdamW step and one inference pass on fake tensors)",
     )
@@ -70,7 +68,7 @@ def count(model_id: str) -> Any:
 
 def yaml_block(counts: Any) -> str:
     """The ``memory_counts`` block as it sits in an entry (four-space indent)."""
-    data = counts.model_dump(exclude_none=True)
+    data = counts.model_dump(mode="json", exclude_none=True)
     lines = ["    memory_counts:"]
     for key, value in data.items():
         if isinstance(value, dict):

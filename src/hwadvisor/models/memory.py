@@ -1,7 +1,8 @@
 """Counted memory of a model: what one training step and one inference pass held at peak.
 
-These are the figures :mod:`hwadvisor.estimate.workload.memtrack` counts on fake tensors, kept in
-a form the memory model scales to any batch: at the peak of forward and backward the job
+These are the figures :mod:`hwadvisor.estimate.workload.memtrack` counts (on fake
+tensors, or by a real run on the CPU where fake tensors cannot run the model), kept in a
+form the memory model scales to any batch: at the peak of forward and backward the job
 holds its weights and optimizer state plus ``fixed + per_sample x batch`` bytes
 (activations, the gradients already made, 16-bit weight copies, temporaries); the
 optimizer step holds weights, gradients and state plus ``step_temporaries``; an inference
@@ -16,9 +17,18 @@ typo in a catalog file is still an error.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from enum import Enum
+
+from pydantic import ConfigDict, Field
 
 from hwadvisor.models.common import Document
+
+
+class CountMethod(str, Enum):
+    """How a model's peaks were counted."""
+
+    FAKE = "fake"
+    REAL = "real"
 
 
 class CountedPeak(Document):
@@ -38,62 +48,21 @@ class CountedPeak(Document):
     infer_fixed: float = Field(0.0, description="batch-independent bytes beyond the weights")
 
 
-class FaultPoint(BaseModel):
-    """The page faults of a steady step and pass at one counted batch."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    batch: int = Field(ge=1)
-    train: float = Field(ge=0, description="bytes a training step faults in")
-    infer: float = Field(ge=0, description="bytes an inference pass faults in")
-
-
 class MemoryCounts(Document):
-    """Counted peaks per precision, with what counted them and when."""
+    """Counted peaks per precision, with how and when they were counted."""
 
     fp32: CountedPeak
     amp: CountedPeak | None = Field(None, description="CPU autocast to bfloat16")
     bf16: CountedPeak | None = Field(None, description="16-bit weights, fp32 master copies")
     batches: tuple[int, int] = Field(description="the two batch sizes counted")
     leaf_modules: int = Field(1, ge=1, description="modules without children (checkpointing)")
-    cpu_resident_ratio: float | None = Field(
-        None,
-        ge=1,
-        description="resident over live bytes of three fp32 training steps at the larger "
-        "batch, replayed through glibc's malloc (hwadvisor.estimate.workload.cpu_alloc)",
+    method: CountMethod = Field(
+        CountMethod.FAKE,
+        description="fake: one step and one pass on fake tensors; real: one step and one "
+        "pass run for real on the CPU at two small batches, the peaks scaled linearly",
     )
-    cpu_infer_resident_ratio: float | None = Field(
-        None, ge=1, description="the same for the inference pass"
-    )
-    cpu_upper_ratio: float | None = Field(
-        None,
-        ge=1,
-        description="the training steps replayed with every small fragment kept in use (no "
-        "chunk merges across them): the CPU upper bound's allowance",
-    )
-    cpu_faults: list[FaultPoint] | None = Field(
-        None,
-        description="bytes of the pages a steady fp32 step faults in on a CPU, at each "
-        "counted batch: the third of three steps (and of three inference passes) replayed "
-        "through glibc's malloc (hwadvisor.estimate.workload.cpu_alloc.replay), the mean over its "
-        "start states",
-    )
-    tracker: str = Field(description="torch MemTracker, or hwadvisor storage tracker")
     source: str = Field(min_length=3)
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
-
-    def faults_at(self, batch: float, *, infer: bool = False) -> float | None:
-        """Bytes a steady step (``infer``: pass) faults in at ``batch``: the lines between
-        the counted batches, the last one's past them, never below zero; None where not
-        counted."""
-        if not self.cpu_faults:
-            return None
-        pts = sorted((p.batch, p.infer if infer else p.train) for p in self.cpu_faults)
-        if len(pts) == 1:
-            return max(0.0, pts[0][1])
-        i = next((k for k in range(1, len(pts)) if batch <= pts[k][0]), len(pts) - 1)
-        (a, fa), (b, fb) = pts[i - 1], pts[i]
-        return max(0.0, fa + (fb - fa) * (batch - a) / (b - a))
 
 
 class _StrictPeak(CountedPeak):

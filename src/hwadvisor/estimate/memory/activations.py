@@ -1,7 +1,7 @@
 """Where a job's activation memory comes from, and its bytes under a memory plan.
 
-In order of trust: the model's counted peaks (fake-tensor runs of
-:mod:`hwadvisor.estimate.workload.memtrack`, a catalog entry's ``memory_counts``), the transformer
+In order of trust: the model's counted peaks (:mod:`hwadvisor.estimate.workload.memtrack`,
+on fake tensors or by a real run; a catalog entry's ``memory_counts``), the transformer
 formula from the model's published shape, the same formula from a shape inferred from
 the parameter count (:mod:`hwadvisor.estimate.workload.shape`), and the bytes saved for backward
 counted at batch 1 and 2 (:mod:`hwadvisor.estimate.workload.counting`). Whatever it rests on is
@@ -72,15 +72,6 @@ class Activations:
         if self.shape is not None:
             return self.shape.layers
         return self.counts.leaf_modules if self.counts is not None else None
-
-    def resident_ratio(self, *, infer: bool) -> float | None:
-        """Counted: resident over live bytes under glibc's malloc (CPU)."""
-        c = self.counts
-        if c is None:
-            return None
-        return (
-            (c.cpu_infer_resident_ratio or c.cpu_resident_ratio) if infer else c.cpu_resident_ratio
-        )
 
     def counted(self, precision: Precision) -> CountedPeak | None:
         """The counted peak at ``precision`` (16-bit falls back to amp, then fp32)."""
@@ -188,7 +179,7 @@ def activations_for(
         vocab = vocab or _catalog(model_id)[1]
     if counts is not None:
         return Activations(
-            text=f"activations counted: {counts.source} ({counts.tracker})",
+            text=f"activations counted: {counts.source}",
             kind=wl.kind,
             counts=counts,
         )

@@ -49,6 +49,14 @@ CPU_CONTEXT_BYTES = 300 << 20
 #: fragmentation of the caching allocator's blocks.
 FRAGMENTATION = 0.30
 FRAGMENTATION_SOURCE = "ZeRO (arXiv:1910.02054) §6.3: out of memory with >30% still free"
+#: What a CPU process holds resident beyond the live tensors counted: the allocator's
+#: freed chunks it keeps and splits (glibc's malloc returns memory to the system only
+#: from the top of a heap, malloc_trim(3)) and the kernels' scratch buffers. The figure
+#: is the caching allocator's headroom the GPU estimate plans with (1 - USABLE_FRACTION,
+#: its own ~10% of a device) doubled for malloc, which unlike a caching allocator
+#: neither rounds blocks nor reuses them by size; the band runs from the live bytes
+#: alone (no overhead) to FRAGMENTATION's 30%.
+CPU_ALLOCATOR_OVERHEAD = 2 * (1 - USABLE_FRACTION)
 
 _HALF = (Precision.AMP, Precision.BF16, Precision.FP16)
 _INFER_WEIGHT = {
@@ -204,13 +212,12 @@ def breakdown(
     *,
     gpu: bool,
     counts: MemoryCounts | None = None,
-    resident_ratio: float | None = None,
 ) -> MemoryBreakdown | None:
     """The memory of ``wl`` under ``plan`` per device, with its bounds; None without params.
 
     ``counts`` are the model's counted peaks (a catalog entry's are found by its id when
-    not given). ``resident_ratio`` (CPU only): resident over live bytes of the counted
-    step replayed through glibc's malloc (:mod:`hwadvisor.estimate.workload.cpu_alloc`).
+    not given). On a CPU, counted live bytes are resident with
+    :data:`CPU_ALLOCATOR_OVERHEAD` more (the upper bound allows :data:`FRAGMENTATION`).
     """
     if wl.params is None:
         return None
@@ -219,18 +226,10 @@ def breakdown(
     est = run(wl, plan, act, gpu=gpu, upper=False)
     up = run(wl, replace(plan), act, gpu=gpu, upper=True)
     total = est.total_bytes or 0
-    ratio = (
-        resident_ratio if resident_ratio is not None else act.resident_ratio(infer=_inference(wl))
-    )
-    if ratio is not None and not gpu:
-        total = int((total - est.runtime_bytes) * max(1.0, ratio)) + est.runtime_bytes
+    if act.counts is not None and not gpu:
+        total = int((total - est.runtime_bytes) * (1 + CPU_ALLOCATOR_OVERHEAD)) + est.runtime_bytes
     lower = _lower(wl, plan, act, gpu=gpu)
     upper = max(up.total_bytes or 0, total)
-    pinned = act.counts.cpu_upper_ratio if act.counts is not None else None
-    if pinned is not None and not gpu and not _inference(wl):
-        # On a CPU the allowance is glibc's own worst case of this step's fragments.
-        live = (est.total_bytes or 0) - est.runtime_bytes
-        upper = max(upper, int(live * pinned) + est.runtime_bytes)
     return est.model_copy(
         update={
             "total_bytes": total,

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from hwadvisor.bench.sweep import RNN_LAYER
 from hwadvisor.errors import UsageError
+from hwadvisor.models.workload import RNN_LAYER
 
 _GEMM_OPS = {
     "mm",
@@ -68,8 +68,8 @@ _FREE_OPS = {
     "new_empty_strided",
     "device",
 }
-#: Allocations under this many bytes at the counted batch are not recorded: at up to 512
-#: times the batch they stay under the 32 MiB past which glibc maps a tensor fresh.
+#: Allocations under this many bytes at the counted batch are not recorded: the profile
+#: lists the large tensors a pass makes, not every scalar and index.
 ALLOCATION_FLOOR = 64 * 1024
 #: The operators of :data:`_FREE_OPS` that make a tensor of their own (the rest return a
 #: view, some without saying so in their schema: ``_unsafe_view``).
@@ -182,8 +182,26 @@ class Count:
     #: Forward convolutions by shape (ConvKey) -> [how many, FLOPs in all at this batch].
     conv_shapes: dict[ConvKey, list[float]] = field(default_factory=dict)
     #: Bytes of one tensor the operators allocate (at least :data:`ALLOCATION_FLOOR`) ->
-    #: how many: what a CPU may fault in fresh at every step (``glibc.always_mapped``).
+    #: how many (the workload profile's ``allocations``).
     allocations: dict[int, int] = field(default_factory=dict)
+
+    def scaled(self, factor: float) -> Count:
+        """The count with its FLOPs and bytes times ``factor`` (a larger batch's, where a
+        real run counted a small one): operators as many, regrouped by their new size."""
+        out = Count(kernels=self.kernels)
+        for name in ("total_flops", "conv_flops", "other_flops", "memory_bytes",
+                     "saved_bytes", "rnn_flops"):  # fmt: skip
+            setattr(out, name, getattr(self, name) * factor)
+        out.gemm = {k: v * factor for k, v in self.gemm.items()}
+        out.conv = {k: v * factor for k, v in self.conv.items()}
+        out.conv_shapes = {k: [n, f * factor] for k, (n, f) in self.conv_shapes.items()}
+        out.allocations = {round(b * factor): n for b, n in self.allocations.items()}
+        for (family, _), (n, moved) in self.groups.items():
+            key = (family, _size_bucket(moved * factor / n) if moved and n else 0)
+            entry = out.groups.setdefault(key, [0.0, 0.0])
+            entry[0] += n
+            entry[1] += moved * factor
+        return out
 
     def add_allocation(self, nbytes: int) -> None:
         """Record one tensor of ``nbytes`` the pass allocates (small ones are left out)."""
@@ -467,7 +485,7 @@ def _dispatch_like_cpu(model: Any) -> Iterator[tuple[Any, Callable[..., Any]]]:
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from hwadvisor.estimate.workload.memjob import fake_model
+    from hwadvisor.estimate.workload.memtrack import fake_model
 
     mode = FakeTensorMode()
     timed = fake_model(copy.deepcopy(model), mode)
@@ -501,6 +519,8 @@ class Counted:
     activation_bytes_per_sample: float
     tokens_input: bool
     batch: int
+    #: "meta": counted on the meta device; "real": by a real run on the CPU, scaled.
+    method: str = "meta"
 
 
 def build_on_meta(fn: Callable[[], Any], spec: str) -> Any:
@@ -547,43 +567,108 @@ def _run(model: Any, x: Any, count: Count, back: Count | None = None) -> None:
     count.saved_bytes = sum(saved)
 
 
+def _count(
+    model: Any,
+    sample: Callable[..., Any],
+    timed: tuple[Any, Callable[..., Any]],
+    shape: list[int],
+    batch: int,
+    tokens: bool,
+) -> tuple[Count, Count, float]:
+    """The forward and backward counts of ``timed`` (a model and its input maker) at
+    ``batch`` and the bytes ``model`` saves for backward per sample."""
+    fwd, bwd = Count(), Count()
+    one, two = Count(), Count()
+    _run(model, sample(shape, 1, tokens), one)
+    _run(model, sample(shape, 2, tokens), two)
+    _run(timed[0], timed[1](shape, batch, tokens), fwd)
+    # Backward on its own: its memory-bound mix differs (no dropout masks, cheap pooling).
+    _run(timed[0], timed[1](shape, batch, tokens), Count(), bwd)
+    return fwd, bwd, max(0.0, two.saved_bytes - one.saved_bytes)
+
+
 def count_model(
     model: Any, input_shape: list[int], batch: int, spec: str, *, train: bool = True
 ) -> Counted:
     """Parameters, the forward (and backward) count at ``batch`` and activation bytes per sample.
 
     ``train`` counts in training mode (dropout active, batch norm on batch statistics);
-    inference counts in eval mode.
+    inference counts in eval mode. A model the meta device cannot run (it reads its
+    tensors' values) is counted by a real run on the CPU at batch 2, scaled
+    (:func:`count_real` in a bounded child process, ``method`` says so); one that fails
+    there too is one UsageError line with its own error.
     """
     tokens = _first_leaf_is_embedding(model)
-    params = sum(p.numel() for p in model.parameters())
-    tensors = sum(1 for p in model.parameters() if p.requires_grad)
-    fwd, bwd = Count(), Count()
     try:
         model.train(train)
-        one, two = Count(), Count()
-        _run(model, _sample_input(input_shape, 1, tokens), one)
-        _run(model, _sample_input(input_shape, 2, tokens), two)
-        with _dispatch_like_cpu(model) as (timed, sample):
-            timed.train(train)
-            _run(timed, sample(input_shape, batch, tokens), fwd)
-            # Backward on its own: its memory-bound mix differs (no dropout masks, cheap pooling).
-            _run(timed, sample(input_shape, batch, tokens), Count(), bwd)
+        with _dispatch_like_cpu(model) as timed:
+            timed[0].train(train)
+            fwd, bwd, per_sample = _count(model, _sample_input, timed, input_shape, batch, tokens)
     except UsageError:
         raise
     except Exception as exc:
+        from hwadvisor.estimate.workload.loading import looks_like_user_model
+        from hwadvisor.estimate.workload.realrun import RealRunFailed, failed_both, run_child
+
         shape = ",".join(str(d) for d in input_shape)
-        raise UsageError(
-            f"model '{spec}': a forward pass with input shape {shape} (one sample, batch first added) "
-            f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        ) from exc
-    per_sample = max(0.0, two.saved_bytes - one.saved_bytes)
+        what = f"a forward pass with input shape {shape} (one sample, batch first added)"
+        if not looks_like_user_model(spec):
+            raise UsageError(f"model '{spec}': {what} failed: {one_line(exc)}") from exc
+        try:
+            counted: Counted = run_child(
+                "operators", spec, input_shape=input_shape, batch=batch, train=train
+            )
+        except RealRunFailed as failed:
+            raise failed_both(spec, what, "on the meta device", one_line(exc), failed) from exc
+        return counted
     return Counted(
-        params=params,
-        param_tensors=tensors,
+        params=sum(p.numel() for p in model.parameters()),
+        param_tensors=sum(1 for p in model.parameters() if p.requires_grad),
         forward=fwd,
         backward=bwd,
         activation_bytes_per_sample=per_sample,
         tokens_input=tokens,
         batch=batch,
     )
+
+
+#: The batch a real run counts operators at (then scaled to the job's, linearly).
+REAL_BATCH = 2
+
+
+def count_real(model: Any, input_shape: list[int], batch: int, *, train: bool) -> Counted:
+    """:func:`count_model` by a real run on the CPU: ``model`` is a real CPU module,
+    counted at batches 1 and :data:`REAL_BATCH`, the counts scaled to ``batch`` along the
+    line through the two FLOP totals."""
+    import torch
+
+    tokens = _first_leaf_is_embedding(model)
+
+    def sample(shape: list[int], b: int, tok: bool) -> Any:
+        return torch.zeros([b, *shape], dtype=torch.long if tok else torch.float32)
+
+    model.train(train)
+    small = min(batch, REAL_BATCH)
+    fwd, bwd, per_sample = _count(model, sample, (model, sample), input_shape, small, tokens)
+    if batch > small:
+        one = Count()
+        _run(model, sample(input_shape, 1, tokens), one)
+        per = fwd.total_flops - one.total_flops
+        factor = (one.total_flops + per * (batch - 1)) / max(fwd.total_flops, 1.0)
+        fwd, bwd = fwd.scaled(factor), bwd.scaled(factor)
+    return Counted(
+        params=sum(p.numel() for p in model.parameters()),
+        param_tensors=sum(1 for p in model.parameters() if p.requires_grad),
+        forward=fwd,
+        backward=bwd,
+        activation_bytes_per_sample=per_sample,
+        tokens_input=tokens,
+        batch=batch,
+        method="real",
+    )
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its type and the first line of its message."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

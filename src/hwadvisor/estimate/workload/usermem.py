@@ -1,16 +1,23 @@
 """A user's own model (``module:callable``, ``file.py:callable``): its memory, counted.
 
-:func:`user_memory_counts` runs :func:`estimate.memcount.count_user_model` for the job
-(one training step and one inference pass on fake tensors, at the job's batch and the
-next, in fp32 and the job's precision) and says in the assumptions what was counted and
-which tracker counted it. The workload carries the counts (``Workload.memory_counts``)
-and :func:`estimate.memory.breakdown` prices every plan from them: parameters,
-gradients, optimizer state, activations and temporaries at the peak, not their sum.
+:func:`count_user_model` counts one training step and one inference pass on fake
+tensors at the job's batch and the next, in fp32 and the job's precision
+(:mod:`.memtrack`). A model fake tensors cannot run (it reads its tensors' values, as
+``nn.TransformerEncoder`` does with a mask it must check) is counted by a real run on
+the CPU at batch 1 and 2 instead (:mod:`.realrun`), scaled linearly in the batch. Only a
+model that runs neither way is refused. :func:`user_memory_counts` adds the assumption
+lines that say which way it was counted; the workload carries the counts
+(``Workload.memory_counts``) and :func:`estimate.memory.breakdown` prices every plan
+from them.
 """
 
 from __future__ import annotations
 
-from hwadvisor.models.memory import MemoryCounts
+from typing import Any
+
+from hwadvisor.errors import UsageError
+from hwadvisor.estimate.workload.memtrack import memory_counts, takes_tokens
+from hwadvisor.models.memory import CountMethod, MemoryCounts
 from hwadvisor.models.workload import Optimizer, Precision
 
 #: The precision each workload precision is counted in (int8 weights: no int8 training
@@ -24,6 +31,48 @@ _COUNTED = {
 }
 
 
+def count_user_model(
+    spec: str,
+    input_shape: list[int],
+    batch: int,
+    *,
+    precision: str = "fp32",
+    optimizer: str = "adamw",
+) -> MemoryCounts:
+    """A user's model counted at its batch: the linear counts, on fake tensors at
+    ``batch`` and ``batch + 1``, else by a real run on the CPU at 1 and 2.
+
+    Errors are one UsageError line with the model's own error.
+    """
+    from hwadvisor.estimate.workload.counting import build_on_meta, one_line
+    from hwadvisor.estimate.workload.loading import load_callable
+    from hwadvisor.estimate.workload.realrun import RealRunFailed, failed_both, run_child
+
+    if precision not in ("fp32", "amp", "bf16", "fp16"):
+        raise UsageError(f"model '{spec}': memory is counted in fp32, amp, bf16 or fp16")
+    fn = load_callable(spec)
+
+    def build() -> Any:
+        return build_on_meta(fn, spec)
+
+    tokens = takes_tokens(build())
+    counted = "bf16" if precision == "fp16" else precision
+    kwargs: dict[str, Any] = {"tokens": tokens, "precisions": (counted,), "optimizer": optimizer}
+    try:
+        return memory_counts(build, input_shape, batches=(batch, batch + 1), spec=spec, **kwargs)
+    except UsageError as exc:
+        raise UsageError(f"model '{spec}': {exc.message}") from exc
+    except Exception as exc:
+        fake_error = one_line(exc)
+    try:
+        counts: MemoryCounts = run_child("memory", spec, input_shape=input_shape, **kwargs)
+    except RealRunFailed as exc:
+        shape = ",".join(str(d) for d in input_shape)
+        what = f"a training step at input shape {shape}"
+        raise failed_both(spec, what, "on fake tensors", fake_error, exc) from exc
+    return counts
+
+
 def user_memory_counts(
     spec: str,
     input_shape: list[int],
@@ -32,42 +81,27 @@ def user_memory_counts(
     precision: Precision,
     optimizer: Optimizer,
 ) -> tuple[MemoryCounts, list[str]]:
-    """The counted peaks of ``spec``'s model and the assumption lines that say how.
-
-    A model whose fake-tensor run raises is one UsageError line with its own error.
-    """
-    from hwadvisor.estimate.workload.memcount import count_user_model
-
-    counts, job = count_user_model(
-        spec,
-        input_shape,
-        batch,
-        precision=_COUNTED[precision],
-        optimizer=optimizer.value,
+    """The counted peaks of ``spec``'s model and the assumption line that says how."""
+    counts = count_user_model(
+        spec, input_shape, batch, precision=_COUNTED[precision], optimizer=optimizer.value
     )
-    counted = ", ".join(p for p in ("fp32", "amp", "bf16") if getattr(counts, p) is not None)
+    return counts, [method_note(counts, optimizer.value)]
+
+
+def method_note(counts: MemoryCounts, optimizer: str) -> str:
+    """The assumption line naming how ``counts`` were counted."""
+    precisions = ", ".join(p for p in ("fp32", "amp", "bf16") if getattr(counts, p) is not None)
     a, b = counts.batches
-    notes = [
-        f"memory counted on fake tensors (one training step with {optimizer.value}, one "
-        f"inference pass) at batch {a} and {b}, {counted}; tracker: {counts.tracker}; "
-        "the peak of live tensors, split into parameters, gradients, optimizer state, "
-        "activations and temporaries"
-    ]
-    if job.torch_failed:
-        notes.append(
-            f"torch's MemTracker failed on this model ({job.torch_failed}); "
-            "hwadvisor's storage tracker counted it"
+    what = f"one training step with {optimizer} and one inference pass"
+    if counts.method is CountMethod.REAL:
+        how = (
+            f"memory counted by a real run at batch {a} and {b} on the CPU, scaled linearly "
+            f"to the job's batch (fake tensors cannot run this model: it reads its "
+            f"tensors' values); {what}"
         )
-    elif job.torch_peak is not None and not agrees(job.torch_peak.total, job.first_step_peak.total):
-        notes.append(
-            f"torch's MemTracker peaks at {job.torch_peak.total:,} bytes in the first step "
-            f"where hwadvisor's storage tracker counts {job.first_step_peak.total:,}; "
-            "the estimate uses hwadvisor's (it follows each phase and the real kernels' "
-            "paths, docs/estimates.md section 2.1)"
-        )
-    return counts, notes
-
-
-def agrees(theirs: int, ours: int) -> bool:
-    """Whether torch's peak and ours agree: to within a 64-byte alignment slack or 1%."""
-    return abs(theirs - ours) <= max(64, 0.01 * max(theirs, ours))
+    else:
+        how = f"memory counted on fake tensors at batch {a} and {b}; {what}"
+    return (
+        f"{how}, {precisions}: the peak of live tensors, split into parameters, "
+        "gradients, optimizer state, activations and temporaries"
+    )
