@@ -33,30 +33,16 @@ def _unreliable(results: list[BenchResult], device: str) -> Derived | None:
     bad = [r for r in results if r.device == device and r.reliable is False]
     if not bad:
         return None
-    names = ", ".join(f"{r.kernel} {r.dtype}" for r in bad[:6]) + (" ..." if len(bad) > 6 else "")
+    names = list(dict.fromkeys(f"{r.kernel} {r.dtype}" for r in bad))
+    listed = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
     where = "CPU" if device == "cpu" else device
+    many = len(bad) > 1
     return Derived(
         id=f"{device}.unreliable_figures",
         ratio=round(len(bad) / len([r for r in results if r.device == device]), 3),
-        text=f"{len(bad)} {where} figure{'s were' if len(bad) > 1 else ' was'} too unsteady to draw conclusions from ({names}): they are not compared"
-        + _fallback(bad),
-    )
-
-
-def _fallback(bad: list[BenchResult]) -> str:
-    """What the estimate does instead of the unreliable figures ``bad``."""
-    swept = [r for r in bad if r.level is not None]
-    if not swept:
-        return ", and the advice uses the theoretical peak for them"
-    if len(swept) == len(bad):
-        return (
-            ", and the estimate prices each of their operator families from its nearest "
-            "reliable figure (from these where they are slower, or the family has none)"
-        )
-    return (
-        "; the advice uses the theoretical peak for the products and bandwidth among them, "
-        "and prices the memory sweep's families from their nearest reliable figure (from "
-        "these where they are slower, or a family has none)"
+        text=f"{len(bad)} {where} figure{'s were' if many else ' was'} unsteady ({listed}): "
+        f"{'they are' if many else 'it is'} kept with {'their' if many else 'its'} spread, "
+        "and not compared",
     )
 
 

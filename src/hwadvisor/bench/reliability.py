@@ -1,13 +1,12 @@
-"""Which figures can carry a conclusion: their spread, and the machine's load while measuring.
+"""Which figures can carry a conclusion alone: their spread, and the machine's load.
 
 A figure is *unreliable* when its timed runs spread too much (IQR / median over
-:data:`~hwadvisor.bench.sizing.RELIABLE_SPREAD`), when it has too few runs to know the
+:data:`~hwadvisor.models.bench.RELIABLE_SPREAD`), when it has too few runs to know the
 spread, or when the machine was busy while it was measured: with more runnable threads
 than cores, every parallel region waits for a descheduled thread, so a CPU figure then
 measures the neighbours as much as the hardware. Unreliable figures stay in the report,
-marked ``reliable: false`` with the reason in ``note``; the advice does not draw
-conclusions from them (it falls back to the theoretical peak, see
-:mod:`hwadvisor.engine.derived.bench`).
+marked ``reliable: false`` with their spread and the reason in ``note``: a reader may
+still use them, as a band rather than a point.
 """
 
 from __future__ import annotations
@@ -17,21 +16,15 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hwadvisor.bench.sizing import RELIABLE_SPREAD, Reliability
-from hwadvisor.models.bench import BenchResult, Derived
+from hwadvisor.bench.sizing import Reliability
+from hwadvisor.models.bench import BenchResult, Derived, drifted
 
 #: Load average per core above which the CPU figures are not trusted, and the verdicts
 #: resting on them lose confidence (the same threshold as rule HW209).
 BUSY_LOAD = 1.5
-#: How far the first CPU figure, timed again when the run ends, may move before the run
-#: counts as drifting: twice the spread a steady figure may have
-#: (:data:`~hwadvisor.bench.sizing.RELIABLE_SPREAD`). Past it the machine's own speed
-#: changed while measuring (a shared host, a clock that fell under load), so figures
-#: taken at different moments disagree and the verdicts resting on them lose confidence.
-DRIFT_TOLERANCE = 2 * RELIABLE_SPREAD
-#: The closing re-timing's allotment: one measurement of 0.06-0.18 s at the kept size (at
-#: least one call), no repeats past it.
-RECHECK_S = 0.3
+#: The closing re-timing of the run's first figure: at most this long, and only when
+#: the budget still has it.
+RECHECK_S = 0.1
 #: The evidence ids that describe the run's conditions rather than compare its figures:
 #: the load while it measured, and its first figure timed again at the end.
 LOAD_OVER_THREADS, END_OVER_START = "cpu.load_over_threads", "cpu.end_over_start"
@@ -104,16 +97,6 @@ def _with(result: BenchResult, reason: str | None, spread: float | None) -> Benc
             "note": note or None,
         }
     )
-
-
-def unreliable_count(results: list[BenchResult]) -> int:
-    """How many figures are marked unreliable."""
-    return sum(1 for r in results if r.reliable is False)
-
-
-def drifted(ratio: float) -> bool:
-    """Whether a figure timed again at the end, at ``ratio`` x its first value, moved too far."""
-    return not (1.0 / (1.0 + DRIFT_TOLERANCE) <= ratio <= 1.0 + DRIFT_TOLERANCE)
 
 
 def drift(first: BenchResult, again: float) -> Derived:

@@ -23,24 +23,23 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hwadvisor.bench.derived import derive
-from hwadvisor.bench.reliability import BUSY_LOAD, END_OVER_START, RUN_CONDITIONS, drifted
-from hwadvisor.models.bench import BenchReport, BenchResult
+from hwadvisor.bench.reliability import BUSY_LOAD, END_OVER_START, RUN_CONDITIONS
+from hwadvisor.models.bench import BenchReport, BenchResult, drifted
 
 if TYPE_CHECKING:
     from hwadvisor.models.facts import Facts
 
 #: Figures older than this are not used in place of a busy run's.
 MAX_AGE_DAYS = 30
-#: The kernels whose fp32 figures' reliability decides whether a run is steady: the ones
-#: every CPU time estimate rests on (a bf16 or int8 job's too, where its own dtype's
-#: figure is unreliable). A CPU without native bf16 runs the quick bench's bf16 product
-#: for 0.2 s a call, never repeated enough to know its spread: counting it kept no run
-#: of a Zen 3 guest at all.
+#: The kernels whose largest fp32 figure's reliability decides whether a run is steady:
+#: the ones every CPU time estimate rests on. Other dtypes do not count: a CPU without
+#: native bf16 runs its products too slowly to repeat them within a short budget.
 KEY_KERNELS = frozenset({"matmul", "conv2d"})
 
 
@@ -73,8 +72,12 @@ def steady(report: BenchReport) -> bool:
     cpu = [r for r in report.results if r.device == "cpu" and r.measured_at is None]
     if not any(r.kernel == "matmul" for r in cpu):
         return False
-    if any(r.kernel in KEY_KERNELS and r.dtype == "fp32" and r.reliable is False for r in cpu):
-        return False
+    for kernel in KEY_KERNELS:
+        # its largest fp32 figure: the smaller sizes of the ladder are the first to waver
+        mine = [r for r in cpu if r.kernel == kernel and r.dtype == "fp32"]
+        largest = max(mine, key=lambda r: math.prod(r.shape), default=None)
+        if largest is not None and largest.reliable is False:
+            return False
     if any(d.id == END_OVER_START and drifted(d.ratio) for d in report.derived):
         return False  # the machine's speed moved under the run: its figures disagree
     threads = _threads(report)

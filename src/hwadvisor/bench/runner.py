@@ -1,14 +1,21 @@
-"""``run_bench``: measure every kernel on the chosen devices within one time budget."""
+"""``run_bench``: measure the planned figures on the chosen devices within one time budget.
+
+The budget counts from the call, torch's import and each device's warm-up included. Each
+figure's cost is foretold from the rates measured so far (:func:`~hwadvisor.bench.sizing.
+cost`); a figure is measured only when that cost fits what is left, at the largest of its
+shapes that fits its share, so a short or busy run measures fewer, smaller figures and
+ends within the budget. Only the run's first figure is measured whatever the budget (a
+few hundredths of a second), so that a run always reports something.
+"""
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import math
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from hwadvisor.bench import devices as devmod
@@ -27,72 +34,53 @@ from hwadvisor.bench.reliability import (
 )
 from hwadvisor.bench.sizing import (
     OutOfMemory,
+    OutOfTime,
     SizingOutcome,
     TimeBudget,
     Unsupported,
-    adapt,
-    floor_index,
+    cost,
 )
-from hwadvisor.bench.sweep import in_quick_sweep
-from hwadvisor.bench.timing import make_measure, release_memory
+from hwadvisor.bench.timing import measure_case, release_memory
 from hwadvisor.errors import MissingDependencyError, UsageError
-from hwadvisor.models.bench import BenchDevice, BenchReport, BenchResult, BenchSkip, Derived
+from hwadvisor.models.bench import (
+    BenchDevice,
+    BenchReport,
+    BenchResult,
+    BenchSkip,
+    Derived,
+    shape_text,
+)
 
 if TYPE_CHECKING:
     from hwadvisor.models.facts import Facts
 
-#: Default budgets in seconds, torch's import included (it takes 2-5 s on a small VM); with
-#: the probe, start-up and exit the whole ``hwadvisor bench`` takes about 10 s CPU-only.
+#: Default budgets in seconds, torch's import (2-5 s on a small VM) and warm-up included.
 CPU_BUDGET_S = 10.0
 QUICK_BUDGET_S = 3.0
 PER_ACCELERATOR_S = 6.0
 QUICK_PER_ACCELERATOR_S = 2.0
-#: Every kernel gets at least this long (and one measurement at its first size), so a
-#: budget the torch import nearly used up still yields figures, at the price of overrunning.
-MIN_ALLOT_S = 0.15
 #: The largest budget accepted: an hour is far past any size the ladders reach usefully,
 #: and a larger figure is a typo (or 1e308) that would otherwise look like a hang.
 MAX_BUDGET_S = 3600.0
-#: Under --quick only the figures the advice uses most are measured.
-QUICK_KERNELS = {
-    ("matmul", "fp32"),
-    ("matmul", "bf16"),
-    ("copy", "fp32"),
-    ("triad", "fp32"),
-    # products of few rows (a CPU's): what a small batch's layers run at
-    ("matmul_rows", "fp32"),
-    # ... and with a weight from DRAM each call: a small batch of a model past the cache
-    ("matmul_rows_cold", "fp32"),
-    # ... in bf16 too, where the CPU has a bf16 dot product (only then measured at all)
-    ("matmul_rows", "bf16"),
-    ("matmul_rows_cold", "bf16"),
-    # small squares (a CPU's): what a small layer's product runs at
-    ("matmul_small", "fp32"),
-    # convolutions: without them a CNN's are an assumed share of the matmul rate, which
-    # on a Zen 4 guest put ResNet-50's inference at 1.5-2x its real passes
-    ("conv2d", "fp32"),
-    ("conv2d_backward", "fp32"),
-    ("conv2d_nchw", "fp32"),
-    ("conv2d_nchw_backward", "fp32"),
-    ("conv2d_backward_strided", "fp32"),
-}
-#: ... and on GPUs also the tensor-core dtypes and the host link.
-QUICK_ACCELERATOR_KERNELS = {
-    ("matmul", "tf32"),
-    ("matmul", "fp16"),
-    ("h2d", "uint8"),
-    ("d2h", "uint8"),
-}
-
-
-def quick_case(kernel: str, dtype: str, accelerator: bool) -> bool:
-    """Whether ``--quick`` measures this kernel."""
-    key = (kernel, dtype)
-    return key in QUICK_KERNELS or (accelerator and key in QUICK_ACCELERATOR_KERNELS)
-
+#: Kept free at the end of the budget: for the report itself (evidence, load reading),
+#: and for a figure whose calls run slower than foreseen (a busy machine).
+END_RESERVE_S = 0.05
+END_RESERVE_SHARE = 0.02
+#: A figure without a rate of its own is foretold at this share of its basis's rate
+#: (a convolution at a quarter of the matmul rate, bf16 at a quarter of fp32's).
+GUESS_SHARE = 0.25
+#: Rates assumed before anything of a kind is measured, per unit (work a second):
+#: pessimistic for a CPU, so that the first figures are not started when they cannot end.
+DEFAULT_RATE = {"GFLOP/s": 5e9, "GOP/s": 5e9, "GB/s": 4e9, "Mop/s": 2e7}
+#: Foreseen costs are taken this much longer when deciding what fits, and each figure is
+#: allotted at least that: a call slower than foreseen still gets its timed runs.
+MARGIN = 1.5
+ACCELERATOR_SPEEDUP = 50.0
 
 Progress = Callable[[str, float], None]
-
+#: Measures one case in about ``allot_s`` seconds: ``(torch, case, allot_s, clock)``.
+#: :func:`~hwadvisor.bench.timing.measure_case` times it for real; tests pass canned figures.
+CaseMeasure = Callable[[Any, KernelCase, float, Callable[[], float]], SizingOutcome]
 
 MISSING_TORCH = "torch is not installed: pip install 'hwadvisor[bench]'"
 
@@ -138,7 +126,6 @@ def check_budget(budget_s: float | None, option: str = "--budget") -> None:
     if budget_s is not None and (not math.isfinite(budget_s) or budget_s <= 0):
         raise UsageError(f"{option} must be a positive number of seconds, not {budget_s}")
     if budget_s is not None and budget_s > MAX_BUDGET_S:
-        # A finite but absurd budget (1e308) would keep the ladder climbing for ever.
         raise UsageError(f"{option} must be at most {MAX_BUDGET_S:g} seconds, not {budget_s:g}")
 
 
@@ -171,11 +158,8 @@ def unreachable_gpus(
 
 
 def warm_up(torch: Any, target: devmod.Target) -> None:
-    """Start what torch starts lazily (thread pool, CUDA context, cuBLAS) before any timing.
-
-    Otherwise the first kernel's smallest size pays for it (0.3-0.6 s on a busy 2-core VM)
-    and looks too slow to grow from. Failures are left for the real kernels to report.
-    """
+    """Start what torch starts lazily (thread pool, CUDA context, cuBLAS) before any timing,
+    so the first figure does not pay for it. Failures are left for the real kernels."""
     previous = torch.get_num_threads()
     try:
         torch.set_num_threads(target.threads if target.kind == "cpu" else previous)
@@ -192,9 +176,9 @@ def warm_up(torch: Any, target: devmod.Target) -> None:
 
 
 def to_result(case: KernelCase, outcome: SizingOutcome, facts: Facts | None) -> BenchResult:
-    """The report entry for one measured kernel, with its efficiency where the peak is known."""
+    """The report entry for one measured figure, with its efficiency where the peak is known."""
     t = outcome.timing
-    value = _value(case, outcome)
+    value = case.work(outcome.shape) / t.median_s / 1e9
     peak = peak_for(case.target, case.kernel, case.dtype, facts)
     result = BenchResult(
         device=case.target.device,
@@ -210,51 +194,155 @@ def to_result(case: KernelCase, outcome: SizingOutcome, facts: Facts | None) -> 
         efficiency=value / peak if peak else None,
         peak=peak,
         note="; ".join(outcome.notes) or None,
-        level=case.level,
-        working_set_bytes=int(case.work(outcome.shape)) if case.level else None,
     )
     return mark(result, outcome.reliability)
 
 
-#: Measures one kernel case in about ``allot_s`` seconds: ``(torch, case, allot_s, clock)``.
-#: :func:`measure_case` times it for real; tests pass canned figures to :func:`run_bench`.
-CaseMeasure = Callable[[Any, KernelCase, float, Callable[[], float]], SizingOutcome]
+@dataclass
+class _Run:
+    """One run's state: the figures so far, the rates they show, what was left out."""
 
+    torch: Any
+    facts: Facts | None
+    budget: TimeBudget
+    measure: CaseMeasure
+    progress: Progress | None
+    results: list[BenchResult] = field(default_factory=list)
+    skipped: list[BenchSkip] = field(default_factory=list)
+    #: (device, kernel, dtype) -> [(work of one call, work a second)], as measured.
+    rates: dict[tuple[str, str, str], list[tuple[float, float]]] = field(default_factory=dict)
+    unsupported: set[tuple[str, str, str]] = field(default_factory=set)
+    warmed: set[str] = field(default_factory=set)
+    #: (device, unit) -> the shortest call measured: the least any call of them takes.
+    floors: dict[tuple[str, str], float] = field(default_factory=dict)
+    first: tuple[KernelCase, BenchResult] | None = None
 
-def measure_case(
-    torch: Any,
-    case: KernelCase,
-    allot_s: float,
-    clock: Callable[[], float],
-    *,
-    repeats: bool = True,
-) -> SizingOutcome:
-    """Find a good size for ``case`` on its ladder and time it, within ``allot_s``.
+    def per_call(self, case: KernelCase, shape: tuple[int, ...]) -> float:
+        """Seconds one call of ``case`` at ``shape`` is foreseen to take: from its own
+        rate at the nearest smaller size, else its basis's at :data:`GUESS_SHARE`, else
+        :data:`DEFAULT_RATE`."""
+        work, dev = case.work(shape), case.target.device
+        own = sorted(self.rates.get((dev, case.kernel, case.dtype), []))
+        known = [self.rates.get((dev, k, d)) for k, d in case.basis]
+        basis = [max(r for _, r in rates) for rates in known if rates]
+        if own:
+            rate = next((r for w, r in reversed(own) if w <= work), own[0][1])
+        elif basis:
+            rate = min(basis) * GUESS_SHARE
+        else:
+            speedup = ACCELERATOR_SPEEDUP if case.target.accelerator else 1.0
+            rate = DEFAULT_RATE.get(case.unit, 1e9) * speedup
+        # On a busy machine a parallel call waits for its threads whatever its work: no
+        # call is foreseen shorter than the shortest one of its unit measured so far.
+        return max(work / rate, self.floors.get((dev, case.unit), 0.0))
 
-    ``repeats`` False: no repeats past the allotment (on a machine already busy they
-    cannot make a figure reliable, only the run longer).
-    """
-    measure = make_measure(
-        torch,
-        case.build,
-        device_kind=case.target.kind,
-        threads=case.target.threads,
-        sync=devmod.synchronizer(torch, case.target),
-        flags=case.flags,
-    )
-    min_run = min(0.1, max(0.01, allot_s * 0.04))
-    return adapt(
-        case.ladder,
-        work=case.work,
-        measure=measure,
-        clock=clock,
-        allot_s=allot_s,
-        start=case.start,
-        # Never below real work, however slow or busy the machine (bench.sizing.FLOOR_WORK).
-        floor=floor_index(case.ladder, case.work, case.kernel, case.target.kind),
-        min_run_s=min_run,
-        repeat_past_share=repeats,
-    )
+    def cost(self, case: KernelCase, i: int) -> float:
+        """Seconds ``case`` at ``ladder[i]`` is foreseen to take, its inputs made."""
+        shape = case.ladder[i]
+        setup = case.input_bytes(shape) / case.fill_rate if case.input_bytes else 0.0
+        return cost(self.per_call(case, shape), setup)
+
+    def pick(self, case: KernelCase, share: float) -> int | None:
+        """The largest shape up to ``case.start`` that fits ``share`` (the smallest one
+        needs only to fit what is left); None when not even that fits."""
+        room = self.room()
+        fits = [i for i in range(case.start + 1) if MARGIN * self.cost(case, i) <= room]
+        if not fits:
+            return None
+        return max((i for i in fits if MARGIN * self.cost(case, i) <= share), default=fits[0])
+
+    def room(self) -> float:
+        """Seconds still free for figures, the end's reserve kept."""
+        reserve = END_RESERVE_S + END_RESERVE_SHARE * self.budget.total_s
+        return self.budget.remaining() - reserve
+
+    def skip(self, case: KernelCase, reason: str) -> None:
+        self.skipped.append(BenchSkip(device=case.target.device, kernel=case.kernel, dtype=case.dtype, reason=reason))  # fmt: skip
+
+    def one(self, case: KernelCase, weights_left: float) -> None:
+        """Measure ``case`` if it fits the budget (the run's first figure in any case)."""
+        key = (case.target.device, case.kernel, case.dtype)
+        if key in self.unsupported:
+            return
+        if case.target.device not in self.warmed:
+            warm_up(self.torch, case.target)
+            self.warmed.add(case.target.device)
+        share = self.budget.share(case.weight, weights_left)
+        i = self.pick(case, share)
+        if i is None and self.results:
+            size = shape_text(case.kernel, case.ladder[0])
+            return self.skip(case, f"{size}: no time left in the budget")
+        forced, i = i is None, 0 if i is None else i
+        self.report_progress(f"{case.target.device} {case.kernel} {case.dtype}")
+        need = MARGIN * self.cost(case, i)
+        allot = need + 0.1 if forced else min(max(need, share), self.room())
+        try:
+            outcome = self.measure(self.torch, replace(case, start=i), allot, self.budget.clock)
+            outcome = self.retry(case, outcome)
+        except OutOfTime as exc:
+            return self.skip(case, str(exc))
+        except (Unsupported, OutOfMemory) as exc:
+            self.unsupported.add(key)
+            return self.skip(case, exc.reason if isinstance(exc, Unsupported) else str(exc))
+        finally:
+            if case.after is not None:
+                case.after()
+            release_memory(self.torch, case.target.kind)
+        self.add(case, outcome)
+
+    def retry(self, case: KernelCase, outcome: SizingOutcome) -> SizingOutcome:
+        """``outcome`` measured once more where its spread is high and the budget has
+        the time (bandwidth figures): the steadier of the two is kept."""
+        if not case.retry or outcome.reliability.reliable:
+            return outcome
+        again = replace(case, ladder=(outcome.shape,), start=0, input_bytes=None)
+        need = self.cost(again, 0)
+        if need > self.room():
+            return outcome
+        second = self.measure(self.torch, again, need, self.budget.clock)
+        first_spread = outcome.reliability.spread
+        if first_spread is not None and (second.reliability.spread or math.inf) >= first_spread:
+            return outcome
+        was = f"{first_spread:.0%}" if first_spread is not None else "unknown"
+        second.notes[:0] = [*outcome.notes, f"measured again (its first spread {was})"]
+        return second
+
+    def add(self, case: KernelCase, outcome: SizingOutcome) -> None:
+        """Keep ``outcome`` as a figure, and its rate for the figures after it."""
+        result = to_result(case, outcome, self.facts)
+        self.results.append(result)
+        key = (case.target.device, case.kernel, case.dtype)
+        median = outcome.timing.median_s
+        self.rates.setdefault(key, []).append(
+            (case.work(outcome.shape), case.work(outcome.shape) / median)
+        )
+        floor = (case.target.device, case.unit)
+        self.floors[floor] = min(self.floors.get(floor, math.inf), median)
+        if self.first is None and case.target.kind == "cpu" and case.kernel == "matmul":
+            self.first = (case, result)
+
+    def report_progress(self, label: str) -> None:
+        if self.progress is not None:
+            self.progress(label, min(0.99, self.budget.elapsed() / self.budget.total_s))
+
+    def recheck(self) -> Derived | None:
+        """The run's first CPU product timed again at its size, when the budget still has
+        the time: evidence that the machine's speed held (None: not measured, or unsteady)."""
+        if self.first is None:
+            return None
+        case, result = self.first
+        again = replace(case, ladder=(tuple(result.shape),), start=0)
+        allot = min(RECHECK_S, self.room())
+        if self.cost(again, 0) > allot:
+            return None
+        self.report_progress(f"{case.target.device} {case.kernel} {case.dtype} again")
+        try:
+            outcome = self.measure(self.torch, again, allot, self.budget.clock)
+        except (Unsupported, OutOfMemory, OutOfTime):
+            return None
+        if not outcome.reliability.reliable:
+            return None
+        return drift(result, case.work(outcome.shape) / outcome.timing.median_s / 1e9)
 
 
 def run_bench(
@@ -273,82 +361,38 @@ def run_bench(
     Raises MissingDependencyError without torch and UsageError for an unknown or absent
     device. Ctrl-C returns the figures measured so far with ``interrupted=True``.
     ``clock``, ``measure`` and ``load_reader`` are seams: a fake clock, canned timings
-    per kernel, the load average. CPU figures taken while the load was over
+    per case, the load average. CPU figures taken while the load was over
     :data:`~hwadvisor.bench.reliability.BUSY_LOAD` per core are marked unreliable.
     """
     started = clock()
     load_1m = load_reader()
     check_budget(budget_s)
     devmod.parse_device(device)  # a typo is a usage error even where torch is missing
-    before_import = clock()
     torch = import_torch()
-    import_s = clock() - before_import
+    import_s = clock() - started
     targets = devmod.resolve(torch, device, facts)
     accelerators = sum(1 for t in targets if t.accelerator)
     total = budget_s if budget_s is not None else default_budget(accelerators, quick)
-    budget = TimeBudget(total, clock, started)
-    calm = busy_reason(load_1m, _cores(facts, targets)) is None
-
-    results: list[BenchResult] = []
+    run = _Run(torch, facts, TimeBudget(total, clock, started), measure, progress)
+    run.skipped += unreachable_gpus(torch, device, targets, facts)
     closing: Derived | None = None
-    skipped: list[BenchSkip] = unreachable_gpus(torch, device, targets, facts)
     interrupted = False
     try:
         cases = [c for t in targets for c in plan(torch, t, facts, _free_bytes(torch, t, facts))]
-        if quick:
-            cases = [
-                c
-                for c in cases
-                if quick_case(c.kernel, c.dtype, c.target.accelerator)
-                or in_quick_sweep(c.kernel, c.level)
-            ]
         weights_left = sum(c.weight for c in cases)
-        warmed: set[str] = set()
-        first: tuple[KernelCase, BenchResult] | None = None
-        for done, case in enumerate(cases):
-            if case.target.device not in warmed:
-                warm_up(torch, case.target)
-                warmed.add(case.target.device)
-            if progress is not None:
-                # Kernels differ in length; the budget spent is the better guide once it leads.
-                fraction = min(0.99, max(done / len(cases), budget.elapsed() / total))
-                progress(f"{case.target.device} {case.kernel} {case.dtype}", fraction)
-            try:
-                least = MIN_ALLOT_S if case.min_allot_s is None else case.min_allot_s
-                allot = max(least, budget.share(case.weight, weights_left))
-                outcome = _measurer(measure, calm, budget)(torch, case, allot, clock)
-                results.append(to_result(case, outcome, facts))
-                if first is None and _drift_probe(case):
-                    first = (case, results[-1])
-            except (Unsupported, OutOfMemory) as exc:
-                reason = exc.reason if isinstance(exc, Unsupported) else str(exc)
-                skipped.append(
-                    BenchSkip(
-                        device=case.target.device,
-                        kernel=case.kernel,
-                        dtype=case.dtype,
-                        reason=reason,
-                    )
-                )
-            finally:
-                if case.after is not None:
-                    case.after()
-                release_memory(torch, case.target.kind)
+        for case in cases:
+            run.one(case, weights_left)
             weights_left -= case.weight
-        if first is not None:
-            if progress is not None:
-                progress(f"{first[0].target.device} {first[0].kernel} {first[0].dtype} again", 0.99)
-            once = functools.partial(measure_case, repeats=False)
-            closing = _recheck(torch, first, once if measure is measure_case else measure, clock)
+        closing = run.recheck()
         if progress is not None:
             progress("done", 1.0)
     except KeyboardInterrupt:
         interrupted = True
-
     elapsed = clock() - started
     load = Load(load_1m, load_reader())
-    cores, others = _competition(load, facts, targets, elapsed)
-    results = mark_busy(results, busy_reason(others, cores))
+    cores = _cores(facts, targets)
+    others = load.others(cores or 1, elapsed)
+    results = mark_busy(run.results, busy_reason(others, cores))
     return BenchReport(
         torch_version=str(torch.__version__),
         load_avg_1m=load_1m,
@@ -363,63 +407,9 @@ def run_bench(
             for t in targets
         ],
         results=results,
-        skipped=skipped,
+        skipped=run.skipped,
         derived=[*derive(results, facts, load_1m=others), *([closing] if closing else [])],
     )
-
-
-def _drift_probe(case: KernelCase) -> bool:
-    """Whether ``case`` is the figure timed again at the end: the CPU's fp32 matmul."""
-    return case.target.kind == "cpu" and case.kernel == "matmul" and case.dtype == "fp32"
-
-
-def _recheck(
-    torch: Any,
-    first: tuple[KernelCase, BenchResult],
-    measure: CaseMeasure,
-    clock: Callable[[], float],
-) -> Derived | None:
-    """The run's first CPU figure timed again at its size once the others are done, as
-    evidence that the machine's speed held (:func:`~hwadvisor.bench.reliability.drift`);
-    None when that timing is itself unsteady (it could not tell a drift from noise)."""
-    case, result = first
-    again = replace(case, ladder=(tuple(result.shape),), start=0)
-    try:
-        outcome = measure(torch, again, RECHECK_S, clock)
-    except (Unsupported, OutOfMemory):
-        return None
-    finally:
-        if case.after is not None:
-            case.after()
-        release_memory(torch, case.target.kind)
-    if not outcome.reliability.reliable:
-        return None
-    return drift(result, _value(case, outcome))
-
-
-def _value(case: KernelCase, outcome: SizingOutcome) -> float:
-    """The figure of ``outcome``: its work per call over its median time, in G(FL)OP/s or GB/s."""
-    return case.work(outcome.shape) / outcome.timing.median_s / 1e9
-
-
-def _measurer(measure: CaseMeasure, calm: bool, budget: TimeBudget) -> CaseMeasure:
-    """``measure``, without repeats past a kernel's share once they cannot pay off.
-
-    They are skipped on a machine already busy (they cannot make a figure reliable) and
-    once the run has spent its budget, so repeats overrun it by at most one kernel's
-    (:data:`~hwadvisor.bench.sizing.REPEAT_CAP_S`). A test's own seam is used as given.
-    """
-    if measure is measure_case and not (calm and budget.remaining() > 0):
-        return functools.partial(measure_case, repeats=False)
-    return measure
-
-
-def _competition(
-    load: Load, facts: Facts | None, targets: list[devmod.Target], elapsed_s: float
-) -> tuple[int | None, float | None]:
-    """The cores measured on, and the load other programs made on the machine meanwhile."""
-    cores = _cores(facts, targets)
-    return cores, load.others(cores or 1, elapsed_s)
 
 
 def _cores(facts: Facts | None, targets: list[devmod.Target]) -> int | None:

@@ -1,10 +1,8 @@
 """Timing through ``torch.utils.benchmark.Timer``, the only clock kernels are read with.
 
-The Timer warms up, picks a block size so its own overhead is negligible, and reports
-median and IQR. It runs with ONE thread unless ``num_threads`` is given (the
-``torch.utils.benchmark.Timer`` documentation: the default is one thread; on the
-project's 2-core machine an fp32 2048³ matmul measured 165 GFLOP/s at 1 thread, 308 at
-2), so every call passes the usable cores. Accelerators are synchronised inside the timed
+The Timer runs with ONE thread unless ``num_threads`` is given (the
+``torch.utils.benchmark.Timer`` documentation: the default is one thread), so every call
+passes the threads the figure is for. Accelerators are synchronised inside the timed
 statement, because the Timer's own synchronisation only covers the current device, not
 ``cuda:1``.
 """
@@ -15,21 +13,34 @@ import gc
 import math
 import statistics
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any
+from contextlib import contextmanager, nullcontext
+from typing import TYPE_CHECKING, Any
 
+from hwadvisor.bench.devices import synchronizer
 from hwadvisor.bench.sizing import (
     BLOCK_S,
     MIN_RUNS,
-    Measure,
+    TIMER_OVERHEAD_S,
     OutOfMemory,
+    OutOfTime,
     Shape,
+    SizingOutcome,
     Timing,
     classify,
 )
+from hwadvisor.models.bench import shape_text
 
-#: IQR / median under which the confirming run stops early (``adaptive_autorange``).
+if TYPE_CHECKING:
+    from hwadvisor.bench.kernels import KernelCase
+
+#: IQR / median under which a figure's timing stops early, once it has MIN_RUNS blocks.
 STABLE_IQR = 0.05
+#: The most timed blocks a figure takes when they do not agree: more would spend the
+#: budget of the figures after it on a machine that is not steady.
+MAX_RUNS = 10
+#: A first call shorter than this is followed by a second untimed one, whose time sizes
+#: the blocks: a first call pays for lazy set-up (threads, kernels chosen, pages mapped).
+SECOND_WARM_S = 0.05
 
 
 def time_statement(
@@ -43,54 +54,59 @@ def time_statement(
 ) -> Timing:
     """Time ``fn()`` (then ``sync()``) with the torch Timer on ``threads`` threads.
 
-    ``max_run_s`` None: ``blocked_autorange(min_run_time=min_run_s)``; otherwise it repeats
-    until the IQR is small or ``max_run_s`` is spent: in blocks of about ``BLOCK_S`` when
-    ``per_call_s`` (an earlier measurement's per-call time) says a call is shorter than
-    that (:func:`_short_blocks`), else with ``adaptive_autorange``.
+    Without ``per_call_s`` (an earlier call's time): ``blocked_autorange(min_run_s)``.
+    With it, blocks repeat until :data:`MIN_RUNS` of them agree within :data:`STABLE_IQR`
+    after ``min_run_s``, or there are :data:`MAX_RUNS`, or the next would pass
+    ``max_run_s`` (one block at least): blocks of about :data:`BLOCK_S` of calls
+    (``Timer.timeit``) for a short call, one call a block (``adaptive_autorange``, which
+    spends one call untimed first) for a longer one.
     """
     from torch.utils.benchmark import Timer
 
     stmt = "fn()" if sync is None else "fn(); sync()"
     timer = Timer(stmt=stmt, globals={"fn": fn, "sync": sync}, num_threads=max(1, threads))
-    if max_run_s is not None and per_call_s is not None and 0 < per_call_s < BLOCK_S:
-        return _short_blocks(timer, per_call_s, min_run_s, max_run_s)
-    if max_run_s is None:
+    limit = math.inf if max_run_s is None else max_run_s
+    if per_call_s is not None and 0 < per_call_s < BLOCK_S:
+        return _short_blocks(timer, per_call_s, min_run_s, limit)
+    if per_call_s is None:
         m = timer.blocked_autorange(min_run_time=min_run_s)
     else:
-        m = timer.adaptive_autorange(
-            threshold=STABLE_IQR, min_run_time=min_run_s, max_run_time=max_run_s
-        )
-    median = float(m.median)
-    return Timing(
-        median_s=median,
-        iqr_s=float(m.iqr),
-        runs=len(m.times),
-    )
+        # adaptive_autorange stops once its blocks have passed max_run_time: one block
+        # over, and its untimed call first.
+        most = max(0.5 * per_call_s, min(limit - 2 * per_call_s, (MAX_RUNS - 1) * per_call_s))
+        m = timer.adaptive_autorange(STABLE_IQR, min_run_time=min_run_s, max_run_time=most)
+    return Timing(median_s=float(m.median), iqr_s=float(m.iqr), runs=len(m.times))
 
 
 def _short_blocks(timer: Any, per_call_s: float, min_run_s: float, max_run_s: float) -> Timing:
-    """Repeat blocks of about ``BLOCK_S`` (``Timer.timeit``) until at least ``MIN_RUNS``
-    of them agree within ``STABLE_IQR`` after ``min_run_s``, or ``max_run_s`` is spent.
+    """Blocks of about :data:`BLOCK_S` (``Timer.timeit``) until :data:`MIN_RUNS` of them
+    agree within :data:`STABLE_IQR` after ``min_run_s``, or there are :data:`MAX_RUNS`,
+    or the next would pass ``max_run_s`` (one block at least). Each block's calls follow
+    the last block's per-call time, so a first call slowed by lazy set-up costs nothing.
 
     ``adaptive_autorange`` sizes its blocks by powers of ten until one takes 10 ms with
-    the Timer's overhead under 0.01 %, or more than 50 ms: a 60 us call gets blocks of
-    1,000 calls (60 ms), and the four blocks a spread needs cost a quarter of a second. A
-    block of ``BLOCK_S`` keeps the Timer's overhead (about 1 us) near 0.01 % and costs a
-    sixth of that. ``timeit`` runs 1 % of the block (2 calls at least) untimed first.
+    the Timer's overhead under 0.01 %: a 60 us call gets blocks of 1,000 calls (60 ms).
+    ``timeit`` runs 1 % of the block (2 calls at least) untimed first.
     """
-    number = max(1, math.ceil(BLOCK_S / per_call_s))
     per_call: list[float] = []
-    spent = 0.0
+    spent, each = 0.0, per_call_s
     while True:
+        number = max(1, math.ceil(BLOCK_S / each))
         block = float(timer.timeit(number).raw_times[0])
-        spent += block
-        per_call.append(block / number)
-        if len(per_call) < MIN_RUNS:
+        each = block / number
+        spent += block + 2 * each
+        per_call.append(each)
+        if len(per_call) >= MAX_RUNS or spent + block > max_run_s:
+            break
+        if len(per_call) < MIN_RUNS or spent < min_run_s:
             continue
-        median = statistics.median(per_call)
         q1, _, q3 = statistics.quantiles(per_call, n=4, method="inclusive")
-        if spent >= max_run_s or (spent >= min_run_s and (q3 - q1) <= STABLE_IQR * median):
-            return Timing(median_s=median, iqr_s=q3 - q1, runs=len(per_call))
+        if q3 - q1 <= STABLE_IQR * statistics.median(per_call):
+            break
+    if len(per_call) < 2:
+        return Timing(median_s=per_call[0], iqr_s=0.0, runs=1)
+    q1, _, q3 = statistics.quantiles(per_call, n=4, method="inclusive")
+    return Timing(median_s=statistics.median(per_call), iqr_s=q3 - q1, runs=len(per_call))
 
 
 def release_memory(torch: Any, device_kind: str, *, collect: bool = False) -> None:
@@ -121,50 +137,59 @@ def _quiet_errors() -> Iterator[None]:
         raise mapped from exc
 
 
-def make_measure(
-    torch: Any,
-    build: Callable[[Shape], Callable[[], object]],
-    *,
-    device_kind: str,
-    threads: int,
-    sync: Callable[[], object] | None,
-    flags: Callable[[], AbstractContextManager[object]] | None = None,
-) -> Measure:
-    """A ``measure(shape, min_run_s, max_run_s)`` for :func:`~hwadvisor.bench.sizing.adapt`.
+def _untimed(fn: Callable[[], object], sync: Callable[[], object] | None, clock: Callable[[], float]) -> float:  # fmt: skip
+    """Seconds one call of ``fn`` took, outside the timer (it only sizes the blocks)."""
+    before = clock()
+    fn()
+    if sync is not None:
+        sync()
+    return max(clock() - before, 1e-9)
 
-    Each call builds the inputs for ``shape``, runs the statement once outside the timer
-    (so an unsupported dtype fails fast with its reason), times it, and frees the inputs.
-    """
 
-    # Each shape's last per-call time: the confirming run's blocks are sized from it.
-    seen: dict[Shape, float] = {}
+def _time_shape(
+    torch: Any, case: KernelCase, shape: Shape, deadline: float, clock: Callable[[], float]
+) -> Timing:
+    """Make the inputs of ``shape``, run it once or twice outside the timer (a dtype the
+    device lacks fails here, fast, and the call's time sizes the blocks), then time it in
+    what is left until ``deadline``; :class:`OutOfTime` when not even one block fits."""
+    sync = synchronizer(torch, case.target)
+    with case.flags() if case.flags is not None else nullcontext(), _quiet_errors():
+        fn = case.build(shape)
+        per_call = _untimed(fn, sync, clock)
+        if per_call < SECOND_WARM_S:
+            per_call = _untimed(fn, sync, clock)
+        if clock() + per_call > deadline:
+            raise OutOfTime(f"{shape_text(case.kernel, shape)}: no time left in the budget")
+        left = deadline - clock() - TIMER_OVERHEAD_S
+        min_run = min(0.1, max(0.0, left) * 0.3)
+        return time_statement(
+            fn,
+            threads=case.target.threads,
+            sync=sync,
+            min_run_s=min_run,
+            max_run_s=max(left, 0.0),
+            per_call_s=per_call,
+        )
 
-    def measure(shape: Shape, min_run_s: float, max_run_s: float | None) -> Timing:
-        ctx = flags() if flags is not None else nullcontext()
-        fn: Callable[[], object] | None = None
+
+def measure_case(
+    torch: Any, case: KernelCase, allot_s: float, clock: Callable[[], float]
+) -> SizingOutcome:
+    """Time ``case`` at ``case.ladder[case.start]`` within about ``allot_s`` seconds,
+    stepping down its ladder on out-of-memory (:class:`OutOfMemory` below the smallest)."""
+    deadline = clock() + allot_s
+    notes: list[str] = []
+    i = case.start
+    while True:
+        shape = case.ladder[i]
         try:
-            with ctx, _quiet_errors():
-                fn = build(shape)
-                fn()  # once outside the timer: a dtype the device lacks fails here, fast
-                if sync is not None:
-                    sync()
-                timing = time_statement(
-                    fn,
-                    threads=threads,
-                    sync=sync,
-                    min_run_s=min_run_s,
-                    max_run_s=max_run_s,
-                    per_call_s=seen.get(shape),
-                )
-                seen[shape] = timing.median_s
-                return timing
-        except OutOfMemory:
-            fn = None
-            release_memory(torch, device_kind, collect=True)
-            raise
+            return SizingOutcome(shape, _time_shape(torch, case, shape, deadline, clock), notes=notes)  # fmt: skip
+        except OutOfMemory as exc:
+            release_memory(torch, case.target.kind, collect=True)
+            if i == 0:
+                raise OutOfMemory(f"out of memory even at {list(shape)}: {exc}") from exc
+            notes.append(f"out of memory at {list(shape)}; shrank")
+            i -= 1
         finally:
-            fn = None  # drop the inputs before the next size is allocated
-            if device_kind != "cpu":
-                release_memory(torch, device_kind)
-
-    return measure
+            if case.target.kind != "cpu":
+                release_memory(torch, case.target.kind)

@@ -30,7 +30,8 @@ def bench(
     seconds: float | None = typer.Option(
         None,
         "--seconds",
-        help="Time budget in seconds, torch's import included (default 10 s CPU-only, +6 s per GPU).",
+        help="Time budget in seconds, torch's import included (default 10 s CPU-only, +6 s "
+        "per GPU); a shorter one measures fewer, smaller figures.",
     ),
     budget: float | None = typer.Option(
         None,
@@ -38,7 +39,13 @@ def bench(
         help="The same as --seconds (an older name, kept working); not recommend's low/normal/high.",
     ),
     quick: bool = typer.Option(
-        False, "--quick", help="About 5 s: only the figures the advice uses most."
+        False,
+        "--quick",
+        help="A 3 s budget (+2 s per GPU), torch's import included: the figures the "
+        "estimates use most, as many as fit.",
+    ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="List every figure (each size), and a chart by dtype."
     ),
     json_out: bool = typer.Option(
         False, "--json", help="Print the bench document as JSON on stdout."
@@ -48,7 +55,8 @@ def bench(
     ),
     html: str | None = wl.HTML,
 ) -> None:
-    """Measure matmul, conv2d and memory bandwidth (and host<->GPU copies) with torch."""
+    """Measure matmul, conv2d, memory bandwidth and per-operator cost (and host<->GPU
+    copies) with torch, within a time budget."""
     from functools import partial
 
     from hwadvisor.cli._common import emit
@@ -70,7 +78,7 @@ def bench(
     def render(doc: BenchReport) -> None:
         from hwadvisor.render.bench import render_bench
 
-        render_bench(doc)
+        render_bench(doc, verbose=verbose)
 
     # the report first: a write that fails leaves stdout with one error document only
     write_report(html, report)

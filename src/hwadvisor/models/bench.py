@@ -25,6 +25,16 @@ def drifted(ratio: float) -> bool:
     return not (1.0 / (1.0 + DRIFT_TOLERANCE) <= ratio <= 1.0 + DRIFT_TOLERANCE)
 
 
+def shape_text(kernel: str, shape: tuple[int, ...] | list[int]) -> str:
+    """A figure's size as people say it: 1024³, 128 MiB, 4x64x56x56."""
+    if kernel in ("copy", "triad", "h2d", "d2h"):
+        per = 1 if kernel in ("h2d", "d2h") else 4
+        return f"{shape[0] * per / 2**20:,.0f} MiB"
+    if kernel.startswith("matmul") and len(shape) == 3 and len(set(shape)) == 1:
+        return f"{shape[0]}³"
+    return "x".join(str(d) for d in shape)
+
+
 class BenchResult(Document):
     """One measured figure: a kernel at one dtype and shape on one device."""
 
@@ -55,7 +65,8 @@ class BenchResult(Document):
         description="reports from older versions only (their memory sweep): the level the working set was sized for (l2, l3, dram)",
     )
     working_set_bytes: int | None = Field(
-        None, description="reports from older versions only (their memory sweep): bytes one call reads and writes"
+        None,
+        description="reports from older versions only (their memory sweep): bytes one call reads and writes",
     )
     reliable: bool | None = Field(
         None,
