@@ -94,7 +94,7 @@ def published_rows() -> list[dict[str, Any]]:
     from hwadvisor.catalog.instances import cpu_share
     from hwadvisor.estimate import build_workload
     from hwadvisor.estimate.timing.bands import band_class
-    from hwadvisor.estimate.timing.device import device_model
+    from hwadvisor.estimate.timing.catalog import device_model
     from hwadvisor.estimate.timing.step import step_time
 
     devices = load_devices()
@@ -186,7 +186,7 @@ def measure_infer(spec: str, shape: list[int], batch: int, steps: int) -> float:
 def estimate(entry: Any, spec: str, task: str, shape: list[int], batch: int) -> tuple[float, Any]:
     """The step time ``--on`` gives for the share ``entry``, and its breakdown."""
     from hwadvisor.estimate import build_workload
-    from hwadvisor.estimate.timing.device import device_model
+    from hwadvisor.estimate.timing.catalog import device_model
     from hwadvisor.estimate.timing.step import step_time
 
     wl = build_workload(

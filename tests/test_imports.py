@@ -210,6 +210,7 @@ LAYERS = [
             "units",
             "parse",
             "glibc",
+            "optional",
             "io",
             "models",
             "probe",

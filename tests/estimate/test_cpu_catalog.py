@@ -8,8 +8,8 @@ from tests.benchmark_modules import load_benchmark
 from hwadvisor.catalog import find_device
 from hwadvisor.catalog.instances import cpu_share
 from hwadvisor.estimate import build_workload
+from hwadvisor.estimate.timing.catalog import device_model
 from hwadvisor.estimate.timing.cpu import sustained_scale
-from hwadvisor.estimate.timing.device import device_model
 from hwadvisor.estimate.timing.step import step_time
 from hwadvisor.models.workload import Precision
 

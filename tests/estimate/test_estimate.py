@@ -13,7 +13,7 @@ from hwadvisor.catalog import load_devices
 from hwadvisor.errors import CatalogError, UsageError
 from hwadvisor.estimate import build_workload, estimate_workload
 from hwadvisor.estimate.report import DEFAULT_DEVICES
-from hwadvisor.estimate.timing.device import device_model
+from hwadvisor.estimate.timing.catalog import device_model
 from hwadvisor.estimate.timing.scaling import efficiency
 from hwadvisor.estimate.timing.step import OPTIMIZER_BYTES_PER_PARAM
 from hwadvisor.models.bench import BenchReport, BenchResult

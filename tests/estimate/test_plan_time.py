@@ -10,8 +10,8 @@ import pytest
 from hwadvisor.catalog import lookup_device
 from hwadvisor.estimate import estimate_workload
 from hwadvisor.estimate.memory.plan import CHECKPOINTING, OFFLOAD, Gpu, plan_for
+from hwadvisor.estimate.timing.catalog import device_model
 from hwadvisor.estimate.timing.plan_time import timed_plan
-from hwadvisor.estimate.timing.device import device_model
 from hwadvisor.estimate.timing.scaling import FALLBACK_LINK_GB_S, NODE_GPUS, efficiency
 from hwadvisor.estimate.timing.step import step_time
 from hwadvisor.estimate.workload.build import build_workload

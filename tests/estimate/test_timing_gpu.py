@@ -8,6 +8,7 @@ import pytest
 
 from hwadvisor.catalog import find_device
 from hwadvisor.estimate import build_workload, estimate_workload
+from hwadvisor.estimate.timing.catalog import device_model
 from hwadvisor.estimate.timing.gpu import (
     Roofline,
     cudnn_host_s,
@@ -18,7 +19,6 @@ from hwadvisor.estimate.timing.gpu import (
     op_host_s,
     python_ops_s,
 )
-from hwadvisor.estimate.timing.device import device_model
 from hwadvisor.estimate.timing.step import step_time
 from hwadvisor.models.workload import ModelKind, OpGroup, OpProfile, Precision, Task, Workload
 

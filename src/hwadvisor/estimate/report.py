@@ -19,8 +19,9 @@ from hwadvisor.estimate.memory.fixes import memory_fixes
 from hwadvisor.estimate.memory.parts import MemoryPlan, breakdown, decide_fit
 from hwadvisor.estimate.memory.plan import Gpu, plan_for
 from hwadvisor.estimate.timing.bands import band_class, with_bands
+from hwadvisor.estimate.timing.catalog import device_model
 from hwadvisor.estimate.timing.cpu import here_model
-from hwadvisor.estimate.timing.device import DeviceModel, device_model
+from hwadvisor.estimate.timing.device import DeviceModel
 from hwadvisor.estimate.timing.plan_time import timed_plan
 from hwadvisor.estimate.timing.scaling import efficiency
 from hwadvisor.estimate.timing.step import step_time

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from hwadvisor.estimate.workload.defaults import DEFAULT_SEQ
 from hwadvisor.estimate.workload.shape import VOCAB, Shape, infer_shape, narrowest_shape
 from hwadvisor.models.memory import CountedPeak, MemoryCounts
 from hwadvisor.models.workload import ModelKind, Precision, Workload
@@ -22,9 +23,6 @@ from hwadvisor.models.workload import ModelKind, Precision, Workload
 if TYPE_CHECKING:
     from hwadvisor.estimate.memory.knobs import MemoryPlan
 
-#: Sequence length assumed when a transformer's is not given: the training context of
-#: GPT-3 and LLaMA (2048) for decoders, BERT's longest (512) for encoders.
-DEFAULT_SEQ = {ModelKind.DECODER: 2048, ModelKind.ENCODER: 512, ModelKind.OTHER: 2048}
 KORTHIKANTI = "Korthikanti et al. 2022 (arXiv:2205.05198) §4"
 CHEN = "Chen et al. 2016 (arXiv:1604.06174)"
 _HALF = (Precision.AMP, Precision.BF16, Precision.FP16, Precision.INT8)

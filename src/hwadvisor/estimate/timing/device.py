@@ -8,7 +8,8 @@ Every device the estimator prices, whatever its kind, is one frozen :class:`Devi
 - a catalog GPU, its peaks times the achieved fractions of the catalog
   (:func:`hwadvisor.estimate.timing.gpu.catalog_gpu_model`).
 
-:func:`device_model` picks the right one for a catalog entry. The step model
+:func:`hwadvisor.estimate.timing.catalog.device_model` picks the one for a catalog
+entry. The step model
 (:mod:`hwadvisor.estimate.timing.step`) reads the same fields of all three.
 """
 
@@ -21,7 +22,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hwadvisor.catalog.schema import DeviceEntry
-    from hwadvisor.estimate.timing.gpu import Roofline
     from hwadvisor.models.workload import Precision
 
 #: Below the smallest measured (or catalog) product size the rate is flat down to this
@@ -30,6 +30,25 @@ if TYPE_CHECKING:
 FLAT_DOWN_TO = 64.0
 #: The least share of the smallest point's rate a tiny product is priced at.
 FLOOR_SHARE = 0.02
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """A GPU's roofs for one job: products (FLOP/s, bytes per element) and bandwidth."""
+
+    conv_flops_s: float
+    gemm_flops_s: float
+    conv_elem_bytes: float
+    gemm_elem_bytes: float
+    bandwidth: float  # bytes/s reached by streaming
+    conv_tensor_cores: bool = False  # convolutions on tensor cores (fp16/bf16/int8, TF32)
+
+    def rate(self, size: float, conv: bool) -> float:
+        """FLOP/s of a product of effective size ``size``: min(compute roof, memory roof)."""
+        roof = self.conv_flops_s if conv else self.gemm_flops_s
+        b = self.conv_elem_bytes if conv else self.gemm_elem_bytes
+        intensity = 2.0 * max(size, 1.0) / (3.0 * b)
+        return min(roof, intensity * self.bandwidth)
 
 
 @dataclass(frozen=True)
@@ -119,19 +138,6 @@ def log_interp(pts: list[tuple[float, float]], x: float) -> float:
             t = math.log(x / x0) / math.log(x1 / x0) if x1 > x0 else 1.0
             return y0 + t * (y1 - y0)
     return pts[-1][1]
-
-
-def device_model(entry: DeviceEntry, precision: Precision) -> DeviceModel:
-    """The model of a catalog entry: a CPU's or a GPU's."""
-    from hwadvisor.catalog.schema import DeviceKind
-
-    if entry.kind is DeviceKind.CPU:
-        from hwadvisor.estimate.timing.cpu import catalog_cpu_model
-
-        return catalog_cpu_model(entry, precision)
-    from hwadvisor.estimate.timing.gpu import catalog_gpu_model
-
-    return catalog_gpu_model(entry, precision)
 
 
 def catalog_peak(

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from hwadvisor.estimate.timing.device import DeviceModel, Links, catalog_peak, size_curve
+from hwadvisor.estimate.timing.device import DeviceModel, Links, Roofline, catalog_peak, size_curve
 from hwadvisor.models.workload import RNN_LAYER, OpProfile, Precision, Task, Workload
 
 if TYPE_CHECKING:
@@ -60,25 +60,6 @@ def gpu_constants() -> dict[str, Any]:
 
     text = resources.files("hwadvisor.catalog").joinpath("data").joinpath("gpu_time.yaml")
     return dict(load_yaml(text.read_text(encoding="utf-8")))
-
-
-@dataclass(frozen=True)
-class Roofline:
-    """A GPU's roofs for one job: products (FLOP/s, bytes per element) and bandwidth."""
-
-    conv_flops_s: float
-    gemm_flops_s: float
-    conv_elem_bytes: float
-    gemm_elem_bytes: float
-    bandwidth: float  # bytes/s reached by streaming
-    conv_tensor_cores: bool = False  # convolutions on tensor cores (fp16/bf16/int8, TF32)
-
-    def rate(self, size: float, conv: bool) -> float:
-        """FLOP/s of a product of effective size ``size``: min(compute roof, memory roof)."""
-        roof = self.conv_flops_s if conv else self.gemm_flops_s
-        b = self.conv_elem_bytes if conv else self.gemm_elem_bytes
-        intensity = 2.0 * max(size, 1.0) / (3.0 * b)
-        return min(roof, intensity * self.bandwidth)
 
 
 def element_bytes(precision: Precision, family: str) -> float:

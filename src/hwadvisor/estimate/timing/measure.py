@@ -3,11 +3,10 @@
 The result is labelled measured, never mixed with the estimates: it needs the model's
 code, so catalog entries (which carry only their figures) cannot be measured.
 
-The steps run in a fresh Python process, as the user's job will: glibc's malloc keeps
-what a process freed before (a freed mapping raises its mapping and trim thresholds for
-good), so steps timed in this process, after the bench's sweep, fault in far fewer
-pages than the job's own (a 3-layer MLP: 33 ms a step here, 54-78 ms in a fresh
-process, on a Zen 3 guest; docs/estimates.md section 3).
+The steps run in a fresh Python process, as the user's job will: the C allocator keeps
+what a process freed before (glibc's malloc raises its mapping and trim thresholds for
+good after a large block is freed, mallopt(3)), so steps timed after other work in this
+process fault in fewer pages than the job's own would.
 """
 
 from __future__ import annotations
@@ -53,11 +52,10 @@ def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimat
     """Seconds of real steps of ``wl``'s model on this CPU, as a measured estimate.
 
     The steps run in a fresh process (:func:`_child`) on torch's current number of
-    threads, timed by the benchmark's own clock (:func:`hwadvisor.bench.timing.
-    time_statement`, ``torch.utils.benchmark.Timer``): the median over blocks of steps,
+    threads, timed by ``torch.utils.benchmark.Timer``: the median over blocks of steps,
     after :data:`WARMUP` untimed ones.
     """
-    from hwadvisor.bench.runner import import_torch
+    from hwadvisor.optional import import_torch
 
     if wl.model is None or not looks_like_user_model(wl.model):
         raise UsageError(
@@ -122,8 +120,6 @@ def _child(job: dict[str, Any]) -> dict[str, float]:
     """The steps of ``job`` (what :func:`measure_here` sends), timed in this process."""
     import torch
 
-    from hwadvisor.bench.timing import time_statement
-
     torch.set_num_threads(int(job["threads"]))
     wl = Workload(
         model=job["model"],
@@ -136,10 +132,11 @@ def _child(job: dict[str, Any]) -> dict[str, float]:
     step = _one_step(torch, load_callable(job["model"])(), wl)
     for _ in range(WARMUP):
         step()
-    timing = time_statement(
-        step, threads=int(job["threads"]), sync=None, min_run_s=float(job["min_run_s"])
-    )
-    return {"median_s": timing.median_s, "runs": timing.runs}
+    from torch.utils.benchmark import Timer
+
+    timer = Timer(stmt="step()", globals={"step": step}, num_threads=int(job["threads"]))
+    m = timer.blocked_autorange(min_run_time=float(job["min_run_s"]))
+    return {"median_s": float(m.median), "runs": len(m.times)}
 
 
 def _one_step(torch: Any, model: Any, wl: Workload) -> Callable[[], None]:

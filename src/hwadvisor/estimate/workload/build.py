@@ -374,7 +374,7 @@ def _from_user_model(
         input_shape = [seq_len]
     # Torch first, quietly and with a clear error: the user's file usually imports it, and
     # a broken torch (or its import-time warnings) must not surface as the user's fault.
-    from hwadvisor.bench.runner import import_torch
+    from hwadvisor.optional import import_torch
 
     import_torch()
     fn = load_callable(spec)

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hwadvisor.estimate.memory.activations import DEFAULT_SEQ
 from hwadvisor.models.workload import ModelKind, Precision, Task
+
+#: Sequence length assumed when a transformer's is not given: the training context of
+#: GPT-3 and LLaMA (2048) for decoders, BERT's longest (512) for encoders.
+DEFAULT_SEQ = {ModelKind.DECODER: 2048, ModelKind.ENCODER: 512, ModelKind.OTHER: 2048}
 
 #: Tokens in one device's micro-batch when the batch is not given.
 TOKENS_PER_MICROBATCH = 4096
