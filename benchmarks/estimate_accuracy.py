@@ -69,7 +69,9 @@ def measure(spec: str, shape: list[int], batch: int, steps: int, loss: str) -> l
         "import estimate_accuracy as ea; a = json.loads(sys.argv[1]); ea.THREADS = a[5]; "
         "print(json.dumps(ea.steps(*a[:5])))"
     )
-    done = subprocess.run([sys.executable, "-c", code, call], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code, call], capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         raise RuntimeError(f"the steps of {spec} failed: {done.stderr.strip()[-400:]}")
     return [float(t) for t in json.loads(done.stdout.strip().splitlines()[-1])]
@@ -131,8 +133,12 @@ def main() -> int:
 
     torch.set_num_threads(threads())
     facts = probe_machine()
-    print(f"cpu: {facts.cpu.model} ({platform.machine()}), {threads()} threads, torch {torch.__version__}")
-    print(f"{'model':20s} {'kind':9s} {'batch':>5s} {'estimated':>10s} {'measured':>9s} {'error':>7s}")
+    print(
+        f"cpu: {facts.cpu.model} ({platform.machine()}), {threads()} threads, torch {torch.__version__}"
+    )
+    print(
+        f"{'model':20s} {'kind':9s} {'batch':>5s} {'estimated':>10s} {'measured':>9s} {'error':>7s}"
+    )
     rows = []
     for name, kind, spec, run_spec, shape, batch, loss in CASES:
         if args.only and name not in args.only:
