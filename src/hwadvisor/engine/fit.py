@@ -135,13 +135,15 @@ def slot_plan(ctx: Context, slot: str) -> PlanSummary | None:
     if not ctx.get(f"{slot}.fits_after_fixes"):
         return None
     name, gpus = ctx.get(f"{slot}.name") or ctx.get(f"{slot}.device"), ctx.get(f"{slot}.gpus") or 1
+    plan = plan_at(ctx, f"{slot}.plan")
+    if plan is not None and plan.gpus <= gpus and ctx.get(f"{slot}.fits"):
+        return plan  # a plan the row runs as written (a language model's sharding)
     if ctx.get(f"{slot}.fits"):
         strategy = "single" if gpus == 1 else "DDP"
         text = f"{gpus} × {name}" + ("" if gpus == 1 else " with DDP")
         return PlanSummary(
             device=ctx.get(f"{slot}.device"), name=name, gpus=gpus, strategy=strategy, text=text
         )
-    plan = plan_at(ctx, f"{slot}.plan")
     return plan if plan is not None and plan.gpus <= gpus else None
 
 

@@ -68,7 +68,7 @@ def estimate_workload(
         else:
             entry = found[dev].entry
             n = gpus if entry.kind is DeviceKind.GPU else 1
-            if workload.task.is_llm:
+            if workload.priced_by_llm:
                 est = _llm_on(workload, entry, n, facts=None, bench=None)
             else:
                 est = _estimate(
@@ -108,7 +108,7 @@ def _llm_on(
 
 
 def _here(wl: Workload, facts: Facts | None, bench: BenchReport | None) -> DeviceEstimate:
-    if wl.task.is_llm:
+    if wl.priced_by_llm:
         est = _llm_on(wl, None, 1, facts=facts, bench=bench)
     else:
         est = _estimate(wl, here_model(facts, bench, wl.precision), gpus=1, gpu=False)
@@ -121,7 +121,7 @@ def _here(wl: Workload, facts: Facts | None, bench: BenchReport | None) -> Devic
     update: dict[str, Any] = {}
     if facts is None:
         extra.append("machine facts unknown: memory fit here unknown")
-        if est.memory is not None and est.device_memory_bytes is None and not wl.task.is_llm:
+        if est.memory is not None and est.device_memory_bytes is None and not wl.priced_by_llm:
             update["fit_reason"] = (
                 "this machine's memory is unknown: give --facts FILE (hwadvisor check --json)"
             )
@@ -260,7 +260,7 @@ def estimate_on_entry(workload: Workload, entry: DeviceEntry, *, gpus: int = 1) 
     if gpus < 1:
         raise UsageError(f"--gpus must be at least 1, got {gpus}")
     is_gpu = entry.kind is DeviceKind.GPU
-    if workload.task.is_llm:
+    if workload.priced_by_llm:
         return _llm_on(workload, entry, gpus if is_gpu else 1, facts=None, bench=None)
     return _estimate(
         workload,

@@ -413,6 +413,12 @@ class Workload(Document):
     )
     assumptions: list[str] = Field(default_factory=list)
 
+    @property
+    def priced_by_llm(self) -> bool:
+        """Priced by the language-model physics: serving, fine-tuning, and training a
+        language model whose shape is known (its full fine-tuning, the same job)."""
+        return self.task.is_llm or (self.task is Task.TRAIN and self.llm is not None)
+
 
 #: The options of language-model workloads (fine-tuning's, then serving's), as
 #: :func:`~hwadvisor.estimate.build_workload` takes them.

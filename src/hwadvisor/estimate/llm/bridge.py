@@ -48,7 +48,7 @@ def llm_estimate(wl: Workload, target: Target) -> DeviceEstimate:
     """The serving or fine-tuning estimate of ``wl`` on ``target``."""
     if wl.llm is None:
         raise UsageError(f"--task {wl.task.value} needs a language model's shape")
-    if wl.task is Task.FINETUNE:
+    if wl.task in (Task.FINETUNE, Task.TRAIN):
         from hwadvisor.estimate.llm.finetune import finetune_estimate
 
         return finetune_estimate(wl, target)

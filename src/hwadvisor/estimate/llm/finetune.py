@@ -36,9 +36,9 @@ from hwadvisor.estimate.memory.parts import fits
 from hwadvisor.estimate.workload.llm_shape import arch_of
 from hwadvisor.llm import FinetuneMemory, FinetuneRequest, LlmArch, find_format, finetune_memory
 from hwadvisor.llm.finetune import lighter_methods
-from hwadvisor.models.estimate import DeviceEstimate, MemoryBreakdown, MemoryFix
+from hwadvisor.models.estimate import DeviceEstimate, MemoryBreakdown, MemoryFix, MultiGpuPlan
 from hwadvisor.models.llm import FinetuneFigures, FinetuneOption
-from hwadvisor.models.workload import LoraTargets, Workload
+from hwadvisor.models.workload import LoraTargets, Task, Workload
 
 #: Training FLOPs per token as a multiple of the forward's (see the module docstring).
 FULL_FLOP_RATIO = 3.0
@@ -147,9 +147,9 @@ def finetune_options(
     wl: Workload, arch: LlmArch, mem: FinetuneMemory, target: Target
 ) -> list[FinetuneOption]:
     """LoRA, then QLoRA (lighter than the method asked), then the fewest GPUs that shard it."""
-    out = [
-        _priced(wl, arch, m, target, target.gpus) for m in lighter_methods(arch, request_for(wl))
-    ]
+    # Lighter methods (LoRA, QLoRA) change a fine-tuning job, not a training one.
+    lighter = lighter_methods(arch, request_for(wl)) if wl.task is Task.FINETUNE else []
+    out = [_priced(wl, arch, m, target, target.gpus) for m in lighter]
     if target.gpu and target.gpus == 1:
         for n in SHARD_COUNTS:
             if fits(int(mem.sharded_total(n)), target.device_memory_bytes):
@@ -206,12 +206,25 @@ def finetune_estimate(wl: Workload, target: Target) -> DeviceEstimate:
         tokens_per_s=tokens / step if step else None,
         options=options,
     )
+    total = _total(wl, step, gpus)
+    plan = None
+    if gpus > 1 and fit:
+        # Several GPUs that hold the job: the plan they run, with its sharding.
+        plan = MultiGpuPlan(
+            device=target.device, name=target.name or target.device, gpus=gpus,
+            strategy=strategy, memory=breakdown, fits=True,
+            plan=f"{gpus} × {target.name or target.device} with {strategy}",
+            precision=wl.precision.value, batch_per_gpu=req.batch_size, step_time_s=step,
+            total_time_s=total,
+            throughput_samples_s=req.batch_size * gpus / step if step else None,
+        )  # fmt: skip
     return DeviceEstimate(
         device=target.device,
         name=target.name,
         gpus=gpus,
+        plan=plan,
         step_time_s=step,
-        total_time_s=_total(wl, step, gpus),
+        total_time_s=total,
         throughput_samples_s=req.batch_size * gpus / step if step else None,
         memory_bytes=int(per_gpu),
         device_memory_bytes=target.device_memory_bytes,

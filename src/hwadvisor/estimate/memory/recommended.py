@@ -154,7 +154,7 @@ def as_recommended(wl: Workload, est: DeviceEstimate, t: Target) -> DeviceEstima
     """``est`` with the fit of the job as recommended (``fits_planned``, ``planned_reason``)
     and, on a GPU that does not hold it as written, its plan; on ``t.device_bytes`` when
     given (the row's own fit recomputed there first)."""
-    if wl.task.is_llm:
+    if wl.priced_by_llm:
         return est  # a language model's serving and fine-tuning fit is hwadvisor.llm's
     est = _refit(wl, est, t)
     return est.model_copy(update=_decide(wl, est, t))

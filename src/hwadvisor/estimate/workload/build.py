@@ -68,9 +68,10 @@ def build_workload(
     )
     trained = given.task is Task.TRAIN and shape is not None
     if trained:
-        # Training a language model whose shape is known is full fine-tuning of it: one
-        # job, one model (the fine-tuning physics, with its activations and recipes).
-        given = given.model_copy(update={"task": Task.FINETUNE, "method": FinetuneMethod.FULL})
+        # Training a language model whose shape is known is its full fine-tuning: one job,
+        # one model (the fine-tuning physics, with its activations and recipes), without
+        # the lighter methods a fine-tuning job may switch to.
+        given = given.model_copy(update={"method": FinetuneMethod.FULL})
         llm_given.add("method")
     batch = given.batch_size if batch_size is not None else DEFAULT_BATCH[given.task]
     common: dict[str, Any] = {
@@ -86,13 +87,13 @@ def build_workload(
         "deadline_hours": given.deadline_hours,
     }
     sizes = (given.params, given.flops_per_sample, given.seq_len, given.input_shape)
-    if given.task.is_llm and shape is not None:
+    if (given.task.is_llm or trained) and shape is not None:
         from hwadvisor.estimate.workload.llm import llm_workload
 
         base = _from_catalog(entry, *sizes, common) if entry is not None else None
         wl = llm_workload(shape, given, base, batch_given=batch_size is not None, said=llm_given)
         if trained:
-            note = "--task train of a language model is its full fine-tuning: priced as --task finetune --method full"
+            note = "training a language model is its full fine-tuning: priced as --task finetune --method full is"
             wl = wl.model_copy(update={"assumptions": [note, *wl.assumptions]})
         return _named(wl, model, entry, extra_catalogs)
     if model is not None and looks_like_user_model(model):
