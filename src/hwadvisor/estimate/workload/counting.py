@@ -567,24 +567,23 @@ def _run(model: Any, x: Any, count: Count, back: Count | None = None) -> None:
     count.saved_bytes = sum(saved)
 
 
-def _count(
-    model: Any,
-    sample: Callable[..., Any],
-    timed: tuple[Any, Callable[..., Any]],
-    shape: list[int],
-    batch: int,
-    tokens: bool,
-) -> tuple[Count, Count, float]:
-    """The forward and backward counts of ``timed`` (a model and its input maker) at
-    ``batch`` and the bytes ``model`` saves for backward per sample."""
-    fwd, bwd = Count(), Count()
+def _saved_per_sample(
+    model: Any, sample: Callable[..., Any], shape: list[int], tokens: bool
+) -> float:
+    """Bytes ``model`` saves for backward per sample (batch 2 less batch 1)."""
     one, two = Count(), Count()
     _run(model, sample(shape, 1, tokens), one)
     _run(model, sample(shape, 2, tokens), two)
-    _run(timed[0], timed[1](shape, batch, tokens), fwd)
-    # Backward on its own: its memory-bound mix differs (no dropout masks, cheap pooling).
-    _run(timed[0], timed[1](shape, batch, tokens), Count(), bwd)
-    return fwd, bwd, max(0.0, two.saved_bytes - one.saved_bytes)
+    return max(0.0, two.saved_bytes - one.saved_bytes)
+
+
+def _passes(model: Any, x: Callable[[], Any]) -> tuple[Count, Count]:
+    """The forward count, and the backward's on its own (its memory-bound mix differs: no
+    dropout masks, cheap pooling), each on a fresh input from ``x``."""
+    fwd, bwd = Count(), Count()
+    _run(model, x(), fwd)
+    _run(model, x(), Count(), bwd)
+    return fwd, bwd
 
 
 def count_model(
@@ -601,9 +600,10 @@ def count_model(
     tokens = _first_leaf_is_embedding(model)
     try:
         model.train(train)
-        with _dispatch_like_cpu(model) as timed:
-            timed[0].train(train)
-            fwd, bwd, per_sample = _count(model, _sample_input, timed, input_shape, batch, tokens)
+        per_sample = _saved_per_sample(model, _sample_input, input_shape, tokens)
+        with _dispatch_like_cpu(model) as (timed, sample):
+            timed.train(train)
+            fwd, bwd = _passes(timed, lambda: sample(input_shape, batch, tokens))
     except UsageError:
         raise
     except Exception as exc:
@@ -649,7 +649,8 @@ def count_real(model: Any, input_shape: list[int], batch: int, *, train: bool) -
 
     model.train(train)
     small = min(batch, REAL_BATCH)
-    fwd, bwd, per_sample = _count(model, sample, (model, sample), input_shape, small, tokens)
+    per_sample = _saved_per_sample(model, sample, input_shape, tokens)
+    fwd, bwd = _passes(model, lambda: sample(input_shape, small, tokens))
     if batch > small:
         one = Count()
         _run(model, sample(input_shape, 1, tokens), one)
