@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from hwadvisor.bench import runner as runner_mod
-from hwadvisor.bench.sizing import SizingOutcome, Timing
+from hwadvisor.bench.sizing import OutOfTime, SizingOutcome, Timing, Unsupported
 from hwadvisor.models.schemas import schema_for
 
 #: The shared runner (``tests/conftest.py``): ``cli(*args)`` -> (code, out, err).
@@ -42,7 +42,7 @@ def canned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         if "interrupt" in seen and len(seen) == 4:
             raise KeyboardInterrupt
         return SizingOutcome(
-            shape=case.ladder[case.start], timing=Timing(median_s=0.25, iqr_s=0.01, runs=5)
+            shape=case.ladder[case.start], timing=Timing(median_s=1e-3, iqr_s=1e-5, runs=5)
         )
 
     import hwadvisor.bench
@@ -51,6 +51,24 @@ def canned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         hwadvisor.bench, "run_bench", functools.partial(runner_mod.run_bench, measure=measure)
     )
     return seen
+
+
+@pytest.fixture
+def worst(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run with as much to say as a CPU run can have: a busy machine, every figure
+    unsteady, a dtype torch cannot run, and figures the budget had no time for."""
+    import hwadvisor.bench
+
+    def measure(torch: Any, case: Any, allot_s: float, clock: Any) -> SizingOutcome:
+        if case.dtype == "int8":
+            raise Unsupported("\"_int_mm_cpu\" not implemented for 'Char' on this CPU build")
+        if case.ladder[case.start] == (2048, 2048, 2048):
+            raise OutOfTime("2048³: no time left in the budget")
+        shape = case.ladder[case.start]
+        return SizingOutcome(shape=shape, timing=Timing(median_s=1e-3, iqr_s=3e-4, runs=5))
+
+    run = functools.partial(runner_mod.run_bench, measure=measure, load_reader=lambda: 5.0)
+    monkeypatch.setattr(hwadvisor.bench, "run_bench", run)
 
 
 @pytest.mark.parametrize("budget", ["0", "-3", "nan", "inf"])
@@ -96,17 +114,45 @@ def test_json_and_output_file(cli: Cli, tmp_path: Path, canned: list[str]) -> No
     assert json.loads(out.read_text()) == doc
     assert doc["budget_s"] == 2.0 and not doc["interrupted"]
     kernels = {r["kernel"] for r in doc["results"]}
-    assert {"matmul", "conv2d", "copy", "triad"} <= kernels
+    assert {"matmul", "conv2d", "conv2d_backward", "copy", "triad", "dispatch"} <= kernels
     assert [p.name for p in tmp_path.iterdir()] == ["bench.json"]  # no temp file left
 
 
-def test_human_output_has_table_and_chart(cli: Cli, canned: list[str]) -> None:
+def test_human_output_is_a_summary_and_verbose_lists_every_figure(
+    cli: Cli, canned: list[str]
+) -> None:
     pytest.importorskip("torch")
-    result = cli("bench", "--device", "cpu", "--quick")
+    result = cli("bench", "--device", "cpu", "--budget", "5")
     assert result.code == 0, result.err
-    assert "Measured throughput" in result.out
-    assert "Compute throughput by dtype" in result.out
-    assert "{" not in result.out.splitlines()[0]
+    assert "Measured throughput" in result.out and "{" not in result.out.splitlines()[0]
+    rows = [ln for ln in result.out.splitlines() if ln.startswith("cpu ")]
+    assert len([r for r in rows if r.split()[1:3] == ["matmul", "fp32"]]) == 1  # its best
+    verbose = cli("bench", "--device", "cpu", "--budget", "5", "--verbose")
+    assert verbose.code == 0, verbose.err
+    rows = [ln for ln in verbose.out.splitlines() if ln.startswith("cpu ")]
+    assert len([r for r in rows if r.split()[1:3] == ["matmul", "fp32"]]) > 1  # every size
+    assert "Compute throughput by dtype" in verbose.out
+
+
+def test_the_default_view_fits_one_screen_at_80_columns(
+    cli: Cli, worst: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("torch")
+    from hwadvisor.render import stdout_console
+
+    monkeypatch.setenv("COLUMNS", "80")
+    stdout_console.cache_clear()
+    try:
+        result = cli("bench", "--device", "cpu", "--budget", "5")
+    finally:
+        stdout_console.cache_clear()
+    assert result.code == 0, result.err
+    lines = result.out.rstrip("\n").splitlines()
+    assert len(lines) <= 40, result.out
+    assert max(len(ln) for ln in lines) <= 80
+    text = " ".join(result.out.split())
+    assert "not implemented for 'Char'" in text and "a longer --budget measures them" in text
+    assert "busy" in text and "unsteady" in text
 
 
 def test_ctrl_c_writes_partial_report_and_exits_130(

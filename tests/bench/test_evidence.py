@@ -192,7 +192,7 @@ def test_render_shows_table_bars_evidence_and_skips() -> None:
     render_bench(report, Console(file=buf, width=120, color_system=None))
     text = buf.getvalue()
     assert "512³" in text and "77%" in text
-    assert "100.0x slower" in text
+    assert "100.0x slower than fp32 at 512³" in text
     assert "not implemented for 'Half'" in text
     bars = bar_lines(report, width=40)
     assert bars[0].count("█") == 40 and "█" not in bars[1]  # 100x smaller: a sliver only
@@ -208,7 +208,24 @@ def test_an_overrun_budget_is_explained() -> None:
     report = BenchReport(budget_s=0.5, elapsed_s=4.0, torch_import_s=2.1, results=res)
     buf = io.StringIO()
     render_bench(report, Console(file=buf, width=200, color_system=None))
-    assert (
-        "over the budget: every kernel is measured at least once, "
-        "and importing torch alone took 2.1 s"
-    ) in buf.getvalue()
+    text = " ".join(buf.getvalue().split())
+    assert "over the budget: importing torch took most of it" in text
+    assert "torch's import 2.1 s" in text
+
+
+def test_a_report_with_kernels_an_older_version_measured_still_loads() -> None:
+    import json
+    from pathlib import Path
+
+    from hwadvisor.models.bench import drifted
+
+    data = Path(__file__).resolve().parents[1] / "data" / "bench"
+    old = json.loads((data / "recorded-xeon-amx-kvm.json").read_text(encoding="utf-8"))
+    old["results"].append(
+        {**old["results"][0], "kernel": "matmul_rows_cold", "level": "dram", "working_set_bytes": 1}
+    )
+    report = BenchReport.model_validate(old)
+    assert any(r.kernel == "matmul_rows_cold" for r in report.results)
+    assert report.best("cpu", "matmul", "fp32") is not None
+    # the drift verdict the engine reads lives with the document, not the bench
+    assert drifted(0.7) and drifted(1.3) and not drifted(0.9) and not drifted(1.15)

@@ -20,10 +20,28 @@ def _result(dtype: str, value: float, **kw: object) -> BenchResult:
     )  # fmt: skip
 
 
-def _text(report: BenchReport, width: int) -> str:
+def _text(report: BenchReport, width: int, *, verbose: bool = True) -> str:
     buf = io.StringIO()
-    render_bench(report, Console(file=buf, width=width, color_system=None))
+    render_bench(report, Console(file=buf, width=width, color_system=None), verbose=verbose)
     return buf.getvalue()
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_the_summary_keeps_an_unreliable_figures_spread_and_says_so(width: int) -> None:
+    report = BenchReport(
+        budget_s=9.0,
+        elapsed_s=5.0,
+        results=[
+            _result("fp32", 120.0, reliable=True, spread=0.02),
+            _result("bf16", 300.0, reliable=False, spread=0.27),
+        ],
+    )
+    text = _text(report, width, verbose=False)
+    bf16 = next(ln for ln in text.splitlines() if ln.startswith("cpu") and "bf16" in ln)
+    assert "300.0 GFLOP/s" in bf16 and "±27%" in bf16
+    assert "unsteady" in text and "kept with its spread" in " ".join(text.split())
+    steady = BenchReport(budget_s=9.0, elapsed_s=5.0, results=report.results[:1])
+    assert "unsteady" not in _text(steady, width, verbose=False)
 
 
 @pytest.mark.parametrize("width", [80, 160])

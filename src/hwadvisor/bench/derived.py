@@ -2,16 +2,18 @@
 
 A cause (AMX, AVX-512 BF16, VNNI) is named only when the probed CPU features say the CPU
 has it; a slow-down is said as plainly as a speed-up, with the reason the features give.
-Only figures the bench judged reliable are compared (``BenchResult.reliable``): an
-unsteady figure is listed, and the comparison it would have made is left out and said so.
+Only figures the bench judged reliable are compared (``BenchResult.reliable``), at the
+same size where both were measured there: an unsteady figure is listed, and the
+comparison it would have made is left out.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from hwadvisor.bench.reliability import LOAD_OVER_THREADS
-from hwadvisor.models.bench import BenchResult, Derived
+from hwadvisor.models.bench import BenchResult, Derived, shape_text
 
 if TYPE_CHECKING:
     from hwadvisor.models.facts import CpuFeatures, Facts
@@ -81,33 +83,53 @@ def _how(ratio: float) -> str:
     return "runs about as fast as"
 
 
+def _pair(
+    results: list[BenchResult], device: str, kernel: str, dtype: str
+) -> tuple[BenchResult, BenchResult] | None:
+    """The reliable fp32 and ``dtype`` figures to compare: at the largest size both were
+    measured at (a ladder's sizes run at different rates), else the best of each."""
+
+    def steady(d: str) -> dict[tuple[int, ...], BenchResult]:
+        rs = [r for r in results if (r.device, r.kernel, r.dtype) == (device, kernel, d)]
+        return {tuple(r.shape): r for r in rs if r.reliable is not False}
+
+    base, other = steady("fp32"), steady(dtype)
+    common = sorted(set(base) & set(other), key=math.prod)
+    if common:
+        return base[common[-1]], other[common[-1]]
+    if not base or not other:
+        return None
+    return max(base.values(), key=lambda r: r.value), max(other.values(), key=lambda r: r.value)
+
+
+def _cause_text(dtype: str, ratio: float, facts: Facts | None) -> str:
+    """What the probed CPU features say of a ``dtype`` / fp32 ``ratio``."""
+    has, lacks = _cpu_cause(dtype, facts.cpu.features if facts is not None else None)
+    text = ""
+    if has and ratio >= 1.1:
+        text = f" ({has})"
+    elif facts is None and ratio < 1.1:
+        text = f" ({lacks})"
+    elif lacks and ratio < 1.1:
+        text = f": it has {lacks}"
+    return text + ("; prefer fp32 here" if ratio < 1 / 1.1 else "")
+
+
 def _dtype_ratio(
     results: list[BenchResult], device: str, kernel: str, dtype: str, facts: Facts | None
 ) -> Derived | None:
-    base = _best(results, device, kernel, "fp32")
-    fast = _best(results, device, kernel, dtype)
-    if base is None or fast is None or base.value <= 0:
+    pair = _pair(results, device, kernel, dtype)
+    if pair is None or pair[0].value <= 0:
         return None
+    base, fast = pair
     ratio = fast.value / base.value
     where = "this CPU" if device == "cpu" else device
-    text = f"{dtype} {kernel} {_how(ratio)} fp32 on {where}"
+    size = f" at {shape_text(kernel, base.shape)}" if base.shape == fast.shape else ""
+    text = f"{dtype} {kernel} {_how(ratio)} fp32{size} on {where}"
     if device == "cpu":
-        has, lacks = _cpu_cause(dtype, facts.cpu.features if facts is not None else None)
-        if has and ratio >= 1.1:
-            text += f" ({has})"
-        elif facts is None and ratio < 1.1:
-            text += f" ({lacks})"
-        elif lacks and ratio < 1.1:
-            text += f": it has {lacks}"
-        if ratio < 1 / 1.1:
-            text += "; prefer fp32 here"
-    return Derived(
-        id=f"{device}.{dtype}_over_fp32"
-        if kernel == "matmul"
-        else f"{device}.{kernel}_{dtype}_over_fp32",
-        ratio=round(ratio, 3),
-        text=text,
-    )
+        text += _cause_text(dtype, ratio, facts)
+    kind = "" if kernel == "matmul" else f"{kernel}_"
+    return Derived(id=f"{device}.{kind}{dtype}_over_fp32", ratio=round(ratio, 3), text=text)
 
 
 def _efficiency(results: list[BenchResult], device: str) -> Derived | None:

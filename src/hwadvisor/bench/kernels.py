@@ -26,8 +26,12 @@ if TYPE_CHECKING:
     from hwadvisor.models.facts import Facts
 
 MIB = 1024 * 1024
+#: Every kernel this version measures (a report from an older one may hold others).
+KERNELS = frozenset(
+    {"matmul", "conv2d", "conv2d_backward", "copy", "triad", "dispatch", "h2d", "d2h"}
+)
 #: Bytes an element of each report dtype takes (tf32 is fp32 with TF32 math allowed).
-DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "int8": 1, "uint8": 1}
+DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "int8": 1}
 #: Square fp32 matmul sizes, measured in this order: the middle of the ladder first (the
 #: sizes real layers run at, and what a short budget keeps), then its ends.
 CPU_FP32 = (256, 512, 1024, 64, 128, 2048)
@@ -52,6 +56,13 @@ HOST_COPY_BYTES = 256 * MIB
 #: and filled fresh buffers at 2.6-3.2 GB/s; about half of each is taken.
 RANDN_RATE = 0.4e9
 FILL_RATE = 1.5e9
+#: A figure's call time before it has a rate of its own is foretold at this share of the
+#: rate of a kernel it resembles (a convolution at a quarter of the matmul rate, bf16 at
+#: a quarter of fp32's), or at half the rate of its own kind in another form (a backward
+#: at half its forward's, triad at half copy's): slower than the machines seen run them,
+#: so that a figure is not started where it cannot end.
+GUESS_SHARE = 0.25
+KIN_SHARE = 0.5
 #: Cache sizes assumed when the probe could not read them (total L3).
 DEFAULT_L3 = 32 * MIB
 #: The most last-level cache a core of a shipping x86 server part has to itself: AMD's
@@ -88,9 +99,9 @@ class KernelCase:
     fill_rate: float = RANDN_RATE
     #: Measured once more when its spread is high and the budget allows (bandwidth).
     retry: bool = False
-    #: The (kernel, dtype) pairs whose rates foretell this one's call time before it has
-    #: its own (the slowest of those measured).
-    basis: tuple[tuple[str, str], ...] = ()
+    #: (kernel, dtype, share): this one's call time, before it has a rate of its own, is
+    #: foretold at ``share`` x that figure's best rate (the slowest such foretelling).
+    basis: tuple[tuple[str, str, float], ...] = ()
 
 
 def torch_dtype(torch: Any, name: str) -> Any:
@@ -119,15 +130,6 @@ def conv_work(shape: Shape) -> float:
 def conv_backward_work(shape: Shape) -> float:
     """The backward of the same convolution: its input and weight gradients, 2x the forward."""
     return 2.0 * conv_work(shape)
-
-
-def native_bf16(facts: Facts | None) -> bool | None:
-    """Whether this CPU has a native bf16 dot product (its bf16 peak above its fp32 one;
-    the probe writes the fp32 rate where it has none); None where the facts do not say."""
-    peaks = facts.cpu.peak_gflops if facts is not None else None
-    if peaks is None or not peaks.bf16 or not peaks.fp32:
-        return None
-    return peaks.bf16 > peaks.fp32
 
 
 def reachable_l3(facts: Facts | None, threads: int) -> int:
@@ -282,7 +284,7 @@ class _Planner:
             self.target, "matmul", dtype, "GOP/s" if dtype == "int8" else "GFLOP/s",
             ((n, n, n),), matmul_work, _matmul_builder(self.torch, self.dev, dtype),
             weight=weight, flags=self._flags(dtype), input_bytes=lambda s: 2.0 * s[0] * s[2] * size,
-            basis=(("matmul", "fp32"),),
+            basis=(("matmul", "fp32", GUESS_SHARE),),
         )  # fmt: skip
 
     def conv(self, dtype: str, weight: float, *, backward: bool = False) -> KernelCase:
@@ -296,7 +298,7 @@ class _Planner:
             _conv_builder(self.torch, self.dev, dtype, backward=backward),
             start=len(ladder) - 1, weight=weight, flags=self._flags(dtype),
             input_bytes=lambda s: tensors * size * s[0] * s[1] * s[2] * s[3],
-            basis=(("conv2d", "fp32"), ("matmul", dtype)),
+            basis=(("conv2d", "fp32", KIN_SHARE), ("matmul", dtype, GUESS_SHARE)),
         )  # fmt: skip
 
     def stream(self, kernel: str, n: int) -> KernelCase:
@@ -308,7 +310,7 @@ class _Planner:
             lambda s: moved * 4 * s[0], _stream_builder(self.torch, pool, kernel),
             start=2, weight=1.0, after=pool.clear if kernel == "triad" else None,
             input_bytes=lambda s: pool.missing_bytes(s[0], 2 if kernel == "copy" else 3),
-            retry=True, fill_rate=FILL_RATE, basis=(("copy", "fp32"),),
+            retry=True, fill_rate=FILL_RATE, basis=(("copy", "fp32", KIN_SHARE),),
         )  # fmt: skip
 
     def dispatch(self) -> KernelCase:
@@ -325,7 +327,7 @@ class _Planner:
             self.target, kernel, "uint8", "GB/s", ladder, lambda s: float(s[0]),
             _host_builder(self.torch, self.dev, kernel), start=2, weight=0.5,
             input_bytes=lambda s: 2.0 * s[0], fill_rate=FILL_RATE,
-            basis=(("h2d", "uint8"),),
+            basis=(("h2d", "uint8", KIN_SHARE),),
         )  # fmt: skip
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hwadvisor.bench.derived import derive
+from hwadvisor.bench.kernels import KERNELS
 from hwadvisor.bench.reliability import BUSY_LOAD, END_OVER_START, RUN_CONDITIONS
 from hwadvisor.models.bench import BenchReport, BenchResult, drifted
 
@@ -110,7 +111,8 @@ def remember(report: BenchReport, facts: Facts | None) -> Path | None:
 
 
 def recall(facts: Facts | None, report: BenchReport, *, today: dt.date | None = None) -> BenchReport | None:  # fmt: skip
-    """The steady report kept for this machine, if there is one young enough."""
+    """The steady report kept for this machine, if there is one young enough: its
+    figures of the kernels this version measures (an older one's others are left out)."""
     path = _path(facts, report)
     if path is None or not path.is_file():
         return None
@@ -121,7 +123,11 @@ def recall(facts: Facts | None, report: BenchReport, *, today: dt.date | None = 
     day = today or dt.date.today()
     if _age_days(kept.generated_at, day) is None:
         return None
-    young = [r for r in kept.results if _young(r.measured_at or kept.generated_at, day)]
+    young = [
+        r
+        for r in kept.results
+        if r.kernel in KERNELS and _young(r.measured_at or kept.generated_at, day)
+    ]
     if not young:
         return None
     return kept.model_copy(update={"results": young})

@@ -66,15 +66,13 @@ MAX_BUDGET_S = 3600.0
 #: and for a figure whose calls run slower than foreseen (a busy machine).
 END_RESERVE_S = 0.05
 END_RESERVE_SHARE = 0.02
-#: A figure without a rate of its own is foretold at this share of its basis's rate
-#: (a convolution at a quarter of the matmul rate, bf16 at a quarter of fp32's).
-GUESS_SHARE = 0.25
 #: Rates assumed before anything of a kind is measured, per unit (work a second):
 #: pessimistic for a CPU, so that the first figures are not started when they cannot end.
 DEFAULT_RATE = {"GFLOP/s": 5e9, "GOP/s": 5e9, "GB/s": 4e9, "Mop/s": 2e7}
 #: Foreseen costs are taken this much longer when deciding what fits, and each figure is
 #: allotted at least that: a call slower than foreseen still gets its timed runs.
 MARGIN = 1.5
+#: ... and an accelerator's at this many times a CPU's (a first figure, before any rate).
 ACCELERATOR_SPEEDUP = 50.0
 
 Progress = Callable[[str, float], None]
@@ -219,16 +217,16 @@ class _Run:
 
     def per_call(self, case: KernelCase, shape: tuple[int, ...]) -> float:
         """Seconds one call of ``case`` at ``shape`` is foreseen to take: from its own
-        rate at the nearest smaller size, else its basis's at :data:`GUESS_SHARE`, else
+        rate at the nearest smaller size, else its basis's share, else
         :data:`DEFAULT_RATE`."""
         work, dev = case.work(shape), case.target.device
         own = sorted(self.rates.get((dev, case.kernel, case.dtype), []))
-        known = [self.rates.get((dev, k, d)) for k, d in case.basis]
-        basis = [max(r for _, r in rates) for rates in known if rates]
+        known = [(self.rates.get((dev, k, d)), share) for k, d, share in case.basis]
+        basis = [max(r for _, r in rates) * share for rates, share in known if rates]
         if own:
             rate = next((r for w, r in reversed(own) if w <= work), own[0][1])
         elif basis:
-            rate = min(basis) * GUESS_SHARE
+            rate = min(basis)
         else:
             speedup = ACCELERATOR_SPEEDUP if case.target.accelerator else 1.0
             rate = DEFAULT_RATE.get(case.unit, 1e9) * speedup
@@ -299,7 +297,10 @@ class _Run:
         need = self.cost(again, 0)
         if need > self.room():
             return outcome
-        second = self.measure(self.torch, again, need, self.budget.clock)
+        try:
+            second = self.measure(self.torch, again, need, self.budget.clock)
+        except OutOfTime:
+            return outcome
         first_spread = outcome.reliability.spread
         if first_spread is not None and (second.reliability.spread or math.inf) >= first_spread:
             return outcome

@@ -149,7 +149,6 @@ class SizingOutcome:
 
     shape: Shape
     timing: Timing
-    tried: list[tuple[Shape, float]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property

@@ -64,31 +64,29 @@ def _efficiency(r: BenchResult) -> str:
     return f"{pct:.0f}%" if pct >= 10 else f"{pct:.1f}%"
 
 
-def _best(report: BenchReport) -> list[tuple[BenchResult, int]]:
-    """The best figure of each device, kernel and dtype, in the report's order, with how
-    many figures (sizes) it was the best of."""
+def _best(report: BenchReport) -> list[BenchResult]:
+    """The best figure of each device, kernel and dtype, in the report's order."""
     groups: dict[tuple[str, str, str], list[BenchResult]] = {}
     for r in report.results:
         groups.setdefault((r.device, r.kernel, r.dtype), []).append(r)
-    return [(max(rs, key=lambda r: r.value), len(rs)) for rs in groups.values()]
+    return [max(rs, key=lambda r: r.value) for rs in groups.values()]
 
 
 def summary_table(report: BenchReport) -> FitTable:
-    """One row per device, kernel and dtype: its best figure, at which size, of how many."""
+    """One row per device, kernel and dtype: its best figure, and at which size."""
     columns = [
         Col("device"),
         Col("kernel"),
         Col("dtype"),
         Col("best", "right"),
-        Col("at", "right"),
+        Col("size", "right"),
         Col("of peak", "right"),
-        Col("IQR", "right", fold=2),
-        Col("sizes", "right", fold=1),
+        Col("IQR", "right", fold=1),
     ]
     rows = [
         [r.device, r.kernel, r.dtype, _rate(r), shape_text(r.kernel, r.shape), _efficiency(r),
-         _spread(r), str(n)]
-        for r, n in _best(report)
+         _spread(r)]
+        for r in _best(report)
     ]  # fmt: skip
     title = "Measured throughput [dim](best of each; --verbose lists every figure)[/]"
     return FitTable(columns, rows, title=title)
@@ -124,7 +122,7 @@ def bar_lines(report: BenchReport, *, width: int = BAR_WIDTH) -> list[str]:
     Bars share one linear scale so the dtypes compare at a glance; a figure too small
     for one cell still gets a sliver, so a 100x slow-down stays visible.
     """
-    rows = [r for r, _ in _best(report) if r.kernel in ("matmul", "conv2d")]
+    rows = [r for r in _best(report) if r.kernel in ("matmul", "conv2d")]
     if not rows:
         return []
     top = max(r.value for r in rows)
@@ -141,7 +139,7 @@ def bar_lines(report: BenchReport, *, width: int = BAR_WIDTH) -> list[str]:
 
 def _bar_room(report: BenchReport, width: int) -> int:
     """The longest bar that leaves room for the label and the figure on one line."""
-    rows = [r for r, _ in _best(report) if r.kernel in ("matmul", "conv2d")]
+    rows = [r for r in _best(report) if r.kernel in ("matmul", "conv2d")]
     if not rows:
         return BAR_WIDTH
     label = max(len(f"{r.device} {r.kernel} {r.dtype}") for r in rows)
@@ -162,10 +160,11 @@ def _skip_lines(skipped: list[BenchSkip], verbose: bool) -> list[str]:
 
 
 def _footer(report: BenchReport) -> str:
-    footer = (
-        f"\n{duration(report.elapsed_s)} of a {duration(report.budget_s)} budget"
-        f" (torch's import {duration(report.torch_import_s)} of it), torch {report.torch_version}"
-    )
+    footer = f"\n{duration(report.elapsed_s)} of a {duration(report.budget_s)} budget"
+    if report.torch_import_s is not None:
+        footer += f" (torch's import {duration(report.torch_import_s)} of it)"
+    if report.torch_version:
+        footer += f", torch {report.torch_version}"
     if report.interrupted:
         footer += " [bold yellow](interrupted: partial figures)[/]"
     elif report.elapsed_s > report.budget_s * 1.1:
@@ -181,7 +180,7 @@ def render_bench(report: BenchReport, console: Console | None = None, *, verbose
     evidence, what was not measured, and the budget used."""
     con = console or stdout_console()
     con.print(results_table(report) if verbose else summary_table(report))
-    if not verbose and any(r.reliable is False for r, _ in _best(report)):
+    if not verbose and any(r.reliable is False for r in _best(report)):
         con.print("[yellow]yellow[/][dim]: unsteady (a spread over 10%, fewer than 4 runs, or a busy machine); kept with its spread[/]")  # fmt: skip
     bars = bar_lines(report, width=_bar_room(report, con.width)) if verbose else []
     if bars:
