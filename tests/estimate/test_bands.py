@@ -31,7 +31,7 @@ def _bench() -> BenchReport:
 def test_every_class_names_its_run_and_its_check() -> None:
     bands = load_bands()
     want = {"cpu_measured", "catalog_gpu", "catalog_gpu_host_bound", "multi_gpu", "llm_decode",
-            "cpu_assumed", "catalog_cpu", "catalog_cpu_other"}  # fmt: skip
+            "cpu_assumed", "catalog_cpu"}  # fmt: skip
     assert want <= set(bands)
     for spec in bands.values():
         assert spec.basis and spec.check and spec.low_ratio <= spec.high_ratio
@@ -69,10 +69,8 @@ def test_each_estimate_gets_its_class() -> None:
     wl = build_workload(model="resnet50", batch_size=64, dataset_size=100_000, precision="amp")
     on = ["here", "a100-80gb", "xeon-6248", "epyc-9654"]
     got = _classes(workload=wl, facts=None, bench=_bench(), on=on)
-    # A 20-core Cascade Lake has no recorded sweep of its kind, a 96-core socket is more
-    # cores than the validation ran on: neither is the validated catalog_cpu class.
     assert got == {"here": "cpu_measured", "a100-80gb": "catalog_gpu",
-                   "xeon-6248": "catalog_cpu_other", "epyc-9654": "catalog_cpu_other"}  # fmt: skip
+                   "xeon-6248": "catalog_cpu", "epyc-9654": "catalog_cpu"}  # fmt: skip
     facts = Facts(cpu=Cpu(peak_gflops=PeakGflops(fp32=100.0)))
     assert _classes(workload=wl, facts=facts, bench=None, on=["here"]) == {"here": "cpu_assumed"}
     assert _classes(workload=wl, facts=None, bench=None, on=["here"]) == {"here": None}

@@ -17,7 +17,7 @@ class TimeBand(Document):
     low: float = Field(description="the estimate x the lowest measured/estimated ratio seen")
     high: float = Field(description="the estimate x the highest measured/estimated ratio seen")
     band_class: str = Field(
-        description="cpu_measured, cpu_assumed, catalog_cpu, catalog_cpu_other, catalog_gpu, catalog_gpu_host_bound, multi_gpu, llm_decode"
+        description="cpu_measured, cpu_assumed, catalog_cpu, catalog_gpu, catalog_gpu_host_bound, multi_gpu, llm_decode"
     )
     validated: bool = Field(
         True,

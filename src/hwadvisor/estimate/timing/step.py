@@ -209,13 +209,31 @@ def _conv_s(wl: Workload, prof: OpProfile, dev: DeviceModel) -> float:
 
 def _lowering(dev: DeviceModel, size: float) -> float:
     """The share of the convolution rate a product of effective ``size`` reaches: the
-    matmul curve's rate there over its rate at the measured convolution's size (at most 1)."""
+    matmul curve's kernel rate there over its kernel rate at the measured convolution's
+    size (at most 1). A convolution is one call over all its positions, so each square
+    product's call cost leaves its rate first (:func:`_kernel_rate`)."""
     if not size or not dev.conv_size:
         return 1.0
-    at, ref = dev.gemm(size), dev.gemm(dev.conv_size)
+    at, ref = _kernel_rate(dev, size), _kernel_rate(dev, dev.conv_size)
     if not at or not ref:
         return 1.0
     return min(1.0, at / ref)
+
+
+#: The least share of a measured square product's time taken as its kernel's; the rest
+#: may be its call's cost.
+MIN_KERNEL_SHARE = 0.5
+
+
+def _kernel_rate(dev: DeviceModel, size: float) -> float | None:
+    """FLOP/s of a square product of ``size`` with the per-operator call cost taken out
+    of its time (never more than :data:`MIN_KERNEL_SHARE` of it)."""
+    rate = dev.gemm(size)
+    if not rate:
+        return None
+    seconds = 2.0 * size**3 / rate
+    kernel = max(seconds - dev.op_overhead_s, MIN_KERNEL_SHARE * seconds)
+    return 2.0 * size**3 / kernel
 
 
 def _memory_bytes(wl: Workload, prof: OpProfile) -> float:
