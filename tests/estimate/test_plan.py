@@ -192,13 +192,13 @@ def test_an_apple_soc_row_offers_no_cuda_only_fix(cli: Any) -> None:
 
 
 def test_recommend_on_an_apple_soc_plans_no_cuda_only_fix() -> None:
-    from hwadvisor.estimate.memory.recommended import Target, as_recommended
+    from hwadvisor.estimate.memory.recommended import Placement, as_recommended
     from hwadvisor.estimate.report import estimate_workload
 
     wl = _big_train().model_copy(update={"params": 70_000_000_000})
     report = estimate_workload(wl, facts=None, bench=None, on=["apple-m2-ultra"])
     (est,) = report.estimates
-    out = as_recommended(wl, est, Target(gpu=True, plan_gpus=1, cuda=False))
+    out = as_recommended(wl, est, Placement(gpu=True, plan_gpus=1, cuda=False))
     assert out.fits_planned is False
     assert not any(f in (out.planned_reason or "") for f in _CUDA_ONLY)
 

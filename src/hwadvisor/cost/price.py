@@ -12,7 +12,7 @@ An estimate row runs on one of four things (:class:`Runs`):
   without, they get their cloud equivalent for reference, and are not options.
 
 A job is priced for its estimated time (inference without a dataset size: per 1,000
-requests); with a QPS (:class:`Target`), serving is priced by the month instead, enough
+requests); with a QPS (:class:`Requirement`), serving is priced by the month instead, enough
 instances for the QPS, billed busy or idle. Energy is board power x time throughout.
 """
 
@@ -49,7 +49,7 @@ OWN_PRICE_NOTE = "own hardware: give --price-per-hour (or --purchase-usd and --y
 
 
 @dataclass(frozen=True)
-class Target:
+class Requirement:
     """What the job must meet: a deadline, or (serving) a QPS within a latency target."""
 
     deadline_s: float | None = None
@@ -93,7 +93,7 @@ def price_row(
     runs: Runs,
     *,
     catalog: InstanceCatalog,
-    target: Target,
+    target: Requirement,
     own: OwnHardware | None = None,
     today: date | None = None,
 ) -> Priced:
@@ -114,7 +114,7 @@ def price_row(
 
 
 def _plan_options(
-    est: DeviceEstimate, runs: Runs, catalog: InstanceCatalog, target: Target
+    est: DeviceEstimate, runs: Runs, catalog: InstanceCatalog, target: Requirement
 ) -> list[Option]:
     """A row the job does not fit, on a catalog GPU with a timed plan: the plan's options
     (its GPUs on the instances that carry them, full nodes past one), which do fit."""
@@ -134,19 +134,19 @@ def _plan_options(
     ]
 
 
-def _per(est: DeviceEstimate, target: Target) -> str:
+def _per(est: DeviceEstimate, target: Requirement) -> str:
     """What a row's job options pay for: the job, or (no dataset size) 1,000 requests."""
     _, what = job_time(est, target)
     return f"{REQUESTS} requests" if what.startswith("per ") else "job"
 
 
-def _throughput(est: DeviceEstimate, target: Target) -> float | None:
+def _throughput(est: DeviceEstimate, target: Requirement) -> float | None:
     """The throughput to serve from, when serving is what is priced."""
     tput = est.throughput_samples_s
     return tput if target.serving and tput and tput > 0 else None
 
 
-def job_time(est: DeviceEstimate, target: Target) -> tuple[float | None, str]:
+def job_time(est: DeviceEstimate, target: Requirement) -> tuple[float | None, str]:
     """The seconds priced for a job, and what they are: the whole job, or (inference with
     no dataset size) 1,000 requests."""
     if est.total_time_s is not None:
@@ -157,7 +157,7 @@ def job_time(est: DeviceEstimate, target: Target) -> tuple[float | None, str]:
 
 
 def _serve(
-    inst: Instance, est: DeviceEstimate, entry: DeviceEntry | None, target: Target, tput: float
+    inst: Instance, est: DeviceEstimate, entry: DeviceEntry | None, target: Requirement, tput: float
 ) -> Option:
     """The serving option of ``inst`` (its monthly bill at the QPS, on demand)."""
     return serving_option(
@@ -175,7 +175,7 @@ def _serve_cost(
     inst: Instance,
     est: DeviceEstimate,
     entry: DeviceEntry | None,
-    target: Target,
+    target: Requirement,
     tput: float,
     today: date | None,
 ) -> Cost:
@@ -196,13 +196,13 @@ def _noted(cost: Cost, *notes: str) -> Cost:
     return cost.model_copy(update={"notes": [*notes, *cost.notes]})
 
 
-def _meets_latency(est: DeviceEstimate, target: Target) -> bool:
+def _meets_latency(est: DeviceEstimate, target: Requirement) -> bool:
     latency = est.step_time_s
     return latency is None or target.latency_target_s is None or latency <= target.latency_target_s
 
 
 def _on_instance(
-    est: DeviceEstimate, runs: Runs, inst: Instance, target: Target, today: date | None
+    est: DeviceEstimate, runs: Runs, inst: Instance, target: Requirement, today: date | None
 ) -> Priced:
     entry = runs.entry
     tput = _throughput(est, target)
@@ -217,7 +217,11 @@ def _on_instance(
 
 
 def _on_device(
-    est: DeviceEstimate, runs: Runs, catalog: InstanceCatalog, target: Target, today: date | None
+    est: DeviceEstimate,
+    runs: Runs,
+    catalog: InstanceCatalog,
+    target: Requirement,
+    today: date | None,
 ) -> Priced:
     entry = runs.entry
     if entry is None:
@@ -344,7 +348,11 @@ def _monthly(cost: Cost, qps: float, tput: float) -> Cost:
 
 
 def _vcpu_equivalent(
-    est: DeviceEstimate, runs: Runs, catalog: InstanceCatalog, target: Target, today: date | None
+    est: DeviceEstimate,
+    runs: Runs,
+    catalog: InstanceCatalog,
+    target: Requirement,
+    today: date | None,
 ) -> Cost:
     tput = _throughput(est, target)
     time_s, what = job_time(est, target)
@@ -360,7 +368,7 @@ def _own_machine(
     est: DeviceEstimate,
     runs: Runs,
     catalog: InstanceCatalog,
-    target: Target,
+    target: Requirement,
     own: OwnHardware | None,
     today: date | None,
 ) -> Priced:
@@ -395,7 +403,7 @@ def _dated(opt: Option, cost: Cost) -> Option:
 
 
 def pick_all(
-    options: Sequence[Option], target: Target, *, low: bool = False, s5: bool = False
+    options: Sequence[Option], target: Requirement, *, low: bool = False, s5: bool = False
 ) -> dict[str, Choice | None]:
     """The picks an estimate carries: ``cheapest``, ``fastest``, ``cheapest_cpu``,
     ``cheapest_gpu``, and ``budget_low`` when ``low`` (``--budget low``)."""

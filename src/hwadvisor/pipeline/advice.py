@@ -246,20 +246,20 @@ def _as_recommended(
     """
     from hwadvisor.catalog import DeviceKind, load_devices
     from hwadvisor.estimate.memory.plan import MAX_GPUS
-    from hwadvisor.estimate.memory.recommended import Target, as_recommended
+    from hwadvisor.estimate.memory.recommended import Placement, as_recommended
 
     if est.device == "here":
-        return as_recommended(workload, est, Target(gpu=False))
+        return as_recommended(workload, est, Placement(gpu=False))
     local = est.device.startswith(LOCAL_PREFIX)
     entry = load_devices(extra_catalogs).get(est.device.removeprefix(LOCAL_PREFIX))
     if entry is None:
         return est
     if entry.kind is DeviceKind.CPU:
-        return as_recommended(workload, est, Target(gpu=False))
+        return as_recommended(workload, est, Placement(gpu=False))
     several = entry.kind is DeviceKind.GPU
     probed = facts.gpus[0].memory_total_bytes if local and facts.gpus else None
     most = est.gpus if local or not several else MAX_GPUS
-    target = Target(
+    target = Placement(
         gpu=True, gpus=est.gpus, plan_gpus=most, device_bytes=probed, own=local, cuda=several
     )
     return as_recommended(workload, est, target)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from hwadvisor.catalog.instances import Instance, InstanceCatalog
     from hwadvisor.catalog.schema import DeviceEntry
     from hwadvisor.cost.model import OwnHardware
-    from hwadvisor.cost.price import Runs, Target
+    from hwadvisor.cost.price import Requirement, Runs
     from hwadvisor.models.cost import Cost
     from hwadvisor.models.estimate import DeviceEstimate, EstimateReport
     from hwadvisor.models.facts import Facts
@@ -227,14 +227,14 @@ def previous_generation(pricing: Pricing, have: Iterable[str]) -> list[str]:
 # -- pricing a report ------------------------------------------------------------------------
 
 
-def target_for(workload: Workload) -> Target:
+def target_for(workload: Workload) -> Requirement:
     """The deadline (a job) or the QPS and latency target (serving) the picks weigh."""
-    from hwadvisor.cost.price import Target
+    from hwadvisor.cost.price import Requirement
 
     # Serving a language model (task serve) is inference priced by the month as well.
     infer = workload.task in (Task.INFER, Task.SERVE)
     serving = infer and workload.qps is not None
-    return Target(
+    return Requirement(
         deadline_s=None if serving else workload.deadline_hours * 3600.0,
         qps=workload.qps if serving else None,
         latency_target_s=workload.latency_ms / 1000.0 if workload.latency_ms else None,

@@ -1,7 +1,7 @@
 """From a language-model workload and one device to :mod:`hwadvisor.llm`, and back.
 
 :func:`llm_estimate` prices the workload on one
-:class:`~hwadvisor.estimate.llm.target.Target`: serving (tokens/s, time to first token,
+:class:`~hwadvisor.estimate.llm.target.LlmDevice`: serving (tokens/s, time to first token,
 KV cache, the memory fit with tensor-parallel shards over ``--gpus``, lighter formats
 when it does not fit) or fine-tuning (:mod:`hwadvisor.estimate.llm.finetune`).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from hwadvisor.errors import UsageError
-from hwadvisor.estimate.llm.target import Target
+from hwadvisor.estimate.llm.target import LlmDevice
 from hwadvisor.estimate.timing.bands import with_bands
 from hwadvisor.estimate.workload.llm_shape import arch_of
 from hwadvisor.llm import (
@@ -44,7 +44,7 @@ ENGINE_FORMATS = {
 }
 
 
-def llm_estimate(wl: Workload, target: Target) -> DeviceEstimate:
+def llm_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
     """The serving or fine-tuning estimate of ``wl`` on ``target``."""
     if wl.llm is None:
         raise UsageError(f"--task {wl.task.value} needs a language model's shape")
@@ -121,7 +121,7 @@ def _fit(
 
 
 def _option(
-    arch: LlmArch, fmt: QuantFormat, engine: Engine, target: Target, wl: Workload, tp: int
+    arch: LlmArch, fmt: QuantFormat, engine: Engine, target: LlmDevice, wl: Workload, tp: int
 ) -> ServingOption:
     """One alternative priced: its memory fit and, when the device's speed is known, tokens/s."""
     assert target.memory is not None
@@ -144,7 +144,7 @@ def _option(
 
 
 def serving_options(
-    arch: LlmArch, fmt: QuantFormat, engine: Engine, target: Target, wl: Workload, tp: int
+    arch: LlmArch, fmt: QuantFormat, engine: Engine, target: LlmDevice, wl: Workload, tp: int
 ) -> list[ServingOption]:
     """Lighter formats of the engine, most bits first, then (one GPU) the fewest GPUs."""
     out = [
@@ -173,7 +173,7 @@ def _fix_text(o: ServingOption) -> str:
     return f"{o.quant} weights ({find_format(o.quant).bits_per_weight:g} bits per weight)"
 
 
-def serve_estimate(wl: Workload, target: Target) -> DeviceEstimate:
+def serve_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
     """Serving ``wl`` on ``target``: tokens/s, time to first token, KV cache and the fit."""
     assert wl.llm is not None
     arch = arch_of(wl.llm)
@@ -227,7 +227,7 @@ def serve_estimate(wl: Workload, target: Target) -> DeviceEstimate:
 
 
 def _device_estimate(
-    wl: Workload, target: Target, fit: MemoryFit, figures: ServingFigures, notes: list[str]
+    wl: Workload, target: LlmDevice, fit: MemoryFit, figures: ServingFigures, notes: list[str]
 ) -> DeviceEstimate:
     rps = figures.requests_per_s
     step = wl.concurrency * figures.replicas / rps if rps else None

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 
-from hwadvisor.estimate.llm.target import Target
+from hwadvisor.estimate.llm.target import LlmDevice
 from hwadvisor.estimate.memory.parts import fits
 from hwadvisor.estimate.workload.llm_shape import arch_of
 from hwadvisor.llm import FinetuneMemory, FinetuneRequest, LlmArch, find_format, finetune_memory
@@ -87,7 +87,7 @@ def step_seconds(
     arch: LlmArch,
     mem: FinetuneMemory,
     req: FinetuneRequest,
-    target: Target,
+    target: LlmDevice,
     gpus: int,
     strategy: str,
 ) -> float | None:
@@ -127,7 +127,7 @@ def _total(wl: Workload, step: float | None, gpus: int) -> float | None:
 
 
 def _priced(
-    wl: Workload, arch: LlmArch, mem: FinetuneMemory, target: Target, gpus: int
+    wl: Workload, arch: LlmArch, mem: FinetuneMemory, target: LlmDevice, gpus: int
 ) -> FinetuneOption:
     req = request_for(wl, mem.method)
     strategy, per_gpu = _placement(mem, gpus, target.device_memory_bytes)
@@ -144,7 +144,7 @@ def _priced(
 
 
 def finetune_options(
-    wl: Workload, arch: LlmArch, mem: FinetuneMemory, target: Target
+    wl: Workload, arch: LlmArch, mem: FinetuneMemory, target: LlmDevice
 ) -> list[FinetuneOption]:
     """LoRA, then QLoRA (lighter than the method asked), then the fewest GPUs that shard it."""
     # Lighter methods (LoRA, QLoRA) change a fine-tuning job, not a training one.
@@ -166,7 +166,7 @@ def _fix_text(o: FinetuneOption, wl: Workload) -> str:
     return f"LoRA (rank {wl.lora_rank}, 16-bit base)"
 
 
-def finetune_estimate(wl: Workload, target: Target) -> DeviceEstimate:
+def finetune_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
     """Memory, time and lighter options of fine-tuning ``wl`` on ``target``."""
     assert wl.llm is not None
     arch = arch_of(wl.llm)

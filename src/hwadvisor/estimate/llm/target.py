@@ -19,7 +19,7 @@ from hwadvisor.models.workload import Precision
 
 
 @dataclass(frozen=True)
-class Target:
+class LlmDevice:
     """One device as the LLM physics takes it; ``spec`` None: its speed is unknown."""
 
     device: str
@@ -54,7 +54,7 @@ def _memory_only(name: str, kind: str, memory: float, fraction: float = 1.0) -> 
     )
 
 
-def here_target(facts: Facts | None, bench: BenchReport | None) -> Target:
+def here_target(facts: Facts | None, bench: BenchReport | None) -> LlmDevice:
     """This machine's CPU: measured bandwidth, usable cores and matmul rate.
 
     Without bench figures the speed is unknown (the facts hold no memory bandwidth);
@@ -86,10 +86,10 @@ def here_target(facts: Facts | None, bench: BenchReport | None) -> Target:
             "drop --no-bench or give --bench-file"
         )
     memory = _memory_only("here", "cpu", float(mem)) if mem else None
-    return Target("here", rates.name, "cpu", 1, spec, memory, mem, rates.basis, notes)
+    return LlmDevice("here", rates.name, "cpu", 1, spec, memory, mem, rates.basis, notes)
 
 
-def catalog_target(entry: DeviceEntry, gpus: int) -> Target:
+def catalog_target(entry: DeviceEntry, gpus: int) -> LlmDevice:
     """A catalog device: datasheet peaks and bandwidth x its achieved fractions."""
     kind = entry.kind.value
     notes: list[str] = []
@@ -105,4 +105,4 @@ def catalog_target(entry: DeviceEntry, gpus: int) -> Target:
         f"{entry.achieved.gemm:g} ({entry.source})"
     )
     n = gpus if entry.kind is DeviceKind.GPU else 1
-    return Target(entry.id, entry.name, kind, n, spec, memory, entry.memory_bytes, basis, notes)
+    return LlmDevice(entry.id, entry.name, kind, n, spec, memory, entry.memory_bytes, basis, notes)

@@ -32,7 +32,7 @@ _OFFLOAD = "optimizer offload to the host"
 
 
 @dataclass(frozen=True)
-class Target:
+class Placement:
     """Where the job would run: a GPU or a CPU, how many, and how large a plan may grow.
 
     ``plan_gpus`` is the most GPUs a named plan may use (0: none is named, a CPU);
@@ -60,7 +60,7 @@ def _detail(reason: str) -> str:
     return reason.split(": ", 1)[1] if ": " in reason else reason
 
 
-def _refit(wl: Workload, est: DeviceEstimate, t: Target) -> DeviceEstimate:
+def _refit(wl: Workload, est: DeviceEstimate, t: Placement) -> DeviceEstimate:
     """The row's own fit on ``t.device_bytes`` (this machine's probed memory)."""
     if t.device_bytes is None or t.device_bytes == est.device_memory_bytes or est.memory is None:
         return est
@@ -108,7 +108,7 @@ def _cpu_candidates(wl: Workload) -> Iterator[tuple[tuple[str, ...], int, Memory
 
 
 def _scan(
-    wl: Workload, t: Target, device_bytes: int, *, offload: bool = True
+    wl: Workload, t: Placement, device_bytes: int, *, offload: bool = True
 ) -> tuple[bool | None, str]:
     """The first step that surely fits, else the first open one, else the most relieved."""
     cands = (
@@ -128,7 +128,7 @@ def _scan(
     return found if found is not None else last
 
 
-def _decide(wl: Workload, est: DeviceEstimate, t: Target) -> dict[str, object]:
+def _decide(wl: Workload, est: DeviceEstimate, t: Placement) -> dict[str, object]:
     device_bytes = est.device_memory_bytes
     if est.memory is None or device_bytes is None:
         return {"fits_planned": None, "planned_reason": est.fit_reason}
@@ -150,7 +150,7 @@ def _decide(wl: Workload, est: DeviceEstimate, t: Target) -> dict[str, object]:
     return {**out, "fits_planned": fits, "planned_reason": reason}
 
 
-def as_recommended(wl: Workload, est: DeviceEstimate, t: Target) -> DeviceEstimate:
+def as_recommended(wl: Workload, est: DeviceEstimate, t: Placement) -> DeviceEstimate:
     """``est`` with the fit of the job as recommended (``fits_planned``, ``planned_reason``)
     and, on a GPU that does not hold it as written, its plan; on ``t.device_bytes`` when
     given (the row's own fit recomputed there first)."""
