@@ -178,12 +178,12 @@ def cpu_instances(catalog: InstanceCatalog, *, need_bytes: int | None = None) ->
     recommendation weighs (S5: low-QPS serving is cheaper on a CPU instance). With
     ``need_bytes`` (the job's memory on a CPU), the cheapest whose memory holds it with
     the estimate's headroom, where one does."""
-    from hwadvisor.estimate.memory.parts import USABLE_FRACTION
+    from hwadvisor.estimate.memory.parts import fits
 
     def holds(inst: Instance) -> bool:
         if need_bytes is None or inst.memory_gib is None:
             return True
-        return need_bytes <= inst.memory_gib * (1 << 30) * USABLE_FRACTION
+        return bool(fits(need_bytes, int(inst.memory_gib * (1 << 30))))
 
     priced = [i for i in catalog.instances if i.is_cpu and i.price is not None]
     held = [i for i in priced if holds(i)]
