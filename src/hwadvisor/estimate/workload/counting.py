@@ -608,7 +608,12 @@ def count_model(
         raise
     except Exception as exc:
         from hwadvisor.estimate.workload.loading import looks_like_user_model
-        from hwadvisor.estimate.workload.realrun import RealRunFailed, failed_both, run_child
+        from hwadvisor.estimate.workload.realrun import (
+            RealRunFailed,
+            failed_both,
+            one_line,
+            run_child,
+        )
 
         shape = ",".join(str(d) for d in input_shape)
         what = f"a forward pass with input shape {shape} (one sample, batch first added)"
@@ -669,7 +674,8 @@ def count_real(model: Any, input_shape: list[int], batch: int, *, train: bool) -
     )
 
 
-def one_line(exc: BaseException) -> str:
-    """An exception as one line: its type and the first line of its message."""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+def count_real_spec(spec: str, *, input_shape: list[int], batch: int, train: bool) -> Counted:
+    """:func:`count_real` of the model ``spec`` names (a real run's child calls this)."""
+    from hwadvisor.estimate.workload.loading import load_callable
+
+    return count_real(load_callable(spec)(), input_shape, batch, train=train)

@@ -20,7 +20,6 @@ import pickle
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,26 +92,18 @@ def run_child(task: str, spec: str, **kwargs: Any) -> Any:
     return value
 
 
-def _memory(spec: str, *, input_shape: list[int], tokens: bool, precisions: tuple[str, ...],
-            optimizer: str) -> Any:  # fmt: skip
-    from hwadvisor.estimate.workload.loading import load_callable
-    from hwadvisor.estimate.workload.memtrack import memory_counts
-
-    fn = load_callable(spec)
-    return memory_counts(
-        fn, input_shape, tokens=tokens, batches=(1, 2), precisions=precisions,
-        optimizer=optimizer, spec=spec, real=True,
-    )  # fmt: skip
+#: What a child may run: task name -> ``module:function`` (imported in the child alone),
+#: called with the model's spec and the task's keywords.
+TASKS = {
+    "memory": "hwadvisor.estimate.workload.usermem:real_memory_counts",
+    "operators": "hwadvisor.estimate.workload.counting:count_real_spec",
+}
 
 
-def _operators(spec: str, *, input_shape: list[int], batch: int, train: bool) -> Any:
-    from hwadvisor.estimate.workload.counting import count_real
-    from hwadvisor.estimate.workload.loading import load_callable
-
-    return count_real(load_callable(spec)(), input_shape, batch, train=train)
-
-
-TASKS: dict[str, Callable[..., Any]] = {"memory": _memory, "operators": _operators}
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its type and the first line of its message."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 def _main() -> None:
@@ -123,13 +114,15 @@ def _main() -> None:
 
         resource.setrlimit(resource.RLIMIT_AS, (request["limit"], request["limit"]))
     sys.stdout = sys.stderr  # the user's prints stay out of the answer
-    from hwadvisor.estimate.workload.counting import one_line
-
     try:
+        import importlib
+
         import torch
 
         torch.manual_seed(0)
-        answer = (True, TASKS[request["task"]](request["spec"], **request["kwargs"]))
+        module, _, name = TASKS[request["task"]].partition(":")
+        task = getattr(importlib.import_module(module), name)
+        answer = (True, task(request["spec"], **request["kwargs"]))
     except UsageError as exc:
         answer = (False, exc.message)
     except MemoryError:

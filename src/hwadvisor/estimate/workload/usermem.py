@@ -44,9 +44,9 @@ def count_user_model(
 
     Errors are one UsageError line with the model's own error.
     """
-    from hwadvisor.estimate.workload.counting import build_on_meta, one_line
+    from hwadvisor.estimate.workload.counting import build_on_meta
     from hwadvisor.estimate.workload.loading import load_callable
-    from hwadvisor.estimate.workload.realrun import RealRunFailed, failed_both, run_child
+    from hwadvisor.estimate.workload.realrun import RealRunFailed, failed_both, one_line, run_child
 
     if precision not in ("fp32", "amp", "bf16", "fp16"):
         raise UsageError(f"model '{spec}': memory is counted in fp32, amp, bf16 or fp16")
@@ -71,6 +71,20 @@ def count_user_model(
         what = f"a training step at input shape {shape}"
         raise failed_both(spec, what, "on fake tensors", fake_error, exc) from exc
     return counts
+
+
+def real_memory_counts(
+    spec: str, *, input_shape: list[int], tokens: bool, precisions: tuple[str, ...], optimizer: str
+) -> MemoryCounts:
+    """The model ``spec`` names, counted by a real run at batch 1 and 2 (a real run's
+    child calls this)."""
+    from hwadvisor.estimate.workload.loading import load_callable
+
+    fn = load_callable(spec)
+    return memory_counts(
+        fn, input_shape, tokens=tokens, batches=(1, 2), precisions=precisions,
+        optimizer=optimizer, spec=spec, real=True,
+    )  # fmt: skip
 
 
 def user_memory_counts(
