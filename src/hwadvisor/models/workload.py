@@ -212,8 +212,7 @@ class OpGroup(Document):
 
 
 class Allocation(Document):
-    """Tensors of one size a pass allocates: on a CPU, those glibc's malloc maps fresh at
-    every call pay their pages' first touch (``glibc.always_mapped``)."""
+    """Tensors of one size a pass allocates (the count's record of its largest buffers)."""
 
     bytes: float = Field(ge=0, description="fp32 bytes of one of them per sample")
     count: int = Field(ge=0, description="how many such tensors per pass")

@@ -158,6 +158,40 @@ def finetune_options(
     return out
 
 
+def _plan(
+    wl: Workload,
+    target: LlmDevice,
+    breakdown: MemoryBreakdown,
+    options: list[FinetuneOption],
+    gpus: int | None,
+    strategy: str,
+    step: float | None,
+    total: float | None,
+) -> MultiGpuPlan | None:
+    """The plan of several GPUs: those of the row where they hold the job (``gpus``), else
+    the fewest a sharding option of the same method needs."""
+    name = target.name or target.device
+    batch = wl.batch_size
+    if gpus is None or gpus == 1:
+        method = wl.method.value if wl.method else "full"
+        shard = next((o for o in options if o.gpus > 1 and o.fits and o.method == method), None)
+        if shard is None or gpus == 1:
+            return None
+        gpus, strategy, step, total = (
+            shard.gpus,
+            shard.strategy,
+            shard.step_time_s,
+            shard.total_time_s,
+        )
+        breakdown = MemoryBreakdown(weights_bytes=0, total_bytes=shard.memory_bytes)
+    return MultiGpuPlan(
+        device=target.device, name=name, gpus=gpus, strategy=strategy, memory=breakdown,
+        fits=True, plan=f"{gpus} × {name} with {strategy}", precision=wl.precision.value,
+        batch_per_gpu=batch, step_time_s=step, total_time_s=total,
+        throughput_samples_s=batch * gpus / step if step else None,
+    )  # fmt: skip
+
+
 def _fix_text(o: FinetuneOption, wl: Workload) -> str:
     if o.strategy.startswith("FSDP") and o.gpus > 1:
         return f"{_LABEL[o.method]} sharded over {o.gpus} GPUs with FSDP (ZeRO-3)"
@@ -207,17 +241,7 @@ def finetune_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
         options=options,
     )
     total = _total(wl, step, gpus)
-    plan = None
-    if gpus > 1 and fit:
-        # Several GPUs that hold the job: the plan they run, with its sharding.
-        plan = MultiGpuPlan(
-            device=target.device, name=target.name or target.device, gpus=gpus,
-            strategy=strategy, memory=breakdown, fits=True,
-            plan=f"{gpus} × {target.name or target.device} with {strategy}",
-            precision=wl.precision.value, batch_per_gpu=req.batch_size, step_time_s=step,
-            total_time_s=total,
-            throughput_samples_s=req.batch_size * gpus / step if step else None,
-        )  # fmt: skip
+    plan = _plan(wl, target, breakdown, options, gpus if fit else None, strategy, step, total)
     return DeviceEstimate(
         device=target.device,
         name=target.name,

@@ -387,7 +387,12 @@ def _from_user_model(
     if counted.tokens_input:
         kind = ModelKind.ENCODER
     notes = [
-        f"counted on the meta device with FlopCounterMode at batch {batch}, input shape {input_shape}",
+        (
+            f"counted on the meta device with FlopCounterMode at batch {batch}, input shape {input_shape}"
+            if counted.method != "real"
+            else f"FLOPs counted by a real run at batch 1 and 2 on the CPU (the meta device cannot "
+            f"run this model), scaled to batch {batch}; input shape {input_shape}"
+        ),
         "backward = 2 x forward FLOPs at the same product sizes; its memory-bound operators counted on their own",
     ]
     if has_recurrent(module):
