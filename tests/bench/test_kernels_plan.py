@@ -24,10 +24,6 @@ CUDA = Target("cuda:0", "cuda", 0, "NVIDIA H100 80GB HBM3", None, 1)
 READ = {"matmul", "conv2d", "conv2d_backward", "copy", "triad", "dispatch", "h2d", "d2h"}
 
 
-def _kinds(target: Target) -> list[tuple[str, str]]:
-    return [(c.kernel, c.dtype) for c in plan(torch, target, None, None)]
-
-
 def test_a_cpu_plans_the_figures_the_estimator_reads_most_needed_first() -> None:
     cases = plan(torch, CPU, None, None)
     kinds = [(c.kernel, c.dtype) for c in cases]
@@ -42,10 +38,16 @@ def test_a_cpu_plans_the_figures_the_estimator_reads_most_needed_first() -> None
 
 
 def test_a_gpu_plans_tensor_core_dtypes_and_the_host_link_but_no_dispatch() -> None:
-    kinds = _kinds(CUDA)  # planning allocates nothing: a CPU-only torch can plan it
+    cases = plan(torch, CUDA, None, None)  # planning allocates nothing: a CPU-only torch can
+    kinds = [(c.kernel, c.dtype) for c in cases]
     assert {k for k, _ in kinds} == READ - {"dispatch"}
     assert {d for k, d in kinds if k == "matmul"} == {"fp32", "tf32", "bf16", "fp16", "int8"}
-    assert kinds[-2:] == [("h2d", "uint8"), ("d2h", "uint8")]
+    assert kinds.count(("matmul", "bf16")) == 3 and ("conv2d", "bf16") in kinds
+    # the host link with the convolutions, before the ladder's ends and other dtypes
+    host = next(c.tier for c in cases if c.kernel == "h2d")
+    assert host == next(c.tier for c in cases if c.kernel == "conv2d")
+    assert host < min(c.tier for c in cases if c.dtype == "tf32")
+    assert [c.tier for c in cases] == sorted(c.tier for c in cases)
 
 
 def test_work_is_counted_as_documented() -> None:

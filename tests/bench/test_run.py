@@ -50,7 +50,8 @@ class Sim:
         self.seen.append((case.kernel, case.dtype, shape, allot_s))
         if len(self.seen) == self.interrupt_at:
             raise KeyboardInterrupt
-        per_call = case.work(shape) / RATES[(case.kernel, case.dtype)] * self.slow
+        rate = RATES.get((case.kernel, case.dtype), 1e11) * (100 if case.target.accelerator else 1)
+        per_call = case.work(shape) / rate * self.slow
         setup = (case.input_bytes(shape) if case.input_bytes else 0.0) / FILL
         deadline = self.now + allot_s
         self.now += setup + 2 * per_call
@@ -104,6 +105,27 @@ def test_a_shorter_budget_measures_fewer_smaller_figures_the_most_needed_first(
     copy_short, copy_full = short.best("cpu", "copy", "fp32"), full.best("cpu", "copy", "fp32")
     assert copy_short is not None and copy_full is not None
     assert copy_short.shape[0] < copy_full.shape[0]
+
+
+def test_every_device_gets_its_most_needed_figures_before_any_gets_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hwadvisor.bench import devices
+    from hwadvisor.bench.devices import Target
+
+    gpu = Target("cuda:0", "cuda", 0, "NVIDIA H100 80GB HBM3", None, 1)
+    cpu = Target("cpu", "cpu", None, "test CPU", None, 2)
+    monkeypatch.setattr(devices, "resolve", lambda torch, spec, facts: [cpu, gpu])
+    monkeypatch.setattr(runner_mod, "_free_bytes", lambda torch, target, facts: None)
+    sim = Sim()
+    report = _run(sim, monkeypatch, budget_s=3.0)
+    assert report.elapsed_s <= 3.0
+    order = [(r.device, r.kernel) for r in report.results]  # in the order measured
+    # the GPU's head (fp32 products, its bandwidth) before the CPU's convolutions
+    assert order.index(("cuda:0", "copy")) < order.index(("cpu", "conv2d"))
+    gpu_head = {(r.kernel, r.dtype) for r in report.results if r.device == "cuda:0"}
+    assert {("matmul", "fp32"), ("copy", "fp32")} <= gpu_head
+    assert report.best("cpu", "matmul", "int8") is None
 
 
 def test_a_budget_the_import_spent_still_measures_the_first_figure_alone(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from hwadvisor.bench.devices import Target
@@ -102,6 +102,8 @@ class KernelCase:
     #: (kernel, dtype, share): this one's call time, before it has a rate of its own, is
     #: foretold at ``share`` x that figure's best rate (the slowest such foretelling).
     basis: tuple[tuple[str, str, float], ...] = ()
+    #: Its place in the order of need: every device's tier 0 is measured before any tier 1.
+    tier: int = 0
 
 
 def torch_dtype(torch: Any, name: str) -> Any:
@@ -334,26 +336,24 @@ class _Planner:
 def plan(
     torch: Any, target: Target, facts: Facts | None, free_bytes: int | None
 ) -> list[KernelCase]:
-    """Every figure for ``target``, the ones the estimator leans on most first: a short
-    budget measures the head of this list and leaves out its tail."""
+    """Every figure for ``target``, in tiers, the ones the estimator leans on most first
+    (``KernelCase.tier``): a short budget measures the head of this list and leaves out
+    its tail, and the runner takes every device's first tier before any device's next."""
     p = _Planner(torch, target)
     gpu = target.accelerator
     fp32 = GPU_FP32 if gpu else CPU_FP32
-    others = GPU_OTHERS if gpu else CPU_OTHERS
     n = stream_elements(target, facts, free_bytes)
     head = [p.matmul("fp32", s, 1.0) for s in fp32[:3]]
-    cases = [*head[:2], p.stream("copy", n), p.stream("triad", n), head[2]]
-    if not gpu:
-        cases.append(p.dispatch())
-    cases += [p.conv("fp32", 1.0), p.conv("fp32", 1.0, backward=True)]
-    cases += [p.matmul("fp32", s, 0.5) for s in fp32[3:]]
-    dtypes = ["bf16", "fp16", "int8"]
-    if target.kind == "cuda":
-        dtypes.insert(0, "tf32")
+    per_call = [p.host("h2d"), p.host("d2h")] if target.kind == "cuda" else [p.dispatch()]
+    dtypes = ["tf32", "bf16", "fp16", "int8"] if target.kind == "cuda" else ["bf16", "fp16", "int8"]
+    others: list[KernelCase] = []
     for dtype in dtypes:
-        cases += [p.matmul(dtype, s, 0.5) for s in others]
-        if dtype == "bf16":
-            cases.append(p.conv("bf16", 0.5))
-    if target.kind == "cuda":
-        cases += [p.host("h2d"), p.host("d2h")]
-    return cases
+        others += [p.matmul(dtype, s, 0.5) for s in (GPU_OTHERS if gpu else CPU_OTHERS)]
+        others += [p.conv("bf16", 0.5)] if dtype == "bf16" else []
+    tiers = [
+        [*head[:2], p.stream("copy", n), p.stream("triad", n), head[2]],
+        [*per_call, p.conv("fp32", 1.0), p.conv("fp32", 1.0, backward=True)],
+        [p.matmul("fp32", s, 0.5) for s in fp32[3:]],
+        others,
+    ]
+    return [replace(c, tier=k) for k, cases in enumerate(tiers) for c in cases]

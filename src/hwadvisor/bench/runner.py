@@ -379,7 +379,8 @@ def run_bench(
     closing: Derived | None = None
     interrupted = False
     try:
-        cases = [c for t in targets for c in plan(torch, t, facts, _free_bytes(torch, t, facts))]
+        planned = [c for t in targets for c in plan(torch, t, facts, _free_bytes(torch, t, facts))]
+        cases = sorted(planned, key=lambda c: c.tier)  # each device's in its own order
         weights_left = sum(c.weight for c in cases)
         for case in cases:
             run.one(case, weights_left)
