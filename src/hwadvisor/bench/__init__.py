@@ -1,10 +1,10 @@
 """The microbenchmark: measured evidence on every detected device.
 
-The kernels (:mod:`.kernels`) and the memory sweep of memory-bound operator families at
-cache and DRAM working sets (:mod:`.sweep`) run through torch (the ``bench`` extra) and
-are timed only with ``torch.utils.benchmark.Timer``; sizes adapt to the device and to
-the time budget.
-torch is imported inside :func:`run_bench`, so importing this package is cheap.
+The figures the estimator reads (:mod:`.kernels`: matmul per dtype and size, the 3×3
+convolution and its backward, memory bandwidth, the per-operator cost, the host link)
+run through torch (the ``bench`` extra), timed only with ``torch.utils.benchmark.Timer``,
+within one time budget, torch's import included (:mod:`.runner`). torch is imported
+inside :func:`run_bench`, so importing this package is cheap.
 """
 
 from __future__ import annotations

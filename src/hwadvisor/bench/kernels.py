@@ -52,8 +52,9 @@ DISPATCH_WORK = 1000.0
 GPU_STREAM_BYTES = 1024 * MIB
 HOST_COPY_BYTES = 256 * MIB
 #: Bytes a second inputs are assumed to be made at: drawn at random (randn), or filled
-#: (ones, empty), each page faulted in once. A busy 2-vCPU guest drew randn at 0.7 GB/s
-#: and filled fresh buffers at 2.6-3.2 GB/s; about half of each is taken.
+#: (ones, empty), each page faulted in once. With 2 threads, other work running, torch
+#: drew randn at 0.7 GB/s and filled fresh buffers at 2.6-3.2 GB/s; about half of each
+#: is taken, so that a slower machine still keeps its budget.
 RANDN_RATE = 0.4e9
 FILL_RATE = 1.5e9
 #: A figure's call time before it has a rate of its own is foretold at this share of the

@@ -1,6 +1,6 @@
 """The budget's arithmetic, and what a measurement found: no torch here.
 
-A figure's cost is foretold before it runs (:func:`cost`): making its inputs, one call
+A figure's cost is foretold before it runs (:func:`cost`): making its inputs, two calls
 outside the timer, and :data:`MIN_RUNS` timed blocks. The runner measures a figure only
 when that cost fits the time left, so a short or busy run measures fewer figures and
 never runs longer. Tests drive the runner with a fake clock and canned timings.
