@@ -121,7 +121,7 @@ def test_an_unsteady_figure_of_another_dtype_leaves_a_run_steady() -> None:
     bf16 = quiet.results[0].model_copy(
         update={"dtype": "bf16", "value": 1.2, "runs": 1, "reliable": False}
     )
-    # No native bf16 (a Zen 3 guest): one 0.2 s call, its spread unknown. The estimates
+    # No native bf16: one 0.2 s call, its spread unknown. The estimates
     # rest on the fp32 figures, which are steady, so the run is kept.
     assert steady(quiet.model_copy(update={"results": [*quiet.results, bf16]}))
     fp32 = quiet.results[0].model_copy(update={"reliable": False})
