@@ -158,3 +158,11 @@ def test_figures_an_older_version_kept_of_kernels_no_longer_measured_are_left_ou
     kept = recall(FACTS, _report(40.0, reliable=False, load=6.0), today=dt.date(2026, 12, 2))
     assert kept is not None
     assert {r.kernel for r in kept.results} == {"matmul", "conv2d", "triad"}
+
+
+def test_a_wavering_small_size_of_the_ladder_leaves_a_run_steady() -> None:
+    quiet = _report(200.0)
+    small = quiet.results[0].model_copy(update={"shape": [64, 64, 64], "value": 5.0, "reliable": False})  # fmt: skip
+    assert steady(quiet.model_copy(update={"results": [small, *quiet.results]}))
+    large = quiet.results[0].model_copy(update={"shape": [2048] * 3, "reliable": False})
+    assert not steady(quiet.model_copy(update={"results": [large, *quiet.results]}))
