@@ -47,8 +47,10 @@ def test_estimate_json_catalog_devices(cli: Cli) -> None:
 def test_estimate_human_output_has_table_and_chart(cli: Cli) -> None:
     code, out, _ = cli(
         "estimate",
-        "--model",
-        "llama-7b",
+        "--params",
+        "7e9",
+        "--seq-len",
+        "2048",
         "--batch-size",
         "2",
         "--on",

@@ -134,13 +134,15 @@ def test_resnet50_a100_amp_matches_published_throughput() -> None:
     assert est.throughput_samples_s == pytest.approx(2470, rel=0.15)
 
 
-def test_llama_7b_does_not_fit_one_a100_and_fixes_lead_to_a_fit() -> None:
-    wl = build_workload(model="llama-7b", batch_size=4, precision="fp32")
+def test_a_7b_training_does_not_fit_one_a100_and_fixes_lead_to_a_fit() -> None:
+    # LLaMA-7B's parameter count, trained from its size alone (no shape: the generic model)
+    wl = build_workload(params=6_738_415_616, seq_len=2048, batch_size=4, precision="fp32")
     est = estimate_workload(wl, facts=None, bench=None, on=["a100-80gb"]).estimates[0]
     assert est.fits is False and est.memory_bytes and est.memory_bytes > 80e9
     fixes = [f.fix for f in est.fixes]
     assert fixes[0].startswith("mixed precision")
-    assert [f.fits for f in est.fixes][-1] is True and not any(f.fits for f in est.fixes[:-1])
+    assert not any(f.fits for f in est.fixes[:-1])
+    assert est.fixes[-1].memory_bytes <= 0.9 * 80 * 2**30  # the last fix brings it within
     # Each fix lowers the memory.
     mems = [est.memory_bytes] + [f.memory_bytes for f in est.fixes]
     assert all(a >= b for a, b in itertools.pairwise(mems))

@@ -3,6 +3,7 @@ plans that are not timed (offload, tensor-parallel inference)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import pytest
@@ -60,7 +61,8 @@ def test_past_one_node_the_ring_runs_at_the_network_rate() -> None:
     within, _ = efficiency(wl, rates, 1.0, NODE_GPUS)
     past, text = efficiency(wl, rates, 1.0, 2 * NODE_GPUS)
     assert past < within and f"{H100.interconnect.network_gb_s_per_gpu:g} GB/s" in text
-    bare = rates.__class__(**{**rates.__dict__, "network_gb_s": None, "network_source": None})
+    links = dataclasses.replace(rates.links, network_gb_s=None, network_source=None)
+    bare = dataclasses.replace(rates, links=links)
     _, assumed = efficiency(wl, bare, 1.0, 2 * NODE_GPUS)
     assert f"{FALLBACK_LINK_GB_S:g} GB/s assumed" in assumed
 

@@ -149,8 +149,8 @@ def _plausible(
     if peak and best is not None and best < IMPLAUSIBLE_FRACTION * peak:
         notes.append(
             f"the bench's best fp32 matmul ({best:.1f} GFLOP/s) is under "
-            f"{IMPLAUSIBLE_FRACTION:.0%} of the theoretical peak: a busy machine, set aside; "
-            "repeat hwadvisor bench when idle"
+            f"{IMPLAUSIBLE_FRACTION:.0%} of the theoretical peak: the machine was probably busy, "
+            "so the bench is set aside; repeat hwadvisor bench when idle"
         )
         return None
     return bench
@@ -223,7 +223,7 @@ def _measured(
         )
     sizes = ", ".join(f"{s:.0f}" for s, _ in pts)
     basis = (
-        f"measured: {dtype} matmul at sizes {sizes} (up to {pts[-1][1] / 1e9:.0f} GFLOP/s)"
+        f"measured here: {dtype} matmul at sizes {sizes} (up to {pts[-1][1] / 1e9:.0f} GFLOP/s)"
         + (f", conv2d {conv / 1e9:.0f} GFLOP/s" if conv else "")
         + (f", {bandwidth / 1e9:.1f} GB/s" if bandwidth else "")
         + f", {overhead * 1e6:.1f} µs an operator"
