@@ -209,7 +209,6 @@ LAYERS = [
             "errors",
             "units",
             "parse",
-            "glibc",
             "optional",
             "io",
             "models",

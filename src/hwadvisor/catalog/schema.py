@@ -121,8 +121,7 @@ class DeviceEntry(_Entry):
     )
     microarchitecture: str | None = Field(
         None,
-        description="CPU: archspec's name of its cores (zen4, sapphirerapids); picks the "
-        "recorded per-core sweep of the same kind (catalog/data/cpu_sweeps.yaml)",
+        description="CPU: archspec's name of its cores (zen4, sapphirerapids)",
     )
     # LLM serving on unified memory (issue 12).
     gpu_memory_fraction: float | None = Field(
