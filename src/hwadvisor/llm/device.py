@@ -15,6 +15,19 @@ from dataclasses import dataclass, field
 from hwadvisor.catalog.schema import DeviceEntry
 from hwadvisor.errors import UsageError
 
+#: What one process's runtime holds beside the job's tensors, by device kind: on a GPU the
+#: CUDA context with cuBLAS/cuDNN workspaces (0.5-2 GiB by GPU and CUDA version; 1 GiB
+#: taken), on a CPU or an Apple chip what importing torch and running its first operators
+#: occupies (about 300 MiB). The one reserve the training, fine-tuning and serving
+#: estimates all use.
+RUNTIME_BYTES = {"gpu": 1 << 30, "cpu": 300 << 20, "soc": 300 << 20}
+
+
+def runtime_bytes(kind: str) -> int:
+    """The runtime reserve of a device of ``kind`` (gpu, cpu, soc)."""
+    return RUNTIME_BYTES.get(kind, RUNTIME_BYTES["gpu"])
+
+
 #: Where a device lacks a compute type, the next one tried (then fp32).
 _FALLBACK = {
     "fp8": ("fp16", "bf16"),

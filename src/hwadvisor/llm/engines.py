@@ -25,7 +25,6 @@ class Engine(BaseModel):
     kernel_us: float = Field(ge=0)
     micro_batch: int = Field(ge=0, description="prompt tokens per forward pass; 0 = all")
     dequantize_for_prefill: bool
-    context_bytes: int = Field(ge=0)
     sources: dict[str, str]
 
     def step_overhead_s(self, layers: int) -> float:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from hwadvisor.errors import UsageError
 from hwadvisor.llm.arch import LlmArch
-from hwadvisor.llm.device import DeviceSpec
+from hwadvisor.llm.device import DeviceSpec, runtime_bytes
 from hwadvisor.llm.engines import Engine
 from hwadvisor.llm.formats import QuantFormat
 
@@ -90,14 +90,15 @@ def memory_fit(
     weights = fmt.weight_bytes(arch) / tp
     comm = COMM_BUFFER_BYTES if tp > 1 else 0.0
     budget = device.usable_memory * engine.memory_utilization
-    room = budget - weights - act - engine.context_bytes - comm
+    runtime = runtime_bytes(device.kind)
+    room = budget - weights - act - runtime - comm
     return MemoryFit(
         tp=tp,
         weights_bytes=weights,
         kv_bytes_per_sequence=kv_seq,
         kv_bytes=kv_seq * concurrency,
         activation_bytes=act,
-        runtime_bytes=float(engine.context_bytes),
+        runtime_bytes=float(runtime),
         comm_bytes=float(comm),
         budget_bytes=budget,
         max_concurrency=max(0, math.floor(room / kv_seq)) if kv_seq > 0 else 0,

@@ -34,16 +34,17 @@ from dataclasses import dataclass, replace
 
 from hwadvisor.estimate.memory.activations import Activations, activations_for
 from hwadvisor.estimate.memory.knobs import MemoryPlan
+from hwadvisor.llm.device import runtime_bytes
 from hwadvisor.models.estimate import MemoryBreakdown
 from hwadvisor.models.memory import MemoryCounts
 from hwadvisor.models.workload import Optimizer, Precision, Task, Workload
 
 #: Fraction of a device's memory a job may plan to use (~10% headroom).
 USABLE_FRACTION = 0.9
-#: Runtime context per process: CUDA 0.5-2 GiB, 1 GiB taken. CPU: what importing torch
-#: and running its first operators occupies (0.32 GiB measured here, see docs).
-GPU_CONTEXT_BYTES = 1 << 30
-CPU_CONTEXT_BYTES = 300 << 20
+#: The runtime reserve of one process, the same for every estimate
+#: (:data:`hwadvisor.llm.device.RUNTIME_BYTES`).
+GPU_CONTEXT_BYTES = runtime_bytes("gpu")
+CPU_CONTEXT_BYTES = runtime_bytes("cpu")
 #: Allocator fragmentation in the upper bound: the ZeRO paper (arXiv:1910.02054, §6.3)
 #: saw jobs run out of memory "with over 30% of memory still available" from
 #: fragmentation of the caching allocator's blocks.
