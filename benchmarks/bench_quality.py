@@ -61,9 +61,9 @@ def reference() -> dict[Key, tuple[float, str]]:
     """Every planned CPU figure at its own size, timed for a full second: {key: (value, unit)}."""
     from hwadvisor.bench.devices import resolve
     from hwadvisor.bench.kernels import plan
-    from hwadvisor.bench.runner import import_torch
     from hwadvisor.bench.sizing import classify
     from hwadvisor.bench.timing import time_statement
+    from hwadvisor.optional import import_torch
     from hwadvisor.probe import probe_machine
 
     torch = import_torch()

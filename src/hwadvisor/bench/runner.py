@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -50,6 +49,7 @@ from hwadvisor.models.bench import (
     Derived,
     shape_text,
 )
+from hwadvisor.optional import MISSING_TORCH, import_torch
 
 if TYPE_CHECKING:
     from hwadvisor.models.facts import Facts
@@ -80,8 +80,6 @@ Progress = Callable[[str, float], None]
 #: :func:`~hwadvisor.bench.timing.measure_case` times it for real; tests pass canned figures.
 CaseMeasure = Callable[[Any, KernelCase, float, Callable[[], float]], SizingOutcome]
 
-MISSING_TORCH = "torch is not installed: pip install 'hwadvisor[bench]'"
-
 
 def require_torch() -> None:
     """Fail fast, without importing torch (2-5 s), when it is not installed at all."""
@@ -91,25 +89,6 @@ def require_torch() -> None:
         found = False
     if not found:
         raise MissingDependencyError(MISSING_TORCH)
-
-
-def import_torch() -> Any:
-    """Import torch, or raise MissingDependencyError with the reason it failed."""
-    try:
-        with warnings.catch_warnings():
-            # A torch wheel without numpy warns on import; that is not the user's problem here.
-            warnings.simplefilter("ignore")
-            import torch
-    except ModuleNotFoundError as exc:
-        raise MissingDependencyError(MISSING_TORCH) from exc
-    except Exception as exc:
-        # Installed but broken (a CUDA runtime that will not load, a half-upgraded wheel):
-        # "not installed" would send the user to pip for the wrong reason.
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        raise MissingDependencyError(
-            f"torch is installed but failed to import ({type(exc).__name__}: {first})"
-        ) from exc
-    return torch
 
 
 def default_budget(accelerators: int, quick: bool) -> float:
