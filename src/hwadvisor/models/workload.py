@@ -165,31 +165,6 @@ class GemmBucket(Document):
     )
 
 
-class ConvShape(Document):
-    """Convolutions of one shape in a forward pass: what decides the CPU path PyTorch takes.
-
-    PyTorch sends a float CPU convolution to oneDNN or to its native per-sample path by
-    the kernel, stride, dilation, groups, the batch and the thread count
-    (``ConvParams::use_mkldnn``); ``product`` is the matrix product the native path runs
-    per sample and per group.
-    """
-
-    count: int = Field(ge=1, description="how many convolutions of this shape per forward pass")
-    kernel: list[int] = Field(description="kernel size per spatial dimension")
-    stride: list[int]
-    dilation: list[int]
-    groups: int = Field(1, ge=1)
-    transposed: bool = False
-    input_elements: int = Field(ge=1, description="elements of one sample's input (C x H x W)")
-    product: list[int] = Field(
-        description="[M, K, N] of the product per sample and group: out channels / groups, in channels / groups x kernel elements, output positions (H x W); for a 1x1 convolution M = out channels, K = in channels, N = output H x W"
-    )
-    flops: float = Field(ge=0, description="forward FLOPs per sample of all of them")
-    size: int = Field(
-        ge=1, description="effective size of their implicit product as the conv buckets count it"
-    )
-
-
 #: The op-profile family of a recurrent layer's one fused call (LSTM, GRU): its products
 #: are counted apart; the call itself is priced as one operator launch.
 RNN_LAYER = "rnn_layer"
@@ -211,14 +186,6 @@ class OpGroup(Document):
     bytes: float = Field(ge=0, description="fp32 bytes read + written by one of them per sample")
 
 
-class Allocation(Document):
-    """Tensors of one size a pass allocates (the count's record of its largest buffers)."""
-
-    bytes: float = Field(ge=0, description="fp32 bytes of one of them per sample")
-    count: int = Field(ge=0, description="how many such tensors per pass")
-    backward: bool = False
-
-
 class OpProfile(Document):
     """Per-operator structure of one forward pass of one sample (batch-independent parts apart).
 
@@ -230,10 +197,6 @@ class OpProfile(Document):
     gemm: list[GemmBucket] = Field(default_factory=list)
     conv: list[GemmBucket] = Field(
         default_factory=list, description="convolution FLOPs by the size of their implicit product"
-    )
-    conv_shapes: list[ConvShape] = Field(
-        default_factory=list,
-        description="convolutions by shape (kernel, stride, dilation, groups, per-sample product), where counted: which CPU path PyTorch takes for them (empty: not counted)",
     )
     conv_flops: float = 0.0
     other_flops: float = 0.0
@@ -251,10 +214,6 @@ class OpProfile(Document):
     op_groups: list[OpGroup] = Field(
         default_factory=list,
         description="memory-bound operators by family and size, products and convolutions by count (empty: only the totals above are known)",
-    )
-    allocations: list[Allocation] = Field(
-        default_factory=list,
-        description="tensors the operators allocate, of at least 64 KiB at the counted batch, by size (empty: not counted)",
     )
     basis: str | None = None
 

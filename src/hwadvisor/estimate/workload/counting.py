@@ -68,32 +68,16 @@ _FREE_OPS = {
     "new_empty_strided",
     "device",
 }
-#: Allocations under this many bytes at the counted batch are not recorded: the profile
-#: lists the large tensors a pass makes, not every scalar and index.
-ALLOCATION_FLOOR = 64 * 1024
-#: The operators of :data:`_FREE_OPS` that make a tensor of their own (the rest return a
-#: view, some without saying so in their schema: ``_unsafe_view``).
-_ALLOCATING_OPS = {
-    "empty",
-    "empty_like",
-    "empty_strided",
-    "new_empty",
-    "new_empty_strided",
-    "_to_copy",
-}
 #: oneDNN's fused recurrent layer, what an LSTM runs as on a CPU (forward, backward).
 _RNN_LAYERS = {"mkldnn_rnn_layer", "mkldnn_rnn_layer_backward"}
 
 
-#: How much slower than streaming (a triad) each memory-bound operator runs in eager
-#: PyTorch on a CPU, per byte it reads and writes. Measured on the development machine
-#: (Zen 3, torch 2.13, one thread, triad ~13 GB/s) by profiling the accuracy benchmark's
-#: models: batch norm ran at ~0.95 GB/s, its backward ~1.4, max pooling with indices
-#: ~0.37, dropout's Bernoulli mask ~0.54 (a random number per element), ReLU's backward
-#: ~3.5, layer norm ~6. A causal mask's selections, on a Zen 3 guest at one thread with
-#: 32 MiB operands (triad 4.3 GB/s): ``masked_fill`` 2.1 GB/s, ``where`` 2.4 (from cache
-#: the gap is wider, 5-10x an add: the sweep measures it). Operators not listed stream at
-#: about the triad rate.
+#: How many times slower than streaming (a triad) each memory-bound operator runs in
+#: eager PyTorch on a CPU, per byte it reads and writes: the weights of the profile's
+#: cost-weighted ``memory_bytes``, from profiling the accuracy benchmark's models
+#: (``benchmarks/estimate_accuracy.py``). Per-element work sets them apart: batch norm's
+#: statistics, pooling's indices, dropout's random number per element (a Bernoulli
+#: mask), a causal mask's selections. Operators not listed stream at about the triad rate.
 MEMORY_OP_COST: dict[str, float] = {
     "native_batch_norm": 14.0,
     "_native_batch_norm_legit": 14.0,
@@ -120,14 +104,9 @@ MEMORY_OP_COST: dict[str, float] = {
     "where": 1.8,
 }
 
-#: Families the sweep does not time because the element-wise figures price them: softmax's
-#: backward is a product and a row sum of its saved output and the gradient, no exp. At
-#: two threads on a Zen 3 guest it ran at 41-47 GB/s (12 counted bytes an element, rows
-#: of 64 to 1,024), an add at 41-48, and softmax's forward at 6.5-7.6.
-STREAMING_FAMILIES = frozenset({"softmax_backward"})
-#: The family each memory-bound operator is priced by when the bench measured families per
-#: working-set size (``hwadvisor bench``'s memory sweep); an operator not listed streams
-#: like an element-wise one (batch norm in eval mode is a per-channel affine: element-wise).
+#: The family each memory-bound operator is grouped in (``OpProfile.op_groups``); an
+#: operator not listed streams like an element-wise one (batch norm in eval mode is a
+#: per-channel affine: element-wise).
 OP_FAMILY: dict[str, str] = {
     "native_batch_norm": "batch_norm",
     "_native_batch_norm_legit": "batch_norm",
@@ -179,11 +158,6 @@ class Count:
     #: (family, size bucket) -> [operators, raw bytes moved in all]: what the time model
     #: prices per working set; products and convolutions by count (0 bytes).
     groups: dict[tuple[str, int], list[float]] = field(default_factory=dict)
-    #: Forward convolutions by shape (ConvKey) -> [how many, FLOPs in all at this batch].
-    conv_shapes: dict[ConvKey, list[float]] = field(default_factory=dict)
-    #: Bytes of one tensor the operators allocate (at least :data:`ALLOCATION_FLOOR`) ->
-    #: how many (the workload profile's ``allocations``).
-    allocations: dict[int, int] = field(default_factory=dict)
 
     def scaled(self, factor: float) -> Count:
         """The count with its FLOPs and bytes times ``factor`` (a larger batch's, where a
@@ -194,19 +168,12 @@ class Count:
             setattr(out, name, getattr(self, name) * factor)
         out.gemm = {k: v * factor for k, v in self.gemm.items()}
         out.conv = {k: v * factor for k, v in self.conv.items()}
-        out.conv_shapes = {k: [n, f * factor] for k, (n, f) in self.conv_shapes.items()}
-        out.allocations = {round(b * factor): n for b, n in self.allocations.items()}
         for (family, _), (n, moved) in self.groups.items():
             key = (family, _size_bucket(moved * factor / n) if moved and n else 0)
             entry = out.groups.setdefault(key, [0.0, 0.0])
             entry[0] += n
             entry[1] += moved * factor
         return out
-
-    def add_allocation(self, nbytes: int) -> None:
-        """Record one tensor of ``nbytes`` the pass allocates (small ones are left out)."""
-        if nbytes >= ALLOCATION_FLOOR:
-            self.allocations[nbytes] = self.allocations.get(nbytes, 0) + 1
 
     def add_group(self, family: str, nbytes: float) -> None:
         """Record one operator of ``family`` moving ``nbytes`` (raw, not cost-weighted)."""
@@ -216,73 +183,13 @@ class Count:
         entry[1] += nbytes
 
 
-#: A forward convolution's shape as ``OpProfile.conv_shapes`` records it: kernel, stride,
-#: dilation, groups, transposed, one sample's input elements, the per-sample per-group
-#: product [M, K, N] and the effective size of its implicit product at the counted batch.
-ConvKey = tuple[
-    tuple[int, ...], tuple[int, ...], tuple[int, ...], int, bool, int, tuple[int, int, int], int
-]
-#: The forward convolutions (their arguments: input, weight, bias, stride, padding,
-#: dilation, transposed, output_padding, groups); on the meta device ``convolution``.
-_CONV_FORWARD = {"convolution", "_convolution", "convolution_overrideable"}
-
-
-def _conv_key(name: str, args: Any, out: Any, size: int) -> ConvKey | None:
-    """A forward convolution's shape (None: not a forward convolution, or unreadable)."""
-    outs = _tensors(out)
-    if name not in _CONV_FORWARD or len(args) < 9 or not outs:
-        return None
-    x, w, o = args[0], args[1], outs[0]
-    try:
-        groups = int(args[8])
-        kernel = tuple(int(d) for d in w.shape[2:])
-        product = (
-            int(w.shape[0]) // groups,
-            math.prod(int(d) for d in w.shape[1:]),
-            math.prod(int(d) for d in o.shape[2:]),
-        )
-        return (
-            kernel,
-            tuple(int(v) for v in args[3]),
-            tuple(int(v) for v in args[5]),
-            groups,
-            bool(args[6]),
-            math.prod(int(d) for d in x.shape[1:]),
-            product,
-            size,
-        )
-    except (AttributeError, IndexError, TypeError, ValueError):
-        return None
-
-
-def _add_conv(count: Count, name: str, call: tuple[Any, Any, Any], flops: float, size: int) -> None:
-    """Record one convolution: its FLOPs by size, its shape, and its tensors' bytes."""
-    args, kwargs, out = call
+def _add_conv(count: Count, call: tuple[Any, Any, Any], flops: float, size: int) -> None:
+    """Record one convolution: its FLOPs by size, and its tensors' bytes (a GPU's layout
+    transposes around it move them)."""
     count.conv_flops += flops
     count.conv[size] = count.conv.get(size, 0.0) + flops
-    key = _conv_key(name, args, out, size)
-    if key is not None:
-        entry = count.conv_shapes.setdefault(key, [0.0, 0.0])
-        entry[0] += 1
-        entry[1] += flops
-    # Its tensors' bytes: a GPU's layout transposes around it move them.
-    tensors = _tensors((args, kwargs, out))
-    count.add_group("conv", float(sum(t.numel() * t.element_size() for t in tensors)))
-
-
-def _allocated(func: Any, out: Any) -> list[int]:
-    """Bytes of each tensor ``func`` returned that is its own (no alias of an input)."""
-    import torch
-
-    outs = out if isinstance(out, (tuple, list)) else (out,)
-    sizes = []
-    for ret, o in zip(func._schema.returns, outs, strict=False):
-        if ret.alias_info is not None:
-            continue
-        for t in o if isinstance(o, (tuple, list)) else (o,):
-            if isinstance(t, torch.Tensor):
-                sizes.append(t.numel() * t.element_size())
-    return sizes
+    moved = sum(t.numel() * t.element_size() for t in _tensors(call))
+    count.add_group("conv", float(moved))
 
 
 def _blas_copies(name: str, args: Any) -> list[int]:
@@ -290,9 +197,7 @@ def _blas_copies(name: str, args: Any) -> list[int]:
 
     BLAS takes a matrix with one unit stride; PyTorch's CPU ``mm`` and ``addmm`` copy an
     operand with a zero stride (an expanded tensor, such as the gradient of a sum) into
-    a fresh contiguous one first (``addmm_impl_cpu_``), at every call. Timed on a Zen 3
-    guest, a [1024 x 8192] expanded operand by an [8192 x 256] weight took 67.6 ms against
-    48.4 for the same operand contiguous; ``bmm`` took as long with one as without.
+    a fresh contiguous one first (``addmm_impl_cpu_``), at every call; ``bmm`` does not.
     """
     if name not in ("mm", "addmm"):
         return []
@@ -414,9 +319,6 @@ def _make_mode(count: Count) -> Any:
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             name = func.overloadpacket.__name__
-            if name in _ALLOCATING_OPS or not (name in _FREE_OPS or func.is_view):
-                for nbytes in _allocated(func, out):
-                    count.add_allocation(nbytes)
             if name in _FREE_OPS or getattr(func, "is_view", False):
                 return out
             count.kernels += 1
@@ -430,13 +332,12 @@ def _make_mode(count: Count) -> Any:
                 dims = _product_dims(name, args, out)
                 size = effective_size(*dims) if dims else 256
                 if name in _CONV_OPS:
-                    _add_conv(count, name, (args, kwargs, out), flops, size)
+                    _add_conv(count, (args, kwargs, out), flops, size)
                 elif name in _GEMM_OPS:
                     key = (size, *_rows_and_work(dims))
                     count.gemm[key] = count.gemm.get(key, 0.0) + flops
                     count.add_group("gemm", 0.0)
                     for nbytes in _blas_copies(name, args):
-                        count.add_allocation(nbytes)
                         count.add_group("eltwise", 2.0 * nbytes)
                         count.memory_bytes += 2.0 * nbytes
                 else:

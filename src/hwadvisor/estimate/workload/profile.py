@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from hwadvisor.estimate.workload.counting import MEMORY_OP_COST, effective_size
 from hwadvisor.models.workload import (
-    Allocation,
-    ConvShape,
     GemmBucket,
     ModelKind,
     OpGroup,
@@ -40,28 +38,6 @@ def op_groups(count: Count, batch: int, *, backward: bool) -> list[OpGroup]:
     return groups
 
 
-def conv_shapes(count: Count, batch: int) -> list[ConvShape]:
-    """The counted forward convolutions of one pass by shape, their FLOPs per sample."""
-    out = []
-    for key, (n, flops) in sorted(count.conv_shapes.items()):
-        kernel, stride, dilation, groups, transposed, elements, product, size = key
-        out.append(
-            ConvShape(
-                count=int(n),
-                kernel=list(kernel),
-                stride=list(stride),
-                dilation=list(dilation),
-                groups=groups,
-                transposed=transposed,
-                input_elements=elements,
-                product=list(product),
-                flops=flops / batch,
-                size=size,
-            )
-        )
-    return out
-
-
 @functools.cache
 def _op_profiles() -> dict[str, Any]:
     """The counted operator groups of catalog models (``catalog/data/op_profiles.yaml``)."""
@@ -83,34 +59,6 @@ def catalog_groups(model_id: str | None, task: Task) -> list[OpGroup]:
     ]
 
 
-def catalog_allocations(model_id: str | None, task: Task) -> list[Allocation]:
-    """The counted allocations of a catalog model for ``task``: [fp32 bytes of one tensor
-    per sample, how many, backward] (empty when none were counted)."""
-    entry = _op_profiles().get(model_id or "")
-    rows = (entry or {}).get("train_allocations" if task is Task.TRAIN else "infer_allocations")
-    return [Allocation(bytes=float(x), count=int(n), backward=bool(b)) for x, n, b in rows or []]
-
-
-def catalog_conv_shapes(model_id: str | None, conv_flops: float) -> list[ConvShape]:
-    """The counted convolution shapes of a catalog model (empty when none were counted),
-    their FLOPs scaled to the entry's ``conv_flops`` per sample so that they split the
-    same total as its conv buckets."""
-    entry = _op_profiles().get(model_id or "")
-    shapes = [ConvShape.model_validate(row) for row in (entry or {}).get("conv") or []]
-    total = sum(c.flops for c in shapes)
-    if not total:
-        return []
-    return [c.model_copy(update={"flops": c.flops * conv_flops / total}) for c in shapes]
-
-
-def allocations(count: Count, batch: int, *, backward: bool) -> list[Allocation]:
-    """The tensors one pass allocated, by size, per sample."""
-    return [
-        Allocation(bytes=nbytes / batch, count=n, backward=backward)
-        for nbytes, n in sorted(count.allocations.items())
-    ]
-
-
 def counted_profile(fwd: Count, batch: int, bwd: Count | None = None) -> OpProfile:
     """A profile from a meta-device count at ``batch``, per sample."""
     gemm = [
@@ -126,7 +74,6 @@ def counted_profile(fwd: Count, batch: int, bwd: Count | None = None) -> OpProfi
     return OpProfile(
         op_groups=groups,
         conv=conv,
-        conv_shapes=conv_shapes(fwd, batch),
         gemm=gemm,
         conv_flops=fwd.conv_flops / batch,
         other_flops=fwd.other_flops / batch,
@@ -134,8 +81,6 @@ def counted_profile(fwd: Count, batch: int, bwd: Count | None = None) -> OpProfi
         kernels=fwd.kernels,
         backward_memory_bytes=bwd.memory_bytes / batch if bwd else None,
         backward_kernels=bwd.kernels if bwd else None,
-        allocations=allocations(fwd, batch, backward=False)
-        + (allocations(bwd, batch, backward=True) if bwd is not None else []),
         basis=f"counted per operator on the meta device at batch {batch}",
     )
 
@@ -304,7 +249,6 @@ def _dense_and_conv(wl: Workload, entry: ModelEntry | None, fps: float) -> OpPro
             op_groups=catalog_groups(None, wl.task),
             gemm=[GemmBucket(size=UNKNOWN_GEMM_SIZE, flops=rest)] if rest else [],
             conv=conv,
-            allocations=catalog_allocations(None, wl.task),
             conv_flops=conv_total,
             basis=f"bare FLOPs: products assumed ~{UNKNOWN_GEMM_SIZE} wide, memory-bound operators not counted",
         )
@@ -315,8 +259,6 @@ def _dense_and_conv(wl: Workload, entry: ModelEntry | None, fps: float) -> OpPro
         op_groups=catalog_groups(entry.id, wl.task),
         gemm=[GemmBucket(size=max(size, 1), flops=rest)] if rest else [],
         conv=conv,
-        conv_shapes=catalog_conv_shapes(entry.id, conv_total),
-        allocations=catalog_allocations(entry.id, wl.task),
         conv_flops=conv_total,
         memory_bytes=entry.memory_bytes_per_sample or 0.0,
         backward_memory_bytes=entry.backward_memory_bytes_per_sample,
