@@ -52,16 +52,15 @@ DISPATCH_WORK = 1000.0
 GPU_STREAM_BYTES = 1024 * MIB
 HOST_COPY_BYTES = 256 * MIB
 #: Bytes a second inputs are assumed to be made at: drawn at random (randn), or filled
-#: (ones, empty), each page faulted in once. With 2 threads, other work running, torch
-#: drew randn at 0.7 GB/s and filled fresh buffers at 2.6-3.2 GB/s; about half of each
-#: is taken, so that a slower machine still keeps its budget.
+#: (ones, empty), each page faulted in once: about half of what two threads reach with
+#: other work running, so that a slower machine still keeps its budget.
 RANDN_RATE = 0.4e9
 FILL_RATE = 1.5e9
 #: A figure's call time before it has a rate of its own is foretold at this share of the
 #: rate of a kernel it resembles (a convolution at a quarter of the matmul rate, bf16 at
 #: a quarter of fp32's), or at half the rate of its own kind in another form (a backward
-#: at half its forward's, triad at half copy's): slower than the machines seen run them,
-#: so that a figure is not started where it cannot end.
+#: at half its forward's, triad at half copy's): pessimistic, so that a figure is not
+#: started where it cannot end.
 GUESS_SHARE = 0.25
 KIN_SHARE = 0.5
 #: Cache sizes assumed when the probe could not read them (total L3).

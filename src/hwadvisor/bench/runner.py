@@ -54,7 +54,7 @@ from hwadvisor.optional import MISSING_TORCH, import_torch
 if TYPE_CHECKING:
     from hwadvisor.models.facts import Facts
 
-#: Default budgets in seconds, torch's import (2-5 s on a small VM) and warm-up included.
+#: Default budgets in seconds, torch's import (seconds of its own) and warm-up included.
 CPU_BUDGET_S = 10.0
 QUICK_BUDGET_S = 3.0
 PER_ACCELERATOR_S = 6.0

@@ -133,9 +133,9 @@ def _faster_in_fp32(
 ) -> DeviceEstimate:
     """This CPU's estimate in fp32 where the job's bf16 (or amp) was only a default and
     fp32 is faster here and fits as well: what a practitioner runs on a CPU without a
-    native bf16 dot product, where bf16 is converted to fp32 and back (on an Ice Lake
-    Xeon guest the bench's bf16 matmul ran at 0.24x its fp32). A precision the user gave
-    is kept; the catalog GPUs keep the default."""
+    native bf16 dot product, where bf16 is converted to fp32 and back (the bench's bf16
+    matmul figure says how much slower). A precision the user gave is kept; the catalog
+    GPUs keep the default."""
     if wl.precision not in (Precision.BF16, Precision.AMP) or not precision_defaulted(
         wl.assumptions
     ):

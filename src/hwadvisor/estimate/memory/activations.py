@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from hwadvisor.estimate.memory.knobs import MemoryPlan
 
 KORTHIKANTI = "Korthikanti et al. 2022 (arXiv:2205.05198) §4"
-CHEN = "Chen et al. 2016 (arXiv:1604.06174)"
 _HALF = (Precision.AMP, Precision.BF16, Precision.FP16, Precision.INT8)
 
 
@@ -90,7 +89,8 @@ class Activations:
         return max(4 * s.hidden * s.hidden, s.vocab * s.hidden)
 
     def _ckpt(self) -> float:
-        # Chen et al.: sqrt(n) segments keep about 2/sqrt(n) of the activations.
+        # Chen et al. 2016 (arXiv:1604.06174): sqrt(n) segments keep about 2/sqrt(n) of
+        # the activations.
         return min(1.0, 2.0 / math.sqrt(max(1, self.layers or 4)))
 
     def train_bytes(self, plan: MemoryPlan, grads: int, *, upper: bool) -> tuple[int, int]:
@@ -139,11 +139,7 @@ class Activations:
         peak = self.counted(plan.precision)
         if peak is not None:
             return int(max(0.0, peak.infer_fixed + peak.infer_per_sample * b))
-        elem = (
-            1
-            if plan.precision is Precision.INT8
-            else (4 if plan.precision is Precision.FP32 else 2)
-        )
+        elem = {Precision.INT8: 1, Precision.FP32: 4}.get(plan.precision, 2)
         shape = self.upper_shape if upper and self.upper_shape else self.shape
         if shape is not None and self.seq:
             # One block at a time: its input, q/k/v and the 4h MLP, about 16 values per

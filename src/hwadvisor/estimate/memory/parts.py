@@ -49,7 +49,6 @@ CPU_CONTEXT_BYTES = runtime_bytes("cpu")
 #: saw jobs run out of memory "with over 30% of memory still available" from
 #: fragmentation of the caching allocator's blocks.
 FRAGMENTATION = 0.30
-FRAGMENTATION_SOURCE = "ZeRO (arXiv:1910.02054) §6.3: out of memory with >30% still free"
 #: What a CPU process holds resident beyond the live tensors counted: the allocator's
 #: freed chunks it keeps and splits (glibc's malloc returns memory to the system only
 #: from the top of a heap, malloc_trim(3)) and the kernels' scratch buffers. The figure
@@ -191,7 +190,7 @@ def _kv_per_shard(act: Activations, kv: int, shards: int) -> int:
 
 def _lower(wl: Workload, plan: MemoryPlan, act: Activations, *, gpu: bool) -> int:
     runtime = GPU_CONTEXT_BYTES if gpu else CPU_CONTEXT_BYTES
-    if _inference(wl):
+    if is_inference(wl.task):
         mb = _infer(wl, plan, act, gpu=gpu, upper=False)
         return mb.weights_bytes + mb.kv_cache_bytes + runtime
     st = _states(wl, plan, act, gpu=gpu)
@@ -201,10 +200,6 @@ def _lower(wl: Workload, plan: MemoryPlan, act: Activations, *, gpu: bool) -> in
 def is_inference(task: Task) -> bool:
     """Inference or serving (a language model's own estimate lives in hwadvisor.llm)."""
     return task.value in ("infer", "serve")
-
-
-def _inference(wl: Workload) -> bool:
-    return is_inference(wl.task)
 
 
 def breakdown(
@@ -223,7 +218,7 @@ def breakdown(
     if wl.params is None:
         return None
     act = activations_for(wl, counts)
-    run = _infer if _inference(wl) else _train
+    run = _infer if is_inference(wl.task) else _train
     est = run(wl, plan, act, gpu=gpu, upper=False)
     up = run(wl, replace(plan), act, gpu=gpu, upper=True)
     total = est.total_bytes or 0

@@ -107,11 +107,9 @@ def fix_levels(wl: Workload, *, cuda: bool = True) -> list[tuple[tuple[str, ...]
 
 class _Breakdowns:
     """The breakdowns of the workload last planned, by plan. The memory a plan needs per
-    GPU does not depend on which GPU: a fleet's search tries the same plans on each of
-    its GPUs, and an advice plans every catalog GPU (on a slice of the rule-contradiction
-    grid the search made 32,666 breakdowns, 745 of them different). It holds the
-    workload and counts it is for, so a new one (even at a freed one's address) starts
-    it afresh."""
+    GPU does not depend on which GPU, and a fleet's search and an advice try the same
+    plans on many GPUs. It holds the workload and counts it is for, so a new one (even
+    at a freed one's address) starts it afresh."""
 
     def __init__(self) -> None:
         self.owner: tuple[Workload, MemoryCounts | None] | None = None

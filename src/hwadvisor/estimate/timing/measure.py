@@ -19,6 +19,7 @@ from typing import Any
 
 from hwadvisor.errors import UsageError
 from hwadvisor.estimate.workload.loading import load_callable, looks_like_user_model
+from hwadvisor.estimate.workload.memtrack import tensors_of
 from hwadvisor.models.estimate import DeviceEstimate
 from hwadvisor.models.workload import Optimizer, Precision, Task, Workload
 
@@ -165,22 +166,13 @@ def _one_step(torch: Any, model: Any, wl: Workload) -> Callable[[], None]:
             torch.set_grad_enabled(train),
         ):
             out = model(x)
-            loss = sum(t.float().sum() for t in _tensors(out))
+            loss = sum(t.float().sum() for t in tensors_of(out) if t.is_floating_point())
         if train and isinstance(loss, torch.Tensor):
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
 
     return step
-
-
-def _tensors(obj: Any) -> list[Any]:
-    import torch
-    from torch.utils._pytree import tree_flatten
-
-    return [
-        t for t in tree_flatten(obj)[0] if isinstance(t, torch.Tensor) and t.is_floating_point()
-    ]
 
 
 def main(argv: list[str]) -> int:

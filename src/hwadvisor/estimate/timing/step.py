@@ -38,8 +38,6 @@ OPTIMIZER_BYTES_PER_PARAM = {Optimizer.ADAMW: 84.0, Optimizer.SGD: 32.0}
 #: ``mul_``, ``lerp_``, ``mul_``, ``addcmul_``, the count's ``item()``, ``sqrt``, ``div``,
 #: ``add_``, ``addcdiv_``; SGD's ``mul_``, ``add_``, ``add_``.
 FOR_LOOP_OPS = {Optimizer.ADAMW: 10, Optimizer.SGD: 3}
-#: Families of the profile that are products, not memory-bound operators.
-COMPUTE_FAMILIES = frozenset({"conv", "gemm", "other"})
 #: Host-to-device copy rate for inference inputs: PCIe 4 x16 at ~80% of its 32 GB/s
 #: (PCI-SIG PCIe 4.0: 16 GT/s per lane, 128b/130b encoding); an assumption, stated.
 HOST_LINK_BYTES_S = 25e9

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hwadvisor.errors import UsageError
+from hwadvisor.estimate.workload.memtrack import fake_model, takes_tokens, tensors_of
 from hwadvisor.models.workload import RNN_LAYER
 
 _GEMM_OPS = {
@@ -188,7 +189,7 @@ def _add_conv(count: Count, call: tuple[Any, Any, Any], flops: float, size: int)
     transposes around it move them)."""
     count.conv_flops += flops
     count.conv[size] = count.conv.get(size, 0.0) + flops
-    moved = sum(t.numel() * t.element_size() for t in _tensors(call))
+    moved = sum(t.numel() * t.element_size() for t in tensors_of(call))
     count.add_group("conv", float(moved))
 
 
@@ -201,20 +202,13 @@ def _blas_copies(name: str, args: Any) -> list[int]:
     """
     if name not in ("mm", "addmm"):
         return []
-    ts = _tensors(args)
+    ts = tensors_of(args)
     operands = ts[1:3] if name == "addmm" else ts[:2]
     return [
         t.numel() * t.element_size()
         for t in operands
         if any(st == 0 and d > 1 for st, d in zip(t.stride(), t.shape, strict=False))
     ]
-
-
-def _tensors(obj: Any) -> list[Any]:
-    import torch
-    from torch.utils._pytree import tree_flatten
-
-    return [t for t in tree_flatten(obj)[0] if isinstance(t, torch.Tensor)]
 
 
 def _rows_and_work(dims: tuple[float, float, float] | None) -> tuple[int | None, int | None]:
@@ -239,8 +233,8 @@ def effective_size(m: float, n: float, k: float) -> int:
 
 def _product_dims(name: str, args: Any, out: Any) -> tuple[float, float, float] | None:
     """M, N, K of a product or of a convolution's implicit product."""
-    ts = _tensors(args)
-    outs = _tensors(out)
+    ts = tensors_of(args)
+    outs = tensors_of(out)
     try:
         if name in ("mm", "addmm", "bmm", "baddbmm"):
             a, b = (ts[1], ts[2]) if name in ("addmm", "baddbmm") else (ts[0], ts[1])
@@ -344,7 +338,7 @@ def _make_mode(count: Count) -> Any:
                     count.other_flops += flops
                     count.add_group("other", 0.0)
                 return out
-            moved = sum(t.numel() * t.element_size() for t in _tensors((args, kwargs, out)))
+            moved = sum(t.numel() * t.element_size() for t in tensors_of((args, kwargs, out)))
             count.memory_bytes += moved * MEMORY_OP_COST.get(name, 1.0)
             count.add_group(op_family(name), float(moved))
             return out
@@ -386,8 +380,6 @@ def _dispatch_like_cpu(model: Any) -> Iterator[tuple[Any, Callable[..., Any]]]:
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from hwadvisor.estimate.workload.memtrack import fake_model
-
     mode = FakeTensorMode()
     timed = fake_model(copy.deepcopy(model), mode)
 
@@ -397,15 +389,6 @@ def _dispatch_like_cpu(model: Any) -> Iterator[tuple[Any, Callable[..., Any]]]:
 
     with mode:
         yield timed, sample
-
-
-def _first_leaf_is_embedding(model: Any) -> bool:
-    import torch
-
-    for mod in model.modules():
-        if len(list(mod.children())) == 0 and any(True for _ in mod.parameters(recurse=False)):
-            return isinstance(mod, torch.nn.Embedding)
-    return False
 
 
 @dataclass
@@ -421,7 +404,22 @@ class Counted:
     tokens_input: bool
     batch: int
     #: "meta": counted on the meta device; "real": by a real run on the CPU, scaled.
-    method: str = "meta"
+    method: str
+
+
+def _counted(
+    model: Any, passes: tuple[Count, Count], per_sample: float, batch: int, method: str
+) -> Counted:
+    return Counted(
+        params=sum(p.numel() for p in model.parameters()),
+        param_tensors=sum(1 for p in model.parameters() if p.requires_grad),
+        forward=passes[0],
+        backward=passes[1],
+        activation_bytes_per_sample=per_sample,
+        tokens_input=takes_tokens(model),
+        batch=batch,
+        method=method,
+    )
 
 
 def build_on_meta(fn: Callable[[], Any], spec: str) -> Any:
@@ -457,7 +455,7 @@ def _run(model: Any, x: Any, count: Count, back: Count | None = None) -> None:
         with _make_mode(count):
             out = model(x)
         if back is not None:
-            floats = [t for t in _tensors(out) if t.is_floating_point() and t.requires_grad]
+            floats = [t for t in tensors_of(out) if t.is_floating_point() and t.requires_grad]
             if floats:
                 loss = sum(t.sum() for t in floats)
                 with _make_mode(back):
@@ -498,7 +496,7 @@ def count_model(
     (:func:`count_real` in a bounded child process, ``method`` says so); one that fails
     there too is one UsageError line with its own error.
     """
-    tokens = _first_leaf_is_embedding(model)
+    tokens = takes_tokens(model)
     try:
         model.train(train)
         per_sample = _saved_per_sample(model, _sample_input, input_shape, tokens)
@@ -527,15 +525,7 @@ def count_model(
         except RealRunFailed as failed:
             raise failed_both(spec, what, "on the meta device", one_line(exc), failed) from exc
         return counted
-    return Counted(
-        params=sum(p.numel() for p in model.parameters()),
-        param_tensors=sum(1 for p in model.parameters() if p.requires_grad),
-        forward=fwd,
-        backward=bwd,
-        activation_bytes_per_sample=per_sample,
-        tokens_input=tokens,
-        batch=batch,
-    )
+    return _counted(model, (fwd, bwd), per_sample, batch, "meta")
 
 
 #: The batch a real run counts operators at (then scaled to the job's, linearly).
@@ -548,7 +538,7 @@ def count_real(model: Any, input_shape: list[int], batch: int, *, train: bool) -
     line through the two FLOP totals."""
     import torch
 
-    tokens = _first_leaf_is_embedding(model)
+    tokens = takes_tokens(model)
 
     def sample(shape: list[int], b: int, tok: bool) -> Any:
         return torch.zeros([b, *shape], dtype=torch.long if tok else torch.float32)
@@ -563,16 +553,7 @@ def count_real(model: Any, input_shape: list[int], batch: int, *, train: bool) -
         per = fwd.total_flops - one.total_flops
         factor = (one.total_flops + per * (batch - 1)) / max(fwd.total_flops, 1.0)
         fwd, bwd = fwd.scaled(factor), bwd.scaled(factor)
-    return Counted(
-        params=sum(p.numel() for p in model.parameters()),
-        param_tensors=sum(1 for p in model.parameters() if p.requires_grad),
-        forward=fwd,
-        backward=bwd,
-        activation_bytes_per_sample=per_sample,
-        tokens_input=tokens,
-        batch=batch,
-        method="real",
-    )
+    return _counted(model, (fwd, bwd), per_sample, batch, "real")
 
 
 def count_real_spec(spec: str, *, input_shape: list[int], batch: int, train: bool) -> Counted:

@@ -79,7 +79,8 @@ class MemCount:
         return max(options, key=lambda live: live.total)
 
 
-def _tensors(obj: Any) -> list[Any]:
+def tensors_of(obj: Any) -> list[Any]:
+    """The tensors in ``obj`` (nested tuples, lists, dicts)."""
     import torch
     from torch.utils._pytree import tree_flatten
 
@@ -88,7 +89,7 @@ def _tensors(obj: Any) -> list[Any]:
 
 def _storages(obj: Any) -> dict[int, Any]:
     """The distinct untyped storages of the tensors in ``obj``, by address."""
-    return {st._cdata: st for st in (t.untyped_storage() for t in _tensors(obj))}
+    return {st._cdata: st for st in (t.untyped_storage() for t in tensors_of(obj))}
 
 
 class _Job:
@@ -143,7 +144,7 @@ class _Job:
         referenced through backward and the step, as in the usual loop."""
         with self._autocast():
             self.out = self.model(self.x)
-            floats = [t for t in _tensors(self.out) if t.is_floating_point() and t.requires_grad]
+            floats = [t for t in tensors_of(self.out) if t.is_floating_point() and t.requires_grad]
             if not floats:
                 raise UsageError("the model's output needs a floating tensor that requires grad")
             return sum(t.float().sum() for t in floats)
@@ -161,7 +162,7 @@ class _Job:
 
     def state(self) -> list[Any]:
         """Tensors of the optimizer state."""
-        return _tensors([list(s.values()) for s in self.opt.state.values()])
+        return tensors_of([list(s.values()) for s in self.opt.state.values()])
 
 
 def _tracker(job: _Job) -> Any:
