@@ -96,7 +96,8 @@ def _tp(arch: LlmArch, gpus: int, notes: list[str]) -> tuple[int, int]:
     return tp, replicas
 
 
-def _request(wl: Workload) -> ServingRequest:
+def serving_request(wl: Workload) -> ServingRequest:
+    """The serving request of ``wl``; one that cannot fit its context is a UsageError."""
     return ServingRequest(
         prompt_tokens=wl.prompt_tokens,
         output_tokens=wl.output_tokens,
@@ -105,19 +106,15 @@ def _request(wl: Workload) -> ServingRequest:
     )
 
 
+def _sizes(wl: Workload) -> dict[str, int]:
+    """What the memory fit reads of the request: context, concurrency, prompt."""
+    return {"context": wl.context, "concurrency": wl.concurrency, "prompt_tokens": wl.prompt_tokens}
+
+
 def _fit(
     arch: LlmArch, fmt: QuantFormat, engine: Engine, dev: DeviceSpec, wl: Workload, tp: int
 ) -> MemoryFit:
-    return memory_fit(
-        arch,
-        fmt,
-        engine,
-        dev,
-        context=wl.context,
-        concurrency=wl.concurrency,
-        prompt_tokens=wl.prompt_tokens,
-        tp=tp,
-    )
+    return memory_fit(arch, fmt, engine, dev, tp=tp, **_sizes(wl))
 
 
 def _option(
@@ -128,7 +125,7 @@ def _option(
     fit = _fit(arch, fmt, engine, target.memory, wl, tp)
     decode = aggregate = None
     if target.spec is not None:
-        est = estimate_serving(arch, fmt, engine, target.spec, _request(wl), tp=tp)
+        est = estimate_serving(arch, fmt, engine, target.spec, serving_request(wl), tp=tp)
         decode, aggregate = est.decode_tokens_per_s, est.aggregate_tokens_per_s
     return ServingOption(
         quant=fmt.id,
@@ -153,15 +150,7 @@ def serving_options(
         if find_format(q).bits_per_weight < fmt.bits_per_weight
     ]
     if target.gpu and tp == 1 and target.memory is not None:
-        more = smallest_fit(
-            arch,
-            fmt,
-            engine,
-            target.memory,
-            context=wl.context,
-            concurrency=wl.concurrency,
-            prompt_tokens=wl.prompt_tokens,
-        )
+        more = smallest_fit(arch, fmt, engine, target.memory, **_sizes(wl))
         if more is not None and more.tp > 1:
             out.append(_option(arch, fmt, engine, target, wl, more.tp))
     return out
@@ -183,7 +172,7 @@ def serve_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
     tp, replicas = _tp(arch, target.gpus, notes)
     est = None
     if target.spec is not None:
-        est = estimate_serving(arch, fmt, engine, target.spec, _request(wl), tp=tp)
+        est = estimate_serving(arch, fmt, engine, target.spec, serving_request(wl), tp=tp)
         notes += [n for n in est.assumptions if not n.startswith("weights in ")]
         fit = est.memory
     elif target.memory is not None:

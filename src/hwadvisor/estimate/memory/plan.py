@@ -24,9 +24,7 @@ These are pure functions of the workload, the device's memory and the count limi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Literal
 
 from hwadvisor.estimate.memory.parts import MemoryPlan, breakdown, decide_fit, is_inference
@@ -246,23 +244,3 @@ def _to_plan(wl: Workload, gpu: Gpu, c: _Candidate, counts: MemoryCounts | None)
         batch_per_gpu=c.plan.batch,
         notes=notes,
     )
-
-
-def plans(
-    wl: Workload,
-    gpus: Iterable[Gpu],
-    *,
-    counts: MemoryCounts | None = None,
-    max_gpus: int = MAX_GPUS,
-) -> list[MultiGpuPlan]:
-    """The plan for each GPU that has one, fewest GPUs first."""
-    out = [p for g in gpus if (p := plan_for(wl, g, counts=counts, max_gpus=max_gpus))]
-    return sorted(out, key=lambda p: (p.gpus, len(p.fixes), p.device))
-
-
-def catalog_gpus(extra_catalogs: list[Path] | None = None) -> list[Gpu]:
-    """The catalog's GPUs (not CPUs, not systems-on-chip: sharding needs several)."""
-    from hwadvisor.catalog import DeviceKind, load_devices
-
-    devices = load_devices(extra_catalogs)
-    return [Gpu(d.id, d.name, d.memory_bytes) for d in devices.values() if d.kind is DeviceKind.GPU]

@@ -73,66 +73,42 @@ _FREE_OPS = {
 _RNN_LAYERS = {"mkldnn_rnn_layer", "mkldnn_rnn_layer_backward"}
 
 
-#: How many times slower than streaming (a triad) each memory-bound operator runs in
-#: eager PyTorch on a CPU, per byte it reads and writes: the weights of the profile's
-#: cost-weighted ``memory_bytes``, from profiling the accuracy benchmark's models
-#: (``benchmarks/estimate_accuracy.py``). Per-element work sets them apart: batch norm's
-#: statistics, pooling's indices, dropout's random number per element (a Bernoulli
-#: mask), a causal mask's selections. Operators not listed stream at about the triad rate.
-MEMORY_OP_COST: dict[str, float] = {
-    "native_batch_norm": 14.0,
-    "_native_batch_norm_legit": 14.0,
-    "_native_batch_norm_legit_functional": 14.0,
-    "native_batch_norm_backward": 9.5,
-    "max_pool2d_with_indices": 35.0,
-    "max_pool2d_with_indices_backward": 2.0,
-    "avg_pool2d": 3.0,
-    "avg_pool2d_backward": 3.0,
-    "threshold_backward": 4.0,
-    "native_layer_norm": 2.0,
-    "native_layer_norm_backward": 2.0,
-    "_softmax": 3.0,
-    "_safe_softmax": 3.0,
-    "_softmax_backward_data": 1.2,
-    "gelu": 3.0,
-    "gelu_backward": 3.0,
-    "bernoulli_": 23.0,
-    "native_dropout": 10.0,
-    "mul": 2.0,
-    "sum": 3.5,
-    "masked_fill": 2.0,
-    "masked_fill_": 2.0,
-    "where": 1.8,
+#: Memory-bound operators by aten name: the family they are grouped in
+#: (``OpProfile.op_groups``) and how many times slower than streaming (a triad) they run
+#: in eager PyTorch on a CPU per byte read and written, the weights of the profile's
+#: cost-weighted ``memory_bytes`` (from profiling the models of
+#: ``benchmarks/estimate_accuracy.py``): per-element work sets them apart (batch norm's
+#: statistics, pooling's indices, dropout's random number per element, a causal mask's
+#: selections). An operator not listed is element-wise at the triad rate (as batch norm
+#: in eval mode, a per-channel affine, is).
+MEMORY_OPS: dict[str, tuple[str, float]] = {
+    "native_batch_norm": ("batch_norm", 14.0),
+    "_native_batch_norm_legit": ("batch_norm", 14.0),
+    "_native_batch_norm_legit_functional": ("batch_norm", 14.0),
+    "native_batch_norm_backward": ("batch_norm_backward", 9.5),
+    "max_pool2d_with_indices": ("max_pool", 35.0),
+    "max_pool2d_with_indices_backward": ("max_pool_backward", 2.0),
+    "avg_pool2d": ("eltwise", 3.0),
+    "avg_pool2d_backward": ("eltwise", 3.0),
+    "threshold_backward": ("eltwise", 4.0),
+    "native_layer_norm": ("layer_norm", 2.0),
+    "native_layer_norm_backward": ("layer_norm", 2.0),
+    "_softmax": ("softmax", 3.0),
+    "_safe_softmax": ("softmax", 3.0),
+    "_softmax_backward_data": ("softmax_backward", 1.2),
+    "gelu": ("gelu", 3.0),
+    "gelu_backward": ("gelu", 3.0),
+    "bernoulli_": ("dropout", 23.0),
+    "native_dropout": ("dropout", 10.0),
+    "mul": ("eltwise", 2.0),
+    "sum": ("eltwise", 3.5),
+    "masked_fill": ("masked_fill", 2.0),
+    "masked_fill_": ("masked_fill", 2.0),
+    "where": ("where", 1.8),
 }
-
-#: The family each memory-bound operator is grouped in (``OpProfile.op_groups``); an
-#: operator not listed streams like an element-wise one (batch norm in eval mode is a
-#: per-channel affine: element-wise).
-OP_FAMILY: dict[str, str] = {
-    "native_batch_norm": "batch_norm",
-    "_native_batch_norm_legit": "batch_norm",
-    "_native_batch_norm_legit_functional": "batch_norm",
-    "native_batch_norm_backward": "batch_norm_backward",
-    "max_pool2d_with_indices": "max_pool",
-    "max_pool2d_with_indices_backward": "max_pool_backward",
-    "bernoulli_": "dropout",
-    "native_dropout": "dropout",
-    "native_layer_norm": "layer_norm",
-    "native_layer_norm_backward": "layer_norm",
-    "_softmax": "softmax",
-    "_safe_softmax": "softmax",
-    "_softmax_backward_data": "softmax_backward",
-    "gelu": "gelu",
-    "gelu_backward": "gelu",
-    "masked_fill": "masked_fill",
-    "masked_fill_": "masked_fill",
-    "where": "where",
-}
-
-
-def op_family(name: str) -> str:
-    """The family an aten memory-bound operator (overload packet name) is priced by."""
-    return OP_FAMILY.get(name, "eltwise")
+#: The cost weights alone, by operator.
+MEMORY_OP_COST = {name: cost for name, (_, cost) in MEMORY_OPS.items()}
+_STREAMING = ("eltwise", 1.0)
 
 
 def _size_bucket(nbytes: float) -> int:
@@ -339,8 +315,9 @@ def _make_mode(count: Count) -> Any:
                     count.add_group("other", 0.0)
                 return out
             moved = sum(t.numel() * t.element_size() for t in tensors_of((args, kwargs, out)))
-            count.memory_bytes += moved * MEMORY_OP_COST.get(name, 1.0)
-            count.add_group(op_family(name), float(moved))
+            family, cost = MEMORY_OPS.get(name, _STREAMING)
+            count.memory_bytes += moved * cost
+            count.add_group(family, float(moved))
             return out
 
     return _Sorter()

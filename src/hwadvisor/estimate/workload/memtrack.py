@@ -27,7 +27,7 @@ import datetime
 import functools
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from hwadvisor.errors import UsageError
@@ -67,16 +67,6 @@ class MemCount:
     inference: Live
     state_bytes: int
     leaf_modules: int
-
-    @property
-    def train_peak(self) -> Live:
-        """The peak of a step once optimizer state exists (the second step on)."""
-        options = [
-            replace(self.forward, optimizer=self.state_bytes),
-            replace(self.backward, optimizer=self.state_bytes),
-            self.step,
-        ]
-        return max(options, key=lambda live: live.total)
 
 
 def tensors_of(obj: Any) -> list[Any]:
