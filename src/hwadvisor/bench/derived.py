@@ -192,26 +192,15 @@ def derive(
     results: list[BenchResult], facts: Facts | None, *, load_1m: float | None = None
 ) -> list[Derived]:
     """All comparisons the figures support, per device, then each accelerator against the CPU."""
-    out: list[Derived] = []
     busy = _busy(results, load_1m)
-    if busy is not None:
-        out.append(busy)
+    out = [busy] if busy is not None else []
     caveat = " (on a busy machine: repeat when it is idle)" if busy is not None else ""
-    devices = list(dict.fromkeys(r.device for r in results))
-    for device in devices:
-        for dtype in ("tf32", "bf16", "fp16", "int8"):
-            d = _dtype_ratio(results, device, "matmul", dtype, facts)
-            if d is not None:
-                out.append(_with_caveat(d, caveat if device == "cpu" else ""))
-        conv = _dtype_ratio(results, device, "conv2d", "bf16", facts)
-        if conv is not None:
-            out.append(_with_caveat(conv, caveat if device == "cpu" else ""))
-        eff = _efficiency(results, device)
-        if eff is not None:
-            out.append(eff)
-        doubt = _unreliable(results, device)
-        if doubt is not None:
-            out.append(doubt)
+    for device in dict.fromkeys(r.device for r in results):
+        kinds = [("matmul", d) for d in ("tf32", "bf16", "fp16", "int8")] + [("conv2d", "bf16")]
+        ratios = [_dtype_ratio(results, device, k, d, facts) for k, d in kinds]
+        out += [_with_caveat(d, caveat if device == "cpu" else "") for d in ratios if d is not None]
+        more = (_efficiency(results, device), _unreliable(results, device))
+        out += [d for d in more if d is not None]
         if device != "cpu":
             out += _over_cpu(results, device)
     return out

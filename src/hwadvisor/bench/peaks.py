@@ -14,21 +14,23 @@ if TYPE_CHECKING:
     from hwadvisor.catalog.schema import DeviceEntry
     from hwadvisor.models.facts import Facts
 
+#: The dtypes a figure can be measured in (a peak's other fields are not rates of them).
+_DTYPES = frozenset({"fp32", "tf32", "bf16", "fp16", "int8"})
 
-def gpu_peak(name: str | None, memory_bytes: int | None = None) -> DeviceEntry | None:
+
+def gpu_peak(name: str | None) -> DeviceEntry | None:
     """The device catalog's entry for the GPU torch calls ``name``, or None."""
     from hwadvisor.catalog import load_devices
     from hwadvisor.catalog.match import match_gpu
 
-    ident = match_gpu(name, memory_bytes)
+    ident = match_gpu(name)
     return load_devices()[ident] if ident else None
 
 
 def _cpu_peak(kernel: str, dtype: str, facts: Facts | None) -> float | None:
     if facts is None or kernel not in ("matmul", "conv2d"):
         return None  # no DRAM bandwidth peak is probed
-    peaks = facts.cpu.peak_gflops
-    return {"fp32": peaks.fp32, "bf16": peaks.bf16, "int8": peaks.int8}.get(dtype)
+    return getattr(facts.cpu.peak_gflops, dtype, None) if dtype in _DTYPES else None
 
 
 def _gpu_peak(kernel: str, dtype: str, entry: DeviceEntry | None) -> float | None:
@@ -38,14 +40,7 @@ def _gpu_peak(kernel: str, dtype: str, entry: DeviceEntry | None) -> float | Non
         return entry.bandwidth_gb_s
     if kernel not in ("matmul", "conv2d"):
         return None  # host<->device: the PCIe/NVLink-C2C link is not in the table
-    peaks = entry.peaks_tflops
-    tflops = {
-        "fp32": peaks.fp32,
-        "tf32": peaks.tf32,
-        "bf16": peaks.bf16,
-        "fp16": peaks.fp16,
-        "int8": peaks.int8,
-    }.get(dtype)
+    tflops = getattr(entry.peaks_tflops, dtype, None) if dtype in _DTYPES else None
     return tflops * 1000.0 if tflops is not None else None
 
 

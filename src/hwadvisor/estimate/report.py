@@ -79,15 +79,9 @@ def estimate_workload(
                     plannable=entry.kind is DeviceKind.GPU,
                     rates_at=functools.partial(device_model, entry),
                 )
-            if found[dev].notes:
-                est = est.model_copy(update={"assumptions": [*found[dev].notes, *est.assumptions]})
-            if n != gpus:
-                est = est.model_copy(
-                    update={
-                        "assumptions": [*est.assumptions, f"{dev} is not a GPU: --gpus ignored"]
-                    }
-                )
-            estimates.append(est)
+            notes = [*found[dev].notes, *est.assumptions]
+            notes += [f"{dev} is not a GPU: --gpus ignored"] if n != gpus else []
+            estimates.append(est.model_copy(update={"assumptions": notes}))
     return EstimateReport(workload=workload, estimates=estimates)
 
 

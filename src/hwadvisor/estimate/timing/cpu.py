@@ -96,13 +96,15 @@ def _curve(bench: BenchReport, dtype: str) -> tuple[tuple[float, float], ...]:
 
 
 def _best(
-    bench: BenchReport, kernels: tuple[str, ...], dtype: str, scale: float = 1e9
+    bench: BenchReport, kernels: tuple[str, ...], *dtypes: str, scale: float = 1e9
 ) -> float | None:
-    """The highest figure of the first of ``kernels`` measured at ``dtype`` (× ``scale``)."""
-    for kernel in kernels:
-        found = _cpu_results(bench, kernel, dtype)
-        if found:
-            return max(r.value for r in found) * scale
+    """The highest figure of the first of ``kernels`` measured at the first of ``dtypes``
+    that has one (× ``scale``)."""
+    for dtype in dtypes:
+        for kernel in kernels:
+            found = _cpu_results(bench, kernel, dtype)
+            if found:
+                return max(r.value for r in found) * scale
     return None
 
 
@@ -199,10 +201,8 @@ def _measured(
     threads: int | None,
 ) -> DeviceModel:
     """The model from the bench's figures (``pts``: the matmul curve at the job's dtype)."""
-    conv = _best(bench, ("conv2d",), dtype) or _best(bench, ("conv2d",), "fp32")
-    backward = _best(bench, ("conv2d_backward",), dtype) or _best(
-        bench, ("conv2d_backward",), "fp32"
-    )
+    conv = _best(bench, ("conv2d",), dtype, "fp32")
+    backward = _best(bench, ("conv2d_backward",), dtype, "fp32")
     if conv is None:
         conv = curve_at(pts, CONV_SIZE)
         notes.append("no conv2d figure: convolutions at the matmul curve's rate")

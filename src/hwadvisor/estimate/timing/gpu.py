@@ -250,13 +250,21 @@ def eager_host_s(wl: Workload, prof: OpProfile) -> tuple[float, int]:
     if prof.op_groups:
         return host_seconds(wl, prof)
     train = wl.task is Task.TRAIN
-    forward = prof.kernels
-    backward = 0
-    if train:
-        backward = prof.backward_kernels if prof.backward_kernels is not None else 2 * forward
+    forward, total = prof.kernels, launch_count(prof, train)
     plain = op_host_s(PLAIN_FAMILY, backward=False, train=train)
-    seconds = forward * plain + backward * op_host_s(PLAIN_FAMILY, backward=True, train=train)
-    return seconds, forward + backward
+    seconds = forward * plain + (total - forward) * op_host_s(
+        PLAIN_FAMILY, backward=True, train=train
+    )
+    return seconds, total
+
+
+def launch_count(prof: OpProfile, train: bool) -> int:
+    """Operator launches of one step: the forward's, plus the backward's when training
+    (twice the forward's where the profile does not count them)."""
+    if not train:
+        return prof.kernels
+    back = prof.backward_kernels
+    return prof.kernels + (back if back is not None else 2 * prof.kernels)
 
 
 def gpu_step(wl: Workload, prof: OpProfile, roof: Roofline) -> GpuStep:

@@ -24,7 +24,13 @@ import math
 from dataclasses import dataclass, field
 
 from hwadvisor.estimate.timing.device import DeviceModel
-from hwadvisor.estimate.timing.gpu import eager_host_s, gpu_step, host_note, memory_traffic
+from hwadvisor.estimate.timing.gpu import (
+    eager_host_s,
+    gpu_step,
+    host_note,
+    launch_count,
+    memory_traffic,
+)
 from hwadvisor.models.workload import ModelKind, OpProfile, Optimizer, Task, Workload
 
 #: Bytes per parameter one optimizer step reads and writes in torch's implementations,
@@ -106,7 +112,7 @@ def step_time(wl: Workload, dev: DeviceModel) -> StepTime:
         parts["overhead"] = max(0.0, host - device)
         notes.append(host_note(dev.device, host, launches, device))
     else:
-        parts["overhead"] = _launches(prof, train) * dev.op_overhead_s
+        parts["overhead"] = launch_count(prof, train) * dev.op_overhead_s
     return StepTime(sum(parts.values()), parts, notes)
 
 
@@ -245,11 +251,3 @@ def _memory_bytes(wl: Workload, prof: OpProfile) -> float:
         back = prof.backward_memory_bytes
         per_sample += back if back is not None else BACKWARD_FACTOR * prof.memory_bytes
     return per_sample * wl.batch_size * wl.precision.activation_bytes / 4.0
-
-
-def _launches(prof: OpProfile, train: bool) -> int:
-    """Operator launches of one step: the forward's, plus the backward's when training."""
-    if not train:
-        return prof.kernels
-    back = prof.backward_kernels
-    return prof.kernels + (back if back is not None else int(BACKWARD_FACTOR * prof.kernels))

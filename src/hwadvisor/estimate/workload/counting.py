@@ -243,7 +243,7 @@ def _add_rnn_layer(count: Count, name: str, args: Any) -> None:
     and writes the gates' and the cell state's gradients.
     """
     x, w_ih, w_hh = args[0], args[1], args[2]
-    count.add_group(RNN_LAYER, 0.0)  # the call's own cost (timing._rnn_layer_calls)
+    count.add_group(RNN_LAYER, 0.0)  # the layer's call itself, apart from its operators
     steps, batch, width = (int(d) for d in x.shape)
     gates, hidden = int(w_ih.shape[0]), int(w_hh.shape[1])
     item = x.element_size()
@@ -323,13 +323,15 @@ def _make_mode(count: Count) -> Any:
     return _Sorter()
 
 
-def _sample_input(shape: list[int], batch: int, tokens: bool) -> Any:
+def _sampler(device: str) -> Callable[[list[int], int, bool], Any]:
+    """An input maker on ``device``: (one sample's shape, batch, token ids?) -> a batch."""
     import torch
 
-    size = [batch, *shape]
-    if tokens:
-        return torch.zeros(size, dtype=torch.long, device="meta")
-    return torch.empty(size, dtype=torch.float32, device="meta")
+    def sample(shape: list[int], batch: int, tokens: bool) -> Any:
+        dtype = torch.long if tokens else torch.float32
+        return torch.zeros([batch, *shape], dtype=dtype, device=device)
+
+    return sample
 
 
 def has_recurrent(model: Any) -> bool:
@@ -352,20 +354,14 @@ def _dispatch_like_cpu(model: Any) -> Iterator[tuple[Any, Callable[..., Any]]]:
     device as they are.
     """
     if not has_recurrent(model):
-        yield model, _sample_input
+        yield model, _sampler("meta")
         return
-    import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     mode = FakeTensorMode()
     timed = fake_model(copy.deepcopy(model), mode)
-
-    def sample(shape: list[int], batch: int, tokens: bool) -> Any:
-        dtype = torch.long if tokens else torch.float32
-        return torch.zeros([batch, *shape], dtype=dtype, device="cpu")
-
     with mode:
-        yield timed, sample
+        yield timed, _sampler("cpu")
 
 
 @dataclass
@@ -476,7 +472,7 @@ def count_model(
     tokens = takes_tokens(model)
     try:
         model.train(train)
-        per_sample = _saved_per_sample(model, _sample_input, input_shape, tokens)
+        per_sample = _saved_per_sample(model, _sampler("meta"), input_shape, tokens)
         with _dispatch_like_cpu(model) as (timed, sample):
             timed.train(train)
             fwd, bwd = _passes(timed, lambda: sample(input_shape, batch, tokens))
@@ -513,13 +509,8 @@ def count_real(model: Any, input_shape: list[int], batch: int, *, train: bool) -
     """:func:`count_model` by a real run on the CPU: ``model`` is a real CPU module,
     counted at batches 1 and :data:`REAL_BATCH`, the counts scaled to ``batch`` along the
     line through the two FLOP totals."""
-    import torch
-
     tokens = takes_tokens(model)
-
-    def sample(shape: list[int], b: int, tok: bool) -> Any:
-        return torch.zeros([b, *shape], dtype=torch.long if tok else torch.float32)
-
+    sample = _sampler("cpu")
     model.train(train)
     small = min(batch, REAL_BATCH)
     per_sample = _saved_per_sample(model, sample, input_shape, tokens)
