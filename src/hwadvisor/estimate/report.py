@@ -67,20 +67,10 @@ def estimate_workload(
             estimates.append(here)
         else:
             entry = found[dev].entry
-            n = gpus if entry.kind is DeviceKind.GPU else 1
-            if workload.priced_by_llm:
-                est = _llm_on(workload, entry, n, facts=None, bench=None)
-            else:
-                est = _estimate(
-                    workload,
-                    device_model(entry, workload.precision),
-                    gpus=n,
-                    gpu=entry.kind is not DeviceKind.CPU,
-                    plannable=entry.kind is DeviceKind.GPU,
-                    rates_at=functools.partial(device_model, entry),
-                )
+            est = estimate_on_entry(workload, entry, gpus=gpus, time_plans=True)
             notes = [*found[dev].notes, *est.assumptions]
-            notes += [f"{dev} is not a GPU: --gpus ignored"] if n != gpus else []
+            if gpus > 1 and entry.kind is not DeviceKind.GPU:
+                notes.append(f"{dev} is not a GPU: --gpus ignored")
             estimates.append(est.model_copy(update={"assumptions": notes}))
     return EstimateReport(workload=workload, estimates=estimates)
 
@@ -242,24 +232,29 @@ def _memory(
     }
 
 
-def estimate_on_entry(workload: Workload, entry: DeviceEntry, *, gpus: int = 1) -> DeviceEstimate:
+def estimate_on_entry(
+    workload: Workload, entry: DeviceEntry, *, gpus: int = 1, time_plans: bool = False
+) -> DeviceEstimate:
     """Time and memory of ``workload`` on a device entry that need not be in the catalog.
 
-    For the devices a cloud instance runs a job on (:func:`hwadvisor.catalog.instances.
-    instance_device`): its GPUs, or its vCPUs' share of the processor, an entry derived
-    in memory. ``gpus`` counts GPUs and is ignored for a CPU.
+    For a catalog device, and for the devices a cloud instance runs a job on
+    (:func:`hwadvisor.catalog.instances.instance_device`): its GPUs, or its vCPUs' share of
+    the processor, an entry derived in memory. ``gpus`` counts GPUs and is ignored for a
+    CPU; ``time_plans``: a multi-GPU plan is timed too.
     """
     from hwadvisor.errors import UsageError
 
     if gpus < 1:
         raise UsageError(f"--gpus must be at least 1, got {gpus}")
     is_gpu = entry.kind is DeviceKind.GPU
+    n = gpus if is_gpu else 1
     if workload.priced_by_llm:
-        return _llm_on(workload, entry, gpus if is_gpu else 1, facts=None, bench=None)
+        return _llm_on(workload, entry, n, facts=None, bench=None)
     return _estimate(
         workload,
         device_model(entry, workload.precision),
-        gpus=gpus if is_gpu else 1,
+        gpus=n,
         gpu=entry.kind is not DeviceKind.CPU,
         plannable=is_gpu,
+        rates_at=functools.partial(device_model, entry) if time_plans else None,
     )

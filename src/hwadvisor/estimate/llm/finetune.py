@@ -177,12 +177,8 @@ def _plan(
         shard = next((o for o in options if o.gpus > 1 and o.fits and o.method == method), None)
         if shard is None or gpus == 1:
             return None
-        gpus, strategy, step, total = (
-            shard.gpus,
-            shard.strategy,
-            shard.step_time_s,
-            shard.total_time_s,
-        )
+        gpus, strategy = shard.gpus, shard.strategy
+        step, total = shard.step_time_s, shard.total_time_s
         breakdown = MemoryBreakdown(weights_bytes=0, total_bytes=shard.memory_bytes)
     return MultiGpuPlan(
         device=target.device, name=name, gpus=gpus, strategy=strategy, memory=breakdown,

@@ -128,22 +128,13 @@ def _train(
     a, grads_at_peak = act.train_bytes(plan, st.gradients, upper=upper)
     fb = st.weights + st.gather + st.optimizer + grads_at_peak + a
     step = st.weights + st.gradients + st.optimizer + st.temporaries
-    if upper:
-        total = st.weights + st.gather + st.gradients + st.optimizer + a + st.temporaries
-        total = int(total * (1 + FRAGMENTATION))
-        return MemoryBreakdown(
-            weights_bytes=st.weights + st.gather,
-            gradients_bytes=st.gradients,
-            optimizer_bytes=st.optimizer,
-            activations_bytes=a,
-            temporaries_bytes=st.temporaries,
-            runtime_bytes=runtime,
-            total_bytes=total + runtime,
-        )
-    if fb >= step:
+    if upper:  # everything at once, and the allocator's fragmentation
+        parts = (st.weights + st.gather, st.gradients, st.optimizer, a, st.temporaries)
+    elif fb >= step:
         parts = (st.weights + st.gather, grads_at_peak, st.optimizer, a, 0)
     else:
         parts = (st.weights, st.gradients, st.optimizer, 0, st.temporaries)
+    total = int(sum(parts) * (1 + FRAGMENTATION)) if upper else sum(parts)
     return MemoryBreakdown(
         weights_bytes=parts[0],
         gradients_bytes=parts[1],
@@ -151,7 +142,7 @@ def _train(
         activations_bytes=parts[3],
         temporaries_bytes=parts[4],
         runtime_bytes=runtime,
-        total_bytes=sum(parts) + runtime,
+        total_bytes=total + runtime,
     )
 
 
