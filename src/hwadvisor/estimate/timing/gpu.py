@@ -44,9 +44,6 @@ NO_LAUNCH = frozenset({VIEW, MODULE})
 TRAIN_WORK = 3.0
 #: Kernels one optimizer step launches per pass (foreach / multi-tensor kernels).
 OPTIMIZER_PASSES = {"adamw": 8, "sgd": 3}
-#: A backward pass moves this many times its forward's memory-bound bytes (grad-input
-#: reads the saved input and the incoming gradient and writes one).
-BACKWARD_TRAFFIC = 2.0
 #: Size of products whose size is unknown.
 UNKNOWN_SIZE = 256.0
 #: The family an operator known only as a launch is priced as (no nn.Module wrapper).
@@ -97,22 +94,16 @@ def _products(wl: Workload, prof: OpProfile, roof: Roofline, work: float) -> dic
     return parts
 
 
-def memory_traffic(
-    wl: Workload, prof: OpProfile, *, layout: bool = False, backward_default: bool = False
-) -> tuple[float, float]:
-    """Bytes the memory-bound operators of one step move, and (``layout``) those of the
-    transposes around NCHW convolutions on tensor cores.
+def memory_traffic(wl: Workload, prof: OpProfile, *, layout: bool = False) -> tuple[float, float]:
+    """Bytes the memory-bound operators of one step move on a GPU, and (``layout``) those
+    of the transposes around NCHW convolutions on tensor cores.
 
     Each group's counted bytes at the job's element size (autocast keeps layer norm and
-    softmax in fp32), times the passes its kernel makes over them
-    (``catalog/data/gpu_time.yaml``). ``backward_default``: a training profile without
-    backward groups takes the backward as :data:`BACKWARD_TRAFFIC` forwards.
+    softmax in fp32), times the passes its CUDA kernel makes over them
+    (``catalog/data/gpu_time.yaml``).
     """
     train = wl.task is Task.TRAIN
     passes = gpu_constants()["passes"]
-    repeat = (
-        1.0 + BACKWARD_TRAFFIC if train and not any(g.backward for g in prof.op_groups) else 1.0
-    )
     moved = moved_layout = 0.0
     for g in prof.op_groups:
         if (g.backward and not train) or not g.bytes:
@@ -125,7 +116,7 @@ def memory_traffic(
         if g.family in PRODUCTS:
             continue
         factor = float(passes.get(g.family, 1.0))
-        moved += repeat * g.count * g.bytes * wl.batch_size * scale * factor
+        moved += g.count * g.bytes * wl.batch_size * scale * factor
     return moved, moved_layout
 
 

@@ -29,7 +29,6 @@ from hwadvisor.estimate.timing.gpu import (
     gpu_step,
     host_note,
     launch_count,
-    memory_traffic,
 )
 from hwadvisor.models.workload import ModelKind, OpProfile, Optimizer, Task, Workload
 
@@ -241,11 +240,11 @@ def _kernel_rate(dev: DeviceModel, size: float) -> float | None:
 
 
 def _memory_bytes(wl: Workload, prof: OpProfile) -> float:
-    """Bytes the step's memory-bound operators move (both passes in training): counted
-    per operator group where the profile has them (:func:`~hwadvisor.estimate.timing.gpu.
-    memory_traffic`), else the profile's totals at the job's element size."""
-    if prof.op_groups:
-        return memory_traffic(wl, prof, backward_default=True)[0]
+    """Bytes the step's memory-bound operators move (both passes in training), at the
+    job's element size: the profile's cost-weighted totals, each operator's bytes times how
+    many times slower than streaming it runs per byte on a CPU (its per-element work:
+    batch norm's statistics, softmax's exponentials, dropout's random numbers;
+    :data:`hwadvisor.estimate.workload.counting.MEMORY_OPS`)."""
     per_sample = prof.memory_bytes
     if wl.task is Task.TRAIN:
         back = prof.backward_memory_bytes
