@@ -96,8 +96,8 @@ def _tp(arch: LlmArch, gpus: int, notes: list[str]) -> tuple[int, int]:
     return tp, replicas
 
 
-def serving_request(wl: Workload) -> ServingRequest:
-    """The serving request of ``wl``; one that cannot fit its context is a UsageError."""
+def _request(wl: Workload) -> ServingRequest:
+    """The serving request of ``wl``."""
     return ServingRequest(
         prompt_tokens=wl.prompt_tokens,
         output_tokens=wl.output_tokens,
@@ -125,7 +125,7 @@ def _option(
     fit = _fit(arch, fmt, engine, target.memory, wl, tp)
     decode = aggregate = None
     if target.spec is not None:
-        est = estimate_serving(arch, fmt, engine, target.spec, serving_request(wl), tp=tp)
+        est = estimate_serving(arch, fmt, engine, target.spec, _request(wl), tp=tp)
         decode, aggregate = est.decode_tokens_per_s, est.aggregate_tokens_per_s
     return ServingOption(
         quant=fmt.id,
@@ -172,7 +172,7 @@ def serve_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
     tp, replicas = _tp(arch, target.gpus, notes)
     est = None
     if target.spec is not None:
-        est = estimate_serving(arch, fmt, engine, target.spec, serving_request(wl), tp=tp)
+        est = estimate_serving(arch, fmt, engine, target.spec, _request(wl), tp=tp)
         notes += [n for n in est.assumptions if not n.startswith("weights in ")]
         fit = est.memory
     elif target.memory is not None:

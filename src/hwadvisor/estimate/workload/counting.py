@@ -132,8 +132,8 @@ class Count:
     saved_bytes: float = 0.0
     #: FLOPs of operators torch's FlopCounterMode does not count (oneDNN's recurrent layer).
     rnn_flops: float = 0.0
-    #: (family, size bucket) -> [operators, raw bytes moved in all]: what the time model
-    #: prices per working set; products and convolutions by count (0 bytes).
+    #: (family, size bucket) -> [operators, raw bytes moved in all]: the profile's
+    #: ``op_groups``; products and convolutions by count (0 bytes).
     groups: dict[tuple[str, int], list[float]] = field(default_factory=dict)
 
     def scaled(self, factor: float) -> Count:

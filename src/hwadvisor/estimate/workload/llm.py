@@ -40,6 +40,18 @@ def ignored_note(said: set[str], task: Task) -> str:
     return f"{names} ignored: they apply to --task serve or finetune, not {task.value}"
 
 
+def _check_request(wl: Workload) -> None:
+    """A prompt and output that cannot fit the context is one UsageError line."""
+    from hwadvisor.llm import ServingRequest
+
+    ServingRequest(
+        prompt_tokens=wl.prompt_tokens,
+        output_tokens=wl.output_tokens,
+        context=wl.context,
+        concurrency=wl.concurrency,
+    )
+
+
 def _origin_note(shape: LlmShape) -> str:
     where = {
         "catalog": "the catalog",
@@ -133,9 +145,7 @@ def llm_workload(
     """
     notes = list(base.assumptions) if base is not None else [_origin_note(shape)]
     if given.task is Task.SERVE:
-        from hwadvisor.estimate.llm.bridge import serving_request
-
-        serving_request(given)  # a prompt and output beyond the context: one UsageError line
+        _check_request(given)
         fields = _serve_fields(shape, given, notes, batch_given)
         finetune_only = sorted(said & _FINETUNE_OPTIONS)
         if finetune_only:

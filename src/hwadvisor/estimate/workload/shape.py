@@ -13,11 +13,10 @@ activation memory for its size: 34·s·b·d·L grows as N/d).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-
-from hwadvisor.estimate.timing.device import log_interp
 
 #: (params, layers, d_model, heads, source) of published decoder families.
 FAMILIES: tuple[tuple[float, int, int, int, str], ...] = (
@@ -56,8 +55,16 @@ class Shape:
 
 
 def _ratio_at(params: float) -> float:
-    """d/L at ``params``, interpolated in log(params) between the families around it."""
-    return log_interp([(p, d / layers) for p, layers, d, _, _ in FAMILIES], max(params, 1.0))
+    pts = [(math.log(p), d / layers) for p, layers, d, _, _ in FAMILIES]
+    x = math.log(max(params, 1.0))
+    if x <= pts[0][0]:
+        return pts[0][1]
+    if x >= pts[-1][0]:
+        return pts[-1][1]
+    for (x0, r0), (x1, r1) in itertools.pairwise(pts):
+        if x0 <= x <= x1:
+            return r0 + (r1 - r0) * (x - x0) / (x1 - x0)
+    return pts[-1][1]
 
 
 # A plan search asks for the same shape hundreds of times: the bisection is cached.
