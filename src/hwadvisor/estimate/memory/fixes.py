@@ -18,12 +18,6 @@ from hwadvisor.models.estimate import MemoryFix
 from hwadvisor.models.memory import MemoryCounts
 from hwadvisor.models.workload import Workload
 
-_GPU_ONLY = ("an 8-bit optimizer", "optimizer offload to the host")
-
-
-def _applies(fix: str, cuda: bool) -> bool:
-    return cuda or fix not in _GPU_ONLY
-
 
 def fix_steps(
     wl: Workload, *, gpu: bool, gpus: int = 1, cuda: bool | None = None
@@ -32,18 +26,12 @@ def fix_steps(
     (cumulative: each plan holds the fixes before it). ``cuda`` (default: ``gpu``): the
     device runs CUDA (or ROCm) kernels, which the 8-bit optimizer and the offload need."""
     cuda = gpu if cuda is None else cuda and gpu
-    steps: list[tuple[str, MemoryPlan]] = []
-    for fixes, plan in fix_levels(wl, cuda=cuda)[1:]:
-        if not _applies(fixes[-1], cuda):
-            continue
-        steps.append((fixes[-1], plan))
+    steps = [(fixes[-1], plan) for fixes, plan in fix_levels(wl, cuda=cuda)[1:]]
     if gpu and gpus > 1 and steps:
         last = steps[-1][1]
         steps.append(
             (f"FSDP (ZeRO-3) across {gpus} GPUs", replace(last, zero_stage=3, shards=gpus))
         )
-    if not cuda:
-        steps = [(text, replace(p, offload=False, optimizer_8bit=False)) for text, p in steps]
     return steps
 
 

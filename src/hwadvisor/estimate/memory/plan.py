@@ -64,6 +64,11 @@ class _Candidate:
     plan: MemoryPlan
 
 
+def and_list(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def fix_levels(wl: Workload, *, cuda: bool = True) -> list[tuple[tuple[str, ...], MemoryPlan]]:
     """The cumulative fixes for ``wl``, in order, with the memory plan each leads to;
     without ``cuda`` neither the 8-bit optimizer nor the offload (CUDA-only libraries)."""
@@ -219,11 +224,7 @@ def _to_plan(wl: Workload, gpu: Gpu, c: _Candidate, counts: MemoryCounts | None)
     assert mb is not None
     parts = [] if c.strategy == "single" else [c.strategy]
     parts += list(c.fixes)
-    text = f"{c.gpus} × {gpu.name}"
-    if parts:
-        text += " with " + (
-            ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
-        )
+    text = f"{c.gpus} × {gpu.name}" + (f" with {and_list(parts)}" if parts else "")
     notes = [decide_fit(mb, gpu.memory_bytes).reason]
     if c.plan.offload and wl.params:
         host = wl.params * (12 if wl.optimizer is Optimizer.ADAMW else 8)

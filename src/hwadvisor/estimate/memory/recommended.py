@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from hwadvisor.estimate.memory.fixes import fix_steps, memory_fixes
 from hwadvisor.estimate.memory.parts import MemoryPlan, breakdown, decide_fit, is_inference
-from hwadvisor.estimate.memory.plan import COUNTS, Gpu, fix_levels, plan_for
+from hwadvisor.estimate.memory.plan import COUNTS, Gpu, and_list, fix_levels, plan_for
 from hwadvisor.models.estimate import DeviceEstimate, MultiGpuPlan
 from hwadvisor.models.workload import Workload
 
@@ -49,10 +49,6 @@ class Placement:
     device_bytes: int | None = None
     own: bool = False
     cuda: bool = True
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _detail(reason: str) -> str:
@@ -119,7 +115,7 @@ def _scan(
     for fixes, count, mp in cands:
         d = decide_fit(breakdown(wl, mp, gpu=t.gpu), device_bytes)
         what = list(fixes) + ([f"sharding across {count} GPUs"] if count > 1 else [])
-        words = f"with {_and(what)}" if what else "as written"
+        words = f"with {and_list(what)}" if what else "as written"
         if d.fits is True:
             return True, f"fits {words} ({_detail(d.reason)})"
         if d.fits is None and found is None:

@@ -27,7 +27,7 @@ import datetime
 import functools
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from hwadvisor.errors import UsageError
@@ -49,9 +49,7 @@ class Live:
     @property
     def total(self) -> int:
         """All live bytes."""
-        return (
-            self.parameters + self.gradients + self.optimizer + self.activations + self.temporaries
-        )
+        return sum(astuple(self))
 
 
 @dataclass(frozen=True)
