@@ -97,14 +97,10 @@ class Activations:
         """Activation bytes at the forward/backward peak and the gradients live then."""
         b = plan.batch
         peak = self.counted(plan.precision)
-        if peak is not None:
+        if self.counts is not None and peak is not None:
             per = peak.per_sample * b * (self._ckpt() if plan.checkpointing else 1.0)
-            if (
-                self.counts is not None
-                and plan.precision is not Precision.FP32
-                and (self.counts.amp is None)
-            ):
-                per *= 0.5
+            if plan.precision is not Precision.FP32 and self.counts.amp is None:
+                per *= 0.5  # 16-bit activations priced from the fp32 count alone
             other = max(0.0, peak.fixed - peak.gradients_at_peak)
             made = grads if upper else min(grads, int(peak.gradients_at_peak))
             return int(max(0.0, other + per)), made

@@ -1,14 +1,11 @@
 """A user's own model (``module:callable``, ``file.py:callable``): its memory, counted.
 
 :func:`count_user_model` counts one training step and one inference pass on fake
-tensors at the job's batch and the next, in fp32 and the job's precision
-(:mod:`.memtrack`). A model fake tensors cannot run (it reads its tensors' values, as
-``nn.TransformerEncoder`` does with a mask it must check) is counted by a real run on
-the CPU at batch 1 and 2 instead (:mod:`.realrun`), scaled linearly in the batch. Only a
-model that runs neither way is refused. :func:`user_memory_counts` adds the assumption
-lines that say which way it was counted; the workload carries the counts
-(``Workload.memory_counts``) and :func:`estimate.memory.breakdown` prices every plan
-from them.
+tensors (:mod:`.memtrack`), else, for a model that reads its tensors' values, by a real
+run on the CPU (:mod:`.realrun`); only a model that runs neither way is refused.
+:func:`user_memory_counts` adds the assumption line that says which way it was counted;
+the workload carries the counts (``Workload.memory_counts``) and
+:func:`estimate.memory.breakdown` prices every plan from them.
 """
 
 from __future__ import annotations
