@@ -82,20 +82,16 @@ def test_user_model_needs_a_shape() -> None:
         build_workload(model=f"{MODELS}/mlp.py:tiny")
 
 
-def test_products_carry_their_rows_and_work_size() -> None:
-    """A Linear at batch 4: rows min(M, N) = 4 and the work's square side (4·32·64)^(1/3)."""
+def test_products_are_keyed_by_their_effective_size() -> None:
+    """A Linear at batch 4: one product of M, N, K = 4, 32, 64."""
     import torch
 
-    from hwadvisor.estimate.workload.counting import count_model, effective_size
+    from hwadvisor.estimate.workload.counting import count_model
 
     with torch.device("meta"):
         model = torch.nn.Linear(64, 32)
     counted = count_model(model, [64], 4, "linear")
-    keys = set(counted.forward.gemm)
-    assert len(keys) == 1
-    size, rows, work = keys.pop()
-    assert rows == 4 and work == round((4 * 32 * 64) ** (1 / 3))
-    assert size == effective_size(4, 32, 64)  # the harmonic mean, as before
+    assert list(counted.forward.gemm) == [effective_size(4, 32, 64)]
 
 
 @pytest.mark.slow  # seconds of real torch; CI's second step runs it
@@ -110,11 +106,11 @@ def test_lstm_is_counted_as_the_cpu_runs_it() -> None:
     # One oneDNN call per layer, not thousands of per-step operators as on the meta device.
     assert prof.kernels < 30
     # Each layer's input product covers the whole sequence (80 rows); the steps' products
-    # are priced as squares of their work.
-    rows = {b.rows for b in prof.gemm if b.rows is not None}
-    assert steps * 4 in rows
-    recurrent = [b for b in prof.gemm if b.rows is None]
-    assert recurrent and all(b.size == b.work_size for b in recurrent)
+    # (4 rows) are priced as squares of their work.
+    sizes = {b.size for b in prof.gemm}
+    assert effective_size(steps * 4, gates, 32) in sizes
+    square = round((4 * gates * 64) ** (1 / 3))
+    recurrent = [b for b in prof.gemm if b.size == square]
     assert sum(b.flops for b in recurrent) == pytest.approx(2 * 2 * steps * gates * 64)
     assert any("recurrent layers" in a for a in wl.assumptions)
     # Each layer's call is recorded, forward and backward, for its own cost.
@@ -131,6 +127,6 @@ def test_gru_gets_the_whole_sequences_input_product_at_once() -> None:
     assert prof is not None
     # On a CPU the GRU multiplies all 20 steps' inputs in one product of 80 rows (3 gates
     # of 64); on the meta device each step would multiply its own 4 rows.
-    inputs = [b for b in prof.gemm if b.rows == 80]
+    inputs = [b for b in prof.gemm if b.size == effective_size(80, 192, 32)]
     assert inputs and sum(b.flops for b in inputs) == pytest.approx(2 * 20 * 192 * 32)
     assert wl.flops_per_sample == pytest.approx(2 * 20 * 192 * (32 + 64) + 2 * 64 * 4)

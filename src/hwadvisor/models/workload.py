@@ -155,14 +155,6 @@ class GemmBucket(Document):
 
     size: int = Field(description="effective size of the products: harmonic mean of M, N and K")
     flops: float
-    rows: int | None = Field(
-        default=None,
-        description="the products' smaller output side, min(M, N), where the counter saw it: with the bench's matmul_rows figures it caps their CPU rate",
-    )
-    work_size: int | None = Field(
-        default=None,
-        description="the side of the square product of the same work, cube root of M·N·K, where the counter saw it",
-    )
 
 
 #: The op-profile family of a recurrent layer's one fused call (LSTM, GRU): its products
@@ -171,11 +163,12 @@ RNN_LAYER = "rnn_layer"
 
 
 class OpGroup(Document):
-    """Operators of one family and about one size in one pass: the unit the time model prices.
+    """Operators of one family in one pass: the unit the time model prices.
 
-    ``bytes`` is what ONE of them reads and writes per sample in fp32 (not cost-weighted),
-    so ``bytes x batch`` is its working set, which decides the cache level it runs from.
-    Products and convolutions appear too (``bytes`` 0) so launches can be priced by kind.
+    ``bytes`` is what one of them reads and writes per sample in fp32 on average (not
+    cost-weighted), so ``count x bytes x batch`` is what the group moves in a step.
+    Products (``bytes`` 0) and convolutions (their tensors' bytes) appear too, so launches
+    can be priced by kind.
     """
 
     family: str = Field(
@@ -213,7 +206,7 @@ class OpProfile(Document):
     )
     op_groups: list[OpGroup] = Field(
         default_factory=list,
-        description="memory-bound operators by family and size, products and convolutions by count (empty: only the totals above are known)",
+        description="memory-bound operators by family, products and convolutions by count (empty: only the totals above are known)",
     )
     basis: str | None = None
 

@@ -111,19 +111,13 @@ MEMORY_OP_COST = {name: cost for name, (_, cost) in MEMORY_OPS.items()}
 _STREAMING = ("eltwise", 1.0)
 
 
-def _size_bucket(nbytes: float) -> int:
-    """Operators within a factor of sqrt(2) in size share a group."""
-    return round(2.0 * math.log2(max(nbytes, 1.0)))
-
-
 @dataclass
 class Count:
     """What one pass counted: FLOPs by class, gemm FLOPs by size, bytes, operator launches."""
 
     total_flops: float = 0.0
-    #: (effective size, rows, work size) -> FLOPs of the products (:func:`effective_size`,
-    #: :func:`_rows_and_work`).
-    gemm: dict[tuple[int, int | None, int | None], float] = field(default_factory=dict)
+    #: effective size -> FLOPs of the products (:func:`effective_size`).
+    gemm: dict[int, float] = field(default_factory=dict)
     conv: dict[int, float] = field(default_factory=dict)
     conv_flops: float = 0.0
     other_flops: float = 0.0
@@ -132,30 +126,25 @@ class Count:
     saved_bytes: float = 0.0
     #: FLOPs of operators torch's FlopCounterMode does not count (oneDNN's recurrent layer).
     rnn_flops: float = 0.0
-    #: (family, size bucket) -> [operators, raw bytes moved in all]: the profile's
-    #: ``op_groups``; products and convolutions by count (0 bytes).
-    groups: dict[tuple[str, int], list[float]] = field(default_factory=dict)
+    #: family -> [operators, raw bytes moved in all]: the profile's ``op_groups``;
+    #: products and convolutions by count (0 bytes).
+    groups: dict[str, list[float]] = field(default_factory=dict)
 
     def scaled(self, factor: float) -> Count:
         """The count with its FLOPs and bytes times ``factor`` (a larger batch's, where a
-        real run counted a small one): operators as many, regrouped by their new size."""
+        real run counted a small one): operators as many."""
         out = Count(kernels=self.kernels)
         for name in ("total_flops", "conv_flops", "other_flops", "memory_bytes",
                      "saved_bytes", "rnn_flops"):  # fmt: skip
             setattr(out, name, getattr(self, name) * factor)
         out.gemm = {k: v * factor for k, v in self.gemm.items()}
         out.conv = {k: v * factor for k, v in self.conv.items()}
-        for (family, _), (n, moved) in self.groups.items():
-            key = (family, _size_bucket(moved * factor / n) if moved and n else 0)
-            entry = out.groups.setdefault(key, [0.0, 0.0])
-            entry[0] += n
-            entry[1] += moved * factor
+        out.groups = {k: [n, moved * factor] for k, (n, moved) in self.groups.items()}
         return out
 
     def add_group(self, family: str, nbytes: float) -> None:
         """Record one operator of ``family`` moving ``nbytes`` (raw, not cost-weighted)."""
-        key = (family, _size_bucket(nbytes) if nbytes else 0)
-        entry = self.groups.setdefault(key, [0.0, 0.0])
+        entry = self.groups.setdefault(family, [0.0, 0.0])
         entry[0] += 1
         entry[1] += nbytes
 
@@ -185,16 +174,6 @@ def _blas_copies(name: str, args: Any) -> list[int]:
         for t in operands
         if any(st == 0 and d > 1 for st, d in zip(t.stride(), t.shape, strict=False))
     ]
-
-
-def _rows_and_work(dims: tuple[float, float, float] | None) -> tuple[int | None, int | None]:
-    """A product's smaller output side min(M, N) and the side of the square of its work."""
-    if dims is None:
-        return None, None
-    m, n, k = dims
-    return max(1, round(min(m, n))), max(
-        1, round((max(m, 1.0) * max(n, 1.0) * max(k, 1.0)) ** (1 / 3))
-    )
 
 
 def effective_size(m: float, n: float, k: float) -> int:
@@ -257,15 +236,12 @@ def _add_rnn_layer(count: Count, name: str, args: Any) -> None:
             flops = 2.0 * m * n * k * times
             count.rnn_flops += flops
             count.total_flops += flops
-            rows, work = _rows_and_work((m, n, k))
             # The steps' weight is packed once for the whole sequence (the reorder above),
             # so a step's product of few rows pays no packing of its own: it runs as a
-            # square product of the same work does.
-            side = work or 1
-            key: tuple[int, int | None, int | None] = (
-                (effective_size(m, n, k), rows, work) if times == 1 else (side, None, side)
-            )
-            count.gemm[key] = count.gemm.get(key, 0.0) + flops
+            # square product of the same work (the cube root of M·N·K) does.
+            side = max(1, round((m * n * k) ** (1 / 3)))
+            size = effective_size(m, n, k) if times == 1 else side
+            count.gemm[size] = count.gemm.get(size, 0.0) + flops
             for _ in range(times):
                 count.add_group("gemm", 0.0)
         per_step = batch * (gates + hidden + 2 * hidden + (gates if train else 0)) * item
@@ -304,8 +280,7 @@ def _make_mode(count: Count) -> Any:
                 if name in _CONV_OPS:
                     _add_conv(count, (args, kwargs, out), flops, size)
                 elif name in _GEMM_OPS:
-                    key = (size, *_rows_and_work(dims))
-                    count.gemm[key] = count.gemm.get(key, 0.0) + flops
+                    count.gemm[size] = count.gemm.get(size, 0.0) + flops
                     count.add_group("gemm", 0.0)
                     for nbytes in _blas_copies(name, args):
                         count.add_group("eltwise", 2.0 * nbytes)

@@ -31,7 +31,7 @@ UNKNOWN_GEMM_SIZE = 1024
 def op_groups(count: Count, batch: int, *, backward: bool) -> list[OpGroup]:
     """The counted operators of one pass as groups: family, how many, bytes of one per sample."""
     groups = []
-    for (family, _), (n, moved) in sorted(count.groups.items()):
+    for family, (n, moved) in sorted(count.groups.items()):
         ops = int(n)
         per_op = moved / ops / batch if ops else 0.0
         groups.append(OpGroup(family=family, backward=backward, count=ops, bytes=per_op))
@@ -61,12 +61,7 @@ def catalog_groups(model_id: str | None, task: Task) -> list[OpGroup]:
 
 def counted_profile(fwd: Count, batch: int, bwd: Count | None = None) -> OpProfile:
     """A profile from a meta-device count at ``batch``, per sample."""
-    gemm = [
-        GemmBucket(size=s, flops=f / batch, rows=r, work_size=w)
-        for (s, r, w), f in sorted(
-            fwd.gemm.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0, kv[0][2] or 0)
-        )
-    ]
+    gemm = [GemmBucket(size=s, flops=f / batch) for s, f in sorted(fwd.gemm.items())]
     conv = [GemmBucket(size=s, flops=f / batch) for s, f in sorted(fwd.conv.items())]
     groups = op_groups(fwd, batch, backward=False)
     if bwd is not None:
