@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from hwadvisor.bench.devices import Target
 from hwadvisor.bench.sizing import Shape
+from hwadvisor.models.workload import DTYPE_BYTES
 
 if TYPE_CHECKING:
     from hwadvisor.models.facts import Facts
@@ -30,8 +31,6 @@ MIB = 1024 * 1024
 KERNELS = frozenset(
     {"matmul", "conv2d", "conv2d_backward", "copy", "triad", "dispatch", "h2d", "d2h"}
 )
-#: Bytes an element of each report dtype takes (tf32 is fp32 with TF32 math allowed).
-DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "int8": 1}
 #: Square fp32 matmul sizes, measured in this order: the middle of the ladder first (the
 #: sizes real layers run at, and what a short budget keeps), then its ends.
 CPU_FP32 = (256, 512, 1024, 64, 128, 2048)

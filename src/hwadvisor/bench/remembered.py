@@ -121,30 +121,22 @@ def recall(facts: Facts | None, report: BenchReport, *, today: dt.date | None = 
     except (OSError, ValueError):
         return None
     day = today or dt.date.today()
-    if _age_days(kept.generated_at, day) is None:
-        return None
     young = [
         r
         for r in kept.results
         if r.kernel in KERNELS and _young(r.measured_at or kept.generated_at, day)
     ]
-    if not young:
-        return None
-    return kept.model_copy(update={"results": young})
+    return kept.model_copy(update={"results": young}) if young else None
 
 
 def _young(stamp: str, today: dt.date) -> bool:
-    """Whether a figure measured at ``stamp`` is young enough to use."""
-    age = _age_days(stamp, today)
-    return age is not None and age <= MAX_AGE_DAYS
-
-
-def _age_days(stamp: str, today: dt.date) -> int | None:
-    """Days from ``stamp`` (ISO 8601, UTC) to ``today``; None when it cannot be read."""
+    """Whether a figure measured at ``stamp`` (ISO 8601, UTC) is young enough to use; one
+    whose stamp cannot be read is not."""
     try:
-        return (today - dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).date()).days
+        day = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).date()
     except ValueError:
-        return None
+        return False
+    return (today - day).days <= MAX_AGE_DAYS
 
 
 def _key(r: BenchResult) -> tuple[object, ...]:

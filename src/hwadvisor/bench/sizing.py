@@ -75,15 +75,10 @@ class TimeBudget:
 
     total_s: float
     clock: Callable[[], float]
-    started: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.started is None:
-            self.started = self.clock()
+    started: float
 
     def elapsed(self) -> float:
         """Seconds since the run started."""
-        assert self.started is not None
         return self.clock() - self.started
 
     def remaining(self) -> float:

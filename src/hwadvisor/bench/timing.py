@@ -55,11 +55,8 @@ def time_statement(
     """Time ``fn()`` (then ``sync()``) with the torch Timer on ``threads`` threads.
 
     Without ``per_call_s`` (an earlier call's time): ``blocked_autorange(min_run_s)``.
-    With it, blocks repeat until :data:`MIN_RUNS` of them agree within :data:`STABLE_IQR`
-    after ``min_run_s``, or there are :data:`MAX_RUNS`, or the next would pass
-    ``max_run_s`` (one block at least): blocks of about :data:`BLOCK_S` of calls
-    (``Timer.timeit``) for a short call, one call a block (``adaptive_autorange``, which
-    spends one call untimed first) for a longer one.
+    With it, blocks repeat until they agree or the time is up (:func:`_short_blocks` for
+    a short call; one call a block, ``adaptive_autorange``, for a longer one).
     """
     from torch.utils.benchmark import Timer
 
@@ -100,13 +97,15 @@ def _short_blocks(timer: Any, per_call_s: float, min_run_s: float, max_run_s: fl
             break
         if len(per_call) < MIN_RUNS or spent < min_run_s:
             continue
-        q1, _, q3 = statistics.quantiles(per_call, n=4, method="inclusive")
-        if q3 - q1 <= STABLE_IQR * statistics.median(per_call):
+        if _iqr(per_call) <= STABLE_IQR * statistics.median(per_call):
             break
-    if len(per_call) < 2:
-        return Timing(median_s=per_call[0], iqr_s=0.0, runs=1)
-    q1, _, q3 = statistics.quantiles(per_call, n=4, method="inclusive")
-    return Timing(median_s=statistics.median(per_call), iqr_s=q3 - q1, runs=len(per_call))
+    iqr = _iqr(per_call) if len(per_call) > 1 else 0.0
+    return Timing(median_s=statistics.median(per_call), iqr_s=iqr, runs=len(per_call))
+
+
+def _iqr(values: list[float]) -> float:
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q3 - q1
 
 
 def release_memory(torch: Any, device_kind: str, *, collect: bool = False) -> None:
