@@ -8,7 +8,6 @@ model's serving or fine-tuning through :mod:`.llm_bridge`."""
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,13 +22,13 @@ from hwadvisor.estimate.timing.catalog import device_model
 from hwadvisor.estimate.timing.cpu import here_model
 from hwadvisor.estimate.timing.device import DeviceModel
 from hwadvisor.estimate.timing.plan_time import timed_plan
-from hwadvisor.estimate.timing.scaling import efficiency
+from hwadvisor.estimate.timing.scaling import efficiency, total_time
 from hwadvisor.estimate.timing.step import step_time
 from hwadvisor.estimate.workload.defaults import precision_defaulted
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.estimate import DeviceEstimate, EstimateReport, MemoryFix
 from hwadvisor.models.facts import Facts
-from hwadvisor.models.workload import Precision, Task, Workload
+from hwadvisor.models.workload import Precision, Workload
 
 #: ``--on`` when none is given: this machine and a spread of GPUs, small to large.
 DEFAULT_DEVICES = ["here", "t4", "l4", "a10", "rtx-4090", "a100-80gb", "h100-sxm"]
@@ -165,11 +164,8 @@ def _estimate(
         parts["comm"] = step / eff - step
         step = step / eff
     throughput = wl.batch_size * gpus / step if step else None
-    total = None
-    if step is not None and wl.dataset_size is not None:
-        samples = wl.dataset_size * (wl.epochs if wl.task is Task.TRAIN else 1.0)
-        total = math.ceil(samples / (wl.batch_size * gpus)) * step
-    elif wl.dataset_size is None:
+    total = total_time(wl, step, wl.batch_size * gpus)
+    if wl.dataset_size is None:
         notes.append("dataset size unknown: total time unknown (give --dataset-size)")
     memory = _memory(wl, rates, gpus=gpus, gpu=gpu, plannable=plannable, notes=notes)
     if memory["plan"] is not None and rates_at is not None:

@@ -8,11 +8,10 @@ when it does not fit) or fine-tuning (:mod:`hwadvisor.estimate.llm.finetune`).
 
 from __future__ import annotations
 
-import math
-
 from hwadvisor.errors import UsageError
 from hwadvisor.estimate.llm.target import LlmDevice
 from hwadvisor.estimate.timing.bands import with_bands
+from hwadvisor.estimate.timing.scaling import total_time
 from hwadvisor.estimate.workload.llm_shape import arch_of
 from hwadvisor.llm import (
     DeviceSpec,
@@ -220,9 +219,6 @@ def _device_estimate(
 ) -> DeviceEstimate:
     rps = figures.requests_per_s
     step = wl.concurrency * figures.replicas / rps if rps else None
-    total = None
-    if step is not None and wl.dataset_size is not None:
-        total = math.ceil(wl.dataset_size / (wl.concurrency * figures.replicas)) * step
     parts: dict[str, float] = {}
     if figures.ttft_s is not None and figures.aggregate_tokens_per_s:
         per_step = wl.concurrency * figures.replicas / figures.aggregate_tokens_per_s
@@ -239,7 +235,7 @@ def _device_estimate(
         name=target.name,
         gpus=target.gpus,
         step_time_s=step,
-        total_time_s=total,
+        total_time_s=total_time(wl, step, wl.concurrency * figures.replicas),
         throughput_samples_s=rps,
         memory_bytes=int(fit.total_bytes),
         device_memory_bytes=target.device_memory_bytes,

@@ -29,10 +29,9 @@ Time per step (one micro-batch of ``batch x seq`` tokens per GPU):
 
 from __future__ import annotations
 
-import math
-
 from hwadvisor.estimate.llm.target import LlmDevice
 from hwadvisor.estimate.memory.parts import fits
+from hwadvisor.estimate.timing.scaling import total_time
 from hwadvisor.estimate.workload.llm_shape import arch_of
 from hwadvisor.llm import FinetuneMemory, FinetuneRequest, LlmArch, find_format, finetune_memory
 from hwadvisor.llm.finetune import lighter_methods
@@ -120,12 +119,6 @@ def step_seconds(
     return seconds
 
 
-def _total(wl: Workload, step: float | None, gpus: int) -> float | None:
-    if step is None or wl.dataset_size is None:
-        return None
-    return math.ceil(wl.dataset_size * wl.epochs / (wl.batch_size * gpus)) * step
-
-
 def _priced(
     wl: Workload, arch: LlmArch, mem: FinetuneMemory, target: LlmDevice, gpus: int
 ) -> FinetuneOption:
@@ -139,7 +132,7 @@ def _priced(
         memory_bytes=int(per_gpu),
         fits=bool(fits(int(per_gpu), target.device_memory_bytes)),
         step_time_s=step,
-        total_time_s=_total(wl, step, gpus),
+        total_time_s=total_time(wl, step, wl.batch_size * gpus),
     )
 
 
@@ -236,7 +229,7 @@ def finetune_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
         tokens_per_s=tokens / step if step else None,
         options=options,
     )
-    total = _total(wl, step, gpus)
+    total = total_time(wl, step, wl.batch_size * gpus)
     plan = _plan(wl, target, breakdown, options, gpus if fit else None, strategy, step, total)
     return DeviceEstimate(
         device=target.device,

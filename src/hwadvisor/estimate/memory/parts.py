@@ -30,7 +30,7 @@ keeps ceil(kv_heads / n) heads per GPU.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from hwadvisor.estimate.memory.activations import Activations, activations_for
 from hwadvisor.estimate.memory.knobs import MemoryPlan
@@ -59,13 +59,10 @@ FRAGMENTATION = 0.30
 CPU_ALLOCATOR_OVERHEAD = 2 * (1 - USABLE_FRACTION)
 
 _HALF = (Precision.AMP, Precision.BF16, Precision.FP16)
-_INFER_WEIGHT = {
-    Precision.FP32: 4,
-    Precision.AMP: 4,
-    Precision.BF16: 2,
-    Precision.FP16: 2,
-    Precision.INT8: 1,
-}
+
+
+def _runtime(gpu: bool) -> int:
+    return GPU_CONTEXT_BYTES if gpu else CPU_CONTEXT_BYTES
 
 
 @dataclass(frozen=True)
@@ -124,7 +121,7 @@ def _train(
     wl: Workload, plan: MemoryPlan, act: Activations, *, gpu: bool, upper: bool
 ) -> MemoryBreakdown:
     st = _states(wl, plan, act, gpu=gpu)
-    runtime = GPU_CONTEXT_BYTES if gpu else CPU_CONTEXT_BYTES
+    runtime = _runtime(gpu)
     a, grads_at_peak = act.train_bytes(plan, st.gradients, upper=upper)
     fb = st.weights + st.gather + st.optimizer + grads_at_peak + a
     step = st.weights + st.gradients + st.optimizer + st.temporaries
@@ -149,11 +146,9 @@ def _train(
 def _infer(
     wl: Workload, plan: MemoryPlan, act: Activations, *, gpu: bool, upper: bool
 ) -> MemoryBreakdown:
-    n = wl.params or 0
-    runtime = GPU_CONTEXT_BYTES if gpu else CPU_CONTEXT_BYTES
-    weights = n * _INFER_WEIGHT[plan.precision]
+    runtime = _runtime(gpu)
     shards = max(1, plan.shards) if plan.zero_stage >= 3 else 1
-    weights //= shards
+    weights = (wl.params or 0) * int(plan.precision.weight_bytes) // shards
     kv = _kv_per_shard(act, act.kv_cache_bytes(plan), shards)
     a = act.infer_bytes(plan, upper=upper)
     total = weights + kv + a
@@ -180,12 +175,11 @@ def _kv_per_shard(act: Activations, kv: int, shards: int) -> int:
 
 
 def _lower(wl: Workload, plan: MemoryPlan, act: Activations, *, gpu: bool) -> int:
-    runtime = GPU_CONTEXT_BYTES if gpu else CPU_CONTEXT_BYTES
     if is_inference(wl.task):
         mb = _infer(wl, plan, act, gpu=gpu, upper=False)
-        return mb.weights_bytes + mb.kv_cache_bytes + runtime
+        return mb.weights_bytes + mb.kv_cache_bytes + _runtime(gpu)
     st = _states(wl, plan, act, gpu=gpu)
-    return st.weights + st.gradients + st.optimizer + runtime
+    return st.weights + st.gradients + st.optimizer + _runtime(gpu)
 
 
 def is_inference(task: Task) -> bool:
@@ -211,7 +205,7 @@ def breakdown(
     act = activations_for(wl, counts)
     run = _infer if is_inference(wl.task) else _train
     est = run(wl, plan, act, gpu=gpu, upper=False)
-    up = run(wl, replace(plan), act, gpu=gpu, upper=True)
+    up = run(wl, plan, act, gpu=gpu, upper=True)
     total = est.total_bytes or 0
     if act.counts is not None and not gpu:
         total = int((total - est.runtime_bytes) * (1 + CPU_ALLOCATOR_OVERHEAD)) + est.runtime_bytes

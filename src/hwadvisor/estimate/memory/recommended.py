@@ -24,11 +24,9 @@ from dataclasses import dataclass, replace
 
 from hwadvisor.estimate.memory.fixes import fix_steps, memory_fixes
 from hwadvisor.estimate.memory.parts import MemoryPlan, breakdown, decide_fit, is_inference
-from hwadvisor.estimate.memory.plan import COUNTS, Gpu, and_list, fix_levels, plan_for
+from hwadvisor.estimate.memory.plan import COUNTS, OFFLOAD, Gpu, and_list, fix_levels, plan_for
 from hwadvisor.models.estimate import DeviceEstimate, MultiGpuPlan
 from hwadvisor.models.workload import Workload
-
-_OFFLOAD = "optimizer offload to the host"
 
 
 @dataclass(frozen=True)
@@ -141,7 +139,7 @@ def _decide(wl: Workload, est: DeviceEstimate, t: Placement) -> dict[str, object
         why = _detail(plan.notes[0]) if plan.notes else ""
         return {**out, "fits_planned": True, "planned_reason": f"fits as {plan.plan} ({why})"}
     # Offload is the last resort: not below the count a plan without it needs.
-    offload = plan is None or _OFFLOAD in plan.fixes
+    offload = plan is None or OFFLOAD in plan.fixes
     fits, reason = _scan(wl, t, device_bytes, offload=offload)
     return {**out, "fits_planned": fits, "planned_reason": reason}
 

@@ -3,10 +3,8 @@
 The result is labelled measured, never mixed with the estimates: it needs the model's
 code, so catalog entries (which carry only their figures) cannot be measured.
 
-The steps run in a fresh Python process, as the user's job will: the C allocator keeps
-what a process freed before (glibc's malloc raises its mapping and trim thresholds for
-good after a large block is freed, mallopt(3)), so steps timed after other work in this
-process fault in fewer pages than the job's own would.
+The steps run in a fresh Python process, as the user's job will: memory this process
+freed before would spare them page faults the job's own steps pay.
 """
 
 from __future__ import annotations
@@ -18,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hwadvisor.errors import UsageError
+from hwadvisor.estimate.timing.scaling import total_time
 from hwadvisor.estimate.workload.loading import load_callable, looks_like_user_model
 from hwadvisor.estimate.workload.memtrack import tensors_of
 from hwadvisor.models.estimate import DeviceEstimate
@@ -85,16 +84,11 @@ def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimat
         raise UsageError(f"--measure: the steps of '{wl.model}' failed: {why}")
     got = json.loads(lines[-1])
     seconds, runs = float(got["median_s"]), int(got["runs"])
-    train = wl.task is Task.TRAIN
-    total = None
-    if wl.dataset_size is not None:
-        steps = -(-int(wl.dataset_size * (wl.epochs if train else 1.0)) // wl.batch_size)
-        total = steps * seconds
     return DeviceEstimate(
         device="here",
         name="this machine (measured)",
         step_time_s=seconds,
-        total_time_s=total,
+        total_time_s=total_time(wl, seconds, wl.batch_size),
         throughput_samples_s=wl.batch_size / seconds,
         basis=f"measured: median of {runs} timed runs of real steps here, in a fresh process",
         measured=True,

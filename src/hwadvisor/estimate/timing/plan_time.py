@@ -23,16 +23,15 @@ estimate, and tensor-parallel inference plans are not timed either: such plans k
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 from hwadvisor.estimate.memory.parts import is_inference
 from hwadvisor.estimate.memory.plan import CHECKPOINTING, OFFLOAD
 from hwadvisor.estimate.timing.device import DeviceModel
-from hwadvisor.estimate.timing.scaling import ZERO3_VOLUME, efficiency
+from hwadvisor.estimate.timing.scaling import ZERO3_VOLUME, efficiency, total_time
 from hwadvisor.estimate.timing.step import StepTime, step_time
 from hwadvisor.models.estimate import MultiGpuPlan
-from hwadvisor.models.workload import Precision, Task, Workload
+from hwadvisor.models.workload import Precision, Workload
 
 #: Parts of a step that are forward or backward work (recomputation repeats a third).
 RECOMPUTED = frozenset({"gemm", "conv", "other", "memory", "layout", "compute"})
@@ -67,14 +66,10 @@ def timed_plan(
     eff, text = efficiency(job, rates, step * per, plan.gpus, volume=ZERO3_VOLUME if zero3 else 1.0)
     step /= eff
     notes += [text] if text else []
-    total = None
-    if wl.dataset_size is not None:
-        samples = wl.dataset_size * (wl.epochs if wl.task is Task.TRAIN else 1.0)
-        total = math.ceil(samples / (batch * plan.gpus)) * step
     return plan.model_copy(
         update={
             "step_time_s": step,
-            "total_time_s": total,
+            "total_time_s": total_time(wl, step, batch * plan.gpus),
             "throughput_samples_s": batch * plan.gpus / step,
             "notes": [*plan.notes, *notes],
         }

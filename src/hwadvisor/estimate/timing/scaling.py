@@ -9,8 +9,10 @@ large models lose more.
 
 from __future__ import annotations
 
+import math
+
 from hwadvisor.estimate.timing.device import DeviceModel
-from hwadvisor.models.workload import Precision, Workload
+from hwadvisor.models.workload import Precision, Task, Workload
 
 #: Share of the link rate a ring all-reduce reaches (NCCL bus bandwidth vs wire rate).
 LINK_EFFICIENCY = 0.8
@@ -28,6 +30,15 @@ NODE_GPUS = 8
 #: same, ZeRO-3 / FSDP 1.5x (its parameters are all-gathered in the forward and the
 #: backward as well; Rajbhandari et al. 2020, arXiv:1910.02054, section 7).
 ZERO3_VOLUME = 1.5
+
+
+def total_time(wl: Workload, step: float | None, per_step: int) -> float | None:
+    """Seconds of the whole job: its data set (``epochs`` passes when training) at
+    ``per_step`` samples a step; None without a step time or a data set size."""
+    if step is None or wl.dataset_size is None:
+        return None
+    passes = wl.epochs if wl.task in (Task.TRAIN, Task.FINETUNE) else 1.0
+    return math.ceil(wl.dataset_size * passes / per_step) * step
 
 
 def efficiency(
