@@ -19,16 +19,14 @@ if TYPE_CHECKING:
     from hwadvisor.models.facts import CpuFeatures, Facts
 
 
+def _steady(results: list[BenchResult], device: str, kernel: str, dtype: str) -> list[BenchResult]:
+    """The figures of one kind the bench judged reliable."""
+    key = (device, kernel, dtype)
+    return [r for r in results if (r.device, r.kernel, r.dtype) == key and r.reliable is not False]
+
+
 def _best(results: list[BenchResult], device: str, kernel: str, dtype: str) -> BenchResult | None:
-    hits = [
-        r
-        for r in results
-        if r.device == device
-        and r.kernel == kernel
-        and r.dtype == dtype
-        and r.reliable is not False
-    ]
-    return max(hits, key=lambda r: r.value, default=None)
+    return max(_steady(results, device, kernel, dtype), key=lambda r: r.value, default=None)
 
 
 def _unreliable(results: list[BenchResult], device: str) -> Derived | None:
@@ -90,8 +88,7 @@ def _pair(
     measured at (a ladder's sizes run at different rates), else the best of each."""
 
     def steady(d: str) -> dict[tuple[int, ...], BenchResult]:
-        rs = [r for r in results if (r.device, r.kernel, r.dtype) == (device, kernel, d)]
-        return {tuple(r.shape): r for r in rs if r.reliable is not False}
+        return {tuple(r.shape): r for r in _steady(results, device, kernel, d)}
 
     base, other = steady("fp32"), steady(dtype)
     common = sorted(set(base) & set(other), key=math.prod)
@@ -162,10 +159,8 @@ def _over_cpu(results: list[BenchResult], device: str) -> list[Derived]:
                 out.append(
                     Derived(id=f"{device}.{dtype}_over_cpu_fp32", ratio=round(ratio, 3), text=text)
                 )
-    copy_cpu, copy_dev = (
-        _best(results, "cpu", "copy", "fp32"),
-        _best(results, device, "copy", "fp32"),
-    )
+    copy_cpu = _best(results, "cpu", "copy", "fp32")
+    copy_dev = _best(results, device, "copy", "fp32")
     if copy_cpu is not None and copy_dev is not None and copy_cpu.value > 0:
         ratio = copy_dev.value / copy_cpu.value
         text = f"{device}'s memory copy bandwidth is {ratio:,.0f}x this CPU's ({copy_dev.value:,.0f} vs {copy_cpu.value:,.1f} GB/s)"

@@ -126,12 +126,9 @@ def resolve(torch: Any, spec: str, facts: Facts | None) -> list[Target]:
 
 def synchronizer(torch: Any, target: Target) -> Callable[[], object] | None:
     """A function that waits for ``target``'s queued work, or None for the CPU."""
-    if target.kind == "cuda":
-        index = target.index
-        return lambda: torch.cuda.synchronize(index)
-    if target.kind == "xpu":
-        index = target.index
-        return lambda: torch.xpu.synchronize(index)
+    if target.kind in ("cuda", "xpu"):
+        backend, index = getattr(torch, target.kind), target.index
+        return lambda: backend.synchronize(index)
     if target.kind == "mps":
         return lambda: torch.mps.synchronize()
     return None
