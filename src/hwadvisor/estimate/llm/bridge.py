@@ -12,14 +12,13 @@ from hwadvisor.errors import UsageError
 from hwadvisor.estimate.llm.target import LlmDevice
 from hwadvisor.estimate.timing.bands import with_bands
 from hwadvisor.estimate.timing.scaling import total_time
+from hwadvisor.estimate.workload.llm import serving_request
 from hwadvisor.estimate.workload.llm_shape import arch_of
 from hwadvisor.llm import (
-    DeviceSpec,
     Engine,
     LlmArch,
     MemoryFit,
     QuantFormat,
-    ServingRequest,
     default_engine,
     default_format,
     estimate_serving,
@@ -95,25 +94,9 @@ def _tp(arch: LlmArch, gpus: int, notes: list[str]) -> tuple[int, int]:
     return tp, replicas
 
 
-def _request(wl: Workload) -> ServingRequest:
-    """The serving request of ``wl``."""
-    return ServingRequest(
-        prompt_tokens=wl.prompt_tokens,
-        output_tokens=wl.output_tokens,
-        context=wl.context,
-        concurrency=wl.concurrency,
-    )
-
-
 def _sizes(wl: Workload) -> dict[str, int]:
     """What the memory fit reads of the request: context, concurrency, prompt."""
     return {"context": wl.context, "concurrency": wl.concurrency, "prompt_tokens": wl.prompt_tokens}
-
-
-def _fit(
-    arch: LlmArch, fmt: QuantFormat, engine: Engine, dev: DeviceSpec, wl: Workload, tp: int
-) -> MemoryFit:
-    return memory_fit(arch, fmt, engine, dev, tp=tp, **_sizes(wl))
 
 
 def _option(
@@ -121,10 +104,10 @@ def _option(
 ) -> ServingOption:
     """One alternative priced: its memory fit and, when the device's speed is known, tokens/s."""
     assert target.memory is not None
-    fit = _fit(arch, fmt, engine, target.memory, wl, tp)
+    fit = memory_fit(arch, fmt, engine, target.memory, tp=tp, **_sizes(wl))
     decode = aggregate = None
     if target.spec is not None:
-        est = estimate_serving(arch, fmt, engine, target.spec, _request(wl), tp=tp)
+        est = estimate_serving(arch, fmt, engine, target.spec, serving_request(wl), tp=tp)
         decode, aggregate = est.decode_tokens_per_s, est.aggregate_tokens_per_s
     return ServingOption(
         quant=fmt.id,
@@ -171,11 +154,11 @@ def serve_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
     tp, replicas = _tp(arch, target.gpus, notes)
     est = None
     if target.spec is not None:
-        est = estimate_serving(arch, fmt, engine, target.spec, _request(wl), tp=tp)
+        est = estimate_serving(arch, fmt, engine, target.spec, serving_request(wl), tp=tp)
         notes += [n for n in est.assumptions if not n.startswith("weights in ")]
         fit = est.memory
     elif target.memory is not None:
-        fit = _fit(arch, fmt, engine, target.memory, wl, tp)
+        fit = memory_fit(arch, fmt, engine, target.memory, tp=tp, **_sizes(wl))
     else:
         notes.append("memory of this machine unknown: fit unknown")
         return DeviceEstimate(

@@ -24,6 +24,8 @@ from hwadvisor.models.workload import Optimizer, Precision, Task, Workload
 
 #: Untimed steps first: the optimizer allocates its state and caches fill on these.
 WARMUP = 2
+#: What the fresh process needs of the workload to run its steps.
+_STEP_FIELDS = {"model", "batch_size", "input_shape", "task", "optimizer", "precision"}
 #: Seconds of timed steps: ``torch.utils.benchmark``'s ``blocked_autorange`` repeats
 #: blocks of steps until this much time is spent (at least one block, however slow).
 MIN_RUN_S = 1.0
@@ -63,15 +65,8 @@ def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimat
         )
     torch = import_torch()  # a broken torch is a clear error (exit 3), not a traceback
     threads = torch.get_num_threads()
-    job = {
-        "model": wl.model,
-        "shape": [wl.batch_size, *(wl.input_shape or [])],
-        "task": wl.task.value,
-        "optimizer": wl.optimizer.value,
-        "precision": wl.precision.value,
-        "threads": threads,
-        "min_run_s": min_run_s,
-    }
+    step = wl.model_dump(mode="json", include=_STEP_FIELDS)
+    job = {"workload": step, "threads": threads, "min_run_s": min_run_s}
     done = subprocess.run(
         [sys.executable, "-m", "hwadvisor.estimate.timing.measure", json.dumps(job)],
         capture_output=True,
@@ -116,15 +111,8 @@ def _child(job: dict[str, Any]) -> dict[str, float]:
     import torch
 
     torch.set_num_threads(int(job["threads"]))
-    wl = Workload(
-        model=job["model"],
-        batch_size=int(job["shape"][0]),
-        input_shape=[int(d) for d in job["shape"][1:]] or None,
-        task=Task(job["task"]),
-        optimizer=Optimizer(job["optimizer"]),
-        precision=Precision(job["precision"]),
-    )
-    step = _one_step(torch, load_callable(job["model"])(), wl)
+    wl = Workload(**job["workload"])
+    step = _one_step(torch, load_callable(str(wl.model))(), wl)
     for _ in range(WARMUP):
         step()
     from torch.utils.benchmark import Timer

@@ -14,6 +14,7 @@ from typing import Any
 
 from hwadvisor.errors import UsageError
 from hwadvisor.estimate.workload.llm_shape import arch_of
+from hwadvisor.llm import ServingRequest
 from hwadvisor.models.workload import (
     LLM_OPTIONS,
     OPTIONS,
@@ -40,11 +41,10 @@ def ignored_note(said: set[str], task: Task) -> str:
     return f"{names} ignored: they apply to --task serve or finetune, not {task.value}"
 
 
-def _check_request(wl: Workload) -> None:
-    """A prompt and output that cannot fit the context is one UsageError line."""
-    from hwadvisor.llm import ServingRequest
-
-    ServingRequest(
+def serving_request(wl: Workload) -> ServingRequest:
+    """The serving request of ``wl``; a prompt and output that cannot fit the context is
+    one UsageError line."""
+    return ServingRequest(
         prompt_tokens=wl.prompt_tokens,
         output_tokens=wl.output_tokens,
         context=wl.context,
@@ -145,7 +145,7 @@ def llm_workload(
     """
     notes = list(base.assumptions) if base is not None else [_origin_note(shape)]
     if given.task is Task.SERVE:
-        _check_request(given)
+        serving_request(given)
         fields = _serve_fields(shape, given, notes, batch_given)
         finetune_only = sorted(said & _FINETUNE_OPTIONS)
         if finetune_only:

@@ -98,10 +98,7 @@ class _Job:
         self.out: Any = None
         params = list(model.parameters())
         with mode:
-            if self.half is not None:
-                masters = [torch.nn.Parameter(p.detach().float()) for p in params]
-            else:
-                masters = []
+            masters = [torch.nn.Parameter(p.detach().float()) for p in params] if self.half else []
             self.masters = torch.nn.ParameterList(masters)
             opt_params = masters or params
             self.opt: Any = (
@@ -109,9 +106,8 @@ class _Job:
                 if optimizer == "sgd"
                 else torch.optim.AdamW(opt_params)
             )
-            size = [batch, *shape]
             dtype = torch.long if tokens else (self.half or torch.float32)
-            self.x = torch.zeros(size, dtype=dtype)
+            self.x = torch.zeros([batch, *shape], dtype=dtype)
 
     def _autocast(self) -> Any:
         import torch

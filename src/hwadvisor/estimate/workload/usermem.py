@@ -45,8 +45,6 @@ def count_user_model(
     from hwadvisor.estimate.workload.loading import load_callable
     from hwadvisor.estimate.workload.realrun import RealRunFailed, failed_both, one_line, run_child
 
-    if precision not in ("fp32", "amp", "bf16", "fp16"):
-        raise UsageError(f"model '{spec}': memory is counted in fp32, amp, bf16 or fp16")
     fn = load_callable(spec)
 
     def build() -> Any:
