@@ -86,11 +86,10 @@ def build_workload(
         "latency_ms": given.latency_ms,
         "deadline_hours": given.deadline_hours,
     }
-    sizes = (given.params, given.flops_per_sample, given.seq_len, given.input_shape)
     if (given.task.is_llm or trained) and shape is not None:
         from hwadvisor.estimate.workload.llm import llm_workload
 
-        base = _from_catalog(entry, *sizes, common) if entry is not None else None
+        base = _from_catalog(entry, given, common) if entry is not None else None
         wl = llm_workload(shape, given, base, batch_given=batch_size is not None, said=llm_given)
         if trained:
             note = "training a language model is its full fine-tuning: priced as --task finetune --method full is"
@@ -99,13 +98,13 @@ def build_workload(
     if model is not None and looks_like_user_model(model):
         return _from_user_model(model, given.input_shape, given.seq_len, common)
     if entry is not None:
-        wl = _from_catalog(entry, *sizes, common)
+        wl = _from_catalog(entry, given, common)
     elif shape is not None:
         from hwadvisor.estimate.workload.llm import shape_workload
 
         wl = shape_workload(shape, given, common)
     else:
-        wl = _from_sizes(*sizes, common)
+        wl = _from_sizes(given, common)
     wl = _practitioner(wl, model, flops_per_sample, precision is not None, batch_size is not None)
     if llm_given:
         from hwadvisor.estimate.workload.llm import ignored_note
@@ -232,17 +231,12 @@ def _lower(choice: Enum | str | None) -> str | None:
     return choice.lower() if isinstance(choice, str) else choice
 
 
-def _from_catalog(
-    entry: ModelEntry,
-    params: int | None,
-    flops: float | None,
-    seq_len: int | None,
-    input_shape: list[int] | None,
-    common: dict[str, Any],
-) -> Workload:
+def _from_catalog(entry: ModelEntry, given: Workload, common: dict[str, Any]) -> Workload:
+    """The workload of a catalog model, its sizes changed by those ``given``."""
     notes = [f"cost from the catalog entry '{entry.id}' ({entry.source})"]
-    fps, seq = _sequence_cost(entry, flops, seq_len, notes)
-    fps, shape = _input_cost(entry, flops, input_shape, fps, notes)
+    flops = given.flops_per_sample
+    fps, seq = _sequence_cost(entry, flops, given.seq_len, notes)
+    fps, shape = _input_cost(entry, flops, given.input_shape, fps, notes)
     if common["dataset_size"] is None and entry.dataset_size is not None:
         # A catalog model has a canonical data set; one epoch of it is the job a person
         # naming the model most likely means. Stated, so it can be overridden.
@@ -254,7 +248,7 @@ def _from_catalog(
     wl = _derived(
         model=entry.id,
         kind=ModelKind(entry.kind.value),
-        params=params or entry.params,
+        params=given.params or entry.params,
         flops_per_sample=fps,
         input_shape=shape,
         seq_len=seq,
@@ -327,13 +321,9 @@ def _input_cost(
     return fps, input_shape
 
 
-def _from_sizes(
-    params: int | None,
-    flops: float | None,
-    seq_len: int | None,
-    input_shape: list[int] | None,
-    common: dict[str, Any],
-) -> Workload:
+def _from_sizes(given: Workload, common: dict[str, Any]) -> Workload:
+    """The workload of bare sizes (no model named)."""
+    params, flops, seq_len = given.params, given.flops_per_sample, given.seq_len
     notes: list[str] = []
     kind = ModelKind.OTHER
     if flops is None and params is not None and seq_len is not None:
@@ -354,7 +344,7 @@ def _from_sizes(
         params=int(params) if params is not None else None,
         flops_per_sample=flops,
         seq_len=seq_len,
-        input_shape=input_shape,
+        input_shape=given.input_shape,
         source="user sizes",
         assumptions=notes,
         **common,

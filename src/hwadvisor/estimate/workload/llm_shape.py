@@ -9,6 +9,7 @@ the :class:`~hwadvisor.llm.LlmArch` the physics takes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -64,13 +65,7 @@ def shape_of(resolved: ResolvedModel) -> LlmShape:
     return LlmShape(
         **_copied(arch),
         sliding_layers=list(arch.sliding_layers),
-        quantization=(
-            LlmQuantization(
-                method=q.method, bits=q.bits, group_size=q.group_size, format_id=q.format_id
-            )
-            if q is not None
-            else None
-        ),
+        quantization=LlmQuantization(**dataclasses.asdict(q)) if q is not None else None,
         params_total=arch.params_total,
         params_active=arch.params_active,
         weight_file_bytes=resolved.weights.total_bytes if resolved.weights else None,
@@ -84,13 +79,7 @@ def arch_of(shape: LlmShape) -> LlmArch:
     return LlmArch(
         **_copied(shape),
         sliding_layers=tuple(shape.sliding_layers),
-        quantization=(
-            QuantConfig(
-                method=q.method, bits=q.bits, group_size=q.group_size, format_id=q.format_id
-            )
-            if q is not None
-            else None
-        ),
+        quantization=QuantConfig(**q.model_dump()) if q is not None else None,
     )
 
 

@@ -34,9 +34,7 @@ def load_callable(spec: str) -> Callable[[], Any]:
         except ModuleNotFoundError as exc:
             raise UsageError(f"model '{spec}': module '{target}' not found ({exc.name})") from exc
         except Exception as exc:  # the user's module raised while importing
-            raise UsageError(
-                f"model '{spec}': importing it raised {type(exc).__name__}: {exc}"
-            ) from exc
+            raise _import_failed(spec, exc) from exc
     fn = getattr(module, attr, None)
     if fn is None or not callable(fn):
         raise UsageError(f"model '{spec}': '{attr}' is not a callable in {target}")
@@ -57,7 +55,9 @@ def _load_file(path: Path, spec: str) -> Any:
         loader_spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(name, None)
-        raise UsageError(
-            f"model '{spec}': importing it raised {type(exc).__name__}: {exc}"
-        ) from exc
+        raise _import_failed(spec, exc) from exc
     return module
+
+
+def _import_failed(spec: str, exc: Exception) -> UsageError:
+    return UsageError(f"model '{spec}': importing it raised {type(exc).__name__}: {exc}")
