@@ -14,6 +14,7 @@ from typing import Any
 
 from hwadvisor.catalog import lookup_device
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
+from hwadvisor.errors import UsageError
 from hwadvisor.estimate.memory.fixes import memory_fixes
 from hwadvisor.estimate.memory.parts import MemoryPlan, breakdown, decide_fit
 from hwadvisor.estimate.memory.plan import Gpu, plan_for
@@ -48,8 +49,6 @@ def estimate_workload(
     ``None`` means "here" plus a spread of GPUs. Unknown ids raise CatalogError with a
     did-you-mean; unknown figures stay null with the reason in ``assumptions``.
     """
-    from hwadvisor.errors import UsageError
-
     if gpus < 1:
         raise UsageError(f"--gpus must be at least 1, got {gpus}")
     ids = list(dict.fromkeys(d.lower() for d in (on or DEFAULT_DEVICES)))
@@ -238,8 +237,6 @@ def estimate_on_entry(
     the processor, an entry derived in memory. ``gpus`` counts GPUs and is ignored for a
     CPU; ``time_plans``: a multi-GPU plan is timed too.
     """
-    from hwadvisor.errors import UsageError
-
     if gpus < 1:
         raise UsageError(f"--gpus must be at least 1, got {gpus}")
     is_gpu = entry.kind is DeviceKind.GPU

@@ -12,11 +12,16 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from hwadvisor.catalog.loader import model_notes
 from hwadvisor.catalog.schema import ModelEntry
 from hwadvisor.errors import UsageError
+from hwadvisor.estimate.workload.counting import build_on_meta, count_model, has_recurrent
+from hwadvisor.estimate.workload.defaults import DEFAULT_BATCH, practitioner_defaults
+from hwadvisor.estimate.workload.llm import ignored_note, llm_workload, shape_workload
 from hwadvisor.estimate.workload.llm_shape import language_model
 from hwadvisor.estimate.workload.loading import load_callable, looks_like_user_model
 from hwadvisor.estimate.workload.profile import analytic_profile, attention_flops, counted_profile
+from hwadvisor.estimate.workload.usermem import user_memory_counts
 from hwadvisor.models.options import WorkloadOptions
 from hwadvisor.models.workload import (
     FinetuneMethod,
@@ -26,11 +31,7 @@ from hwadvisor.models.workload import (
     Workload,
     checked_workload,
 )
-
-#: Batch when nobody says: a common default for training and for batched inference;
-#: fine-tuning a language model runs micro-batches of one sequence (gradient
-#: accumulation makes the effective batch), serving batches --concurrency sequences.
-DEFAULT_BATCH = {Task.TRAIN: 32, Task.INFER: 1, Task.SERVE: 1, Task.FINETUNE: 1}
+from hwadvisor.optional import import_torch
 
 
 def build_workload(
@@ -87,8 +88,6 @@ def build_workload(
         "deadline_hours": given.deadline_hours,
     }
     if (given.task.is_llm or trained) and shape is not None:
-        from hwadvisor.estimate.workload.llm import llm_workload
-
         base = _from_catalog(entry, given, common) if entry is not None else None
         wl = llm_workload(shape, given, base, batch_given=batch_size is not None, said=llm_given)
         if trained:
@@ -100,15 +99,11 @@ def build_workload(
     if entry is not None:
         wl = _from_catalog(entry, given, common)
     elif shape is not None:
-        from hwadvisor.estimate.workload.llm import shape_workload
-
         wl = shape_workload(shape, given, common)
     else:
         wl = _from_sizes(given, common)
     wl = _practitioner(wl, model, flops_per_sample, precision is not None, batch_size is not None)
     if llm_given:
-        from hwadvisor.estimate.workload.llm import ignored_note
-
         wl = wl.model_copy(
             update={"assumptions": [*wl.assumptions, ignored_note(llm_given, wl.task)]}
         )
@@ -144,8 +139,6 @@ def _practitioner(
 ) -> Workload:
     """Language models (and a bare --params job) default to amp and a batch from tokens
     (hwadvisor.estimate.workload.defaults); each default taken is stated."""
-    from hwadvisor.estimate.workload.defaults import practitioner_defaults
-
     d = practitioner_defaults(
         wl.kind,
         wl.task,
@@ -171,8 +164,6 @@ def _named(
     """``wl`` with the note of a name taken for a catalog entry (a prefix, a family) first."""
     if model is None or entry is None:
         return wl
-    from hwadvisor.catalog.loader import model_notes
-
     notes = model_notes(model, entry.id, extra)
     return wl.model_copy(update={"assumptions": [*notes, *wl.assumptions]}) if notes else wl
 
@@ -355,8 +346,6 @@ def _from_sizes(given: Workload, common: dict[str, Any]) -> Workload:
 def _from_user_model(
     spec: str, input_shape: list[int] | None, seq_len: int | None, common: dict[str, Any]
 ) -> Workload:
-    from hwadvisor.estimate.workload.counting import build_on_meta, count_model, has_recurrent
-
     if input_shape is None:
         if seq_len is None:
             raise UsageError(
@@ -365,8 +354,6 @@ def _from_user_model(
         input_shape = [seq_len]
     # Torch first, quietly and with a clear error: the user's file usually imports it, and
     # a broken torch (or its import-time warnings) must not surface as the user's fault.
-    from hwadvisor.optional import import_torch
-
     import_torch()
     fn = load_callable(spec)
     module = build_on_meta(fn, spec)
@@ -394,8 +381,6 @@ def _from_user_model(
         )
     if counted.tokens_input:
         notes.append("first layer is an embedding: integer token inputs")
-    from hwadvisor.estimate.workload.usermem import user_memory_counts
-
     mem, mem_notes = user_memory_counts(
         spec, input_shape, batch, precision=common["precision"], optimizer=common["optimizer"]
     )

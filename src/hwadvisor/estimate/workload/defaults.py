@@ -24,8 +24,10 @@ DEFAULT_SEQ = {ModelKind.DECODER: 2048, ModelKind.ENCODER: 512, ModelKind.OTHER:
 
 #: Tokens in one device's micro-batch when the batch is not given.
 TOKENS_PER_MICROBATCH = 4096
-#: Batch of the other models when nobody says.
-OTHER_BATCH = {Task.TRAIN: 32, Task.INFER: 1}
+#: Batch when nobody says: a common default for training and for batched inference;
+#: fine-tuning a language model runs micro-batches of one sequence (gradient
+#: accumulation makes the effective batch), serving batches --concurrency sequences.
+DEFAULT_BATCH = {Task.TRAIN: 32, Task.INFER: 1, Task.SERVE: 1, Task.FINETUNE: 1}
 _LLM = (ModelKind.ENCODER, ModelKind.DECODER)
 #: The words of the note a precision chosen here carries (``precision_defaulted``).
 BY_DEFAULT = "by default"
@@ -86,5 +88,5 @@ def practitioner_defaults(
                 "give --batch-size to change it"
             )
         else:
-            batch_size = OTHER_BATCH[Task.TRAIN if train else Task.INFER]
+            batch_size = DEFAULT_BATCH[Task.TRAIN if train else Task.INFER]
     return Defaults(precision=precision, batch=batch_size, notes=notes)

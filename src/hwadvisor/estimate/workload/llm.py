@@ -14,6 +14,7 @@ from typing import Any
 
 from hwadvisor.errors import UsageError
 from hwadvisor.estimate.workload.llm_shape import arch_of
+from hwadvisor.estimate.workload.profile import analytic_profile
 from hwadvisor.llm import ServingRequest
 from hwadvisor.models.workload import (
     LLM_OPTIONS,
@@ -197,8 +198,6 @@ def _shape_fields(shape: LlmShape) -> dict[str, Any]:
 
 def shape_workload(shape: LlmShape, given: Workload, common: dict[str, Any]) -> Workload:
     """A training or inference workload of a language model read from its files."""
-    from hwadvisor.estimate.workload.profile import analytic_profile
-
     if given.method is not None:
         raise UsageError("--method applies to --task finetune")
     arch = arch_of(shape)

@@ -14,16 +14,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from hwadvisor.catalog import find_model, load_models
 from hwadvisor.catalog.schema import ModelEntry
-from hwadvisor.llm import LlmArch, QuantConfig
+from hwadvisor.errors import UsageError
+from hwadvisor.estimate.workload.loading import looks_like_user_model
+from hwadvisor.llm import LlmArch, QuantConfig, arch_from_catalog, resolve_model
+from hwadvisor.llm.hub import is_hub_id
 from hwadvisor.llm.resolve import ResolvedModel
 from hwadvisor.models.workload import LlmQuantization, LlmShape
 
 
 def looks_like_llm_path(spec: str) -> bool:
     """True when ``spec`` is an existing path, a ``.json``/``.gguf`` name, or ``org/name``."""
-    from hwadvisor.llm.hub import is_hub_id
-
     path = Path(spec).expanduser()
     return path.exists() or path.suffix.lower() in (".json", ".gguf") or is_hub_id(spec)
 
@@ -85,9 +87,6 @@ def arch_of(shape: LlmShape) -> LlmArch:
 
 def catalog_shape(entry: ModelEntry) -> LlmShape | None:
     """The shape of a catalog decoder with a full LLM shape; None for any other entry."""
-    from hwadvisor.errors import UsageError
-    from hwadvisor.llm import arch_from_catalog
-
     try:
         return shape_of(ResolvedModel(arch_from_catalog(entry), "catalog"))
     except UsageError:
@@ -96,8 +95,6 @@ def catalog_shape(entry: ModelEntry) -> LlmShape | None:
 
 def resolve_llm(spec: str, extra_catalogs: Iterable[Path] | None = None) -> LlmShape:
     """The shape of the model ``spec`` names outside the catalog's ids (path or Hub id)."""
-    from hwadvisor.llm import resolve_model
-
     return shape_of(resolve_model(spec, extra_catalogs=extra_catalogs))
 
 
@@ -109,8 +106,6 @@ def catalog_for_hub_id(
     Used when the local cache lacks the config: the entry's numbers come from the same
     config.json, so no network is needed.
     """
-    from hwadvisor.catalog import load_models
-
     key = spec.strip().lower()
     return next(
         (m for m in load_models(extra_catalogs).values() if m.hf_repo and m.hf_repo.lower() == key),
@@ -128,10 +123,6 @@ def language_model(
     cache; a Hub id a catalog entry names as its ``hf_repo`` uses that entry when the
     cache lacks it. ``module:callable`` (a torch module) is no language model here.
     """
-    from hwadvisor.catalog import find_model, load_models
-    from hwadvisor.errors import UsageError
-    from hwadvisor.estimate.workload.loading import looks_like_user_model
-
     if model is None or looks_like_user_model(model):
         return None, None
     if looks_like_llm_path(model) and model.lower() not in load_models(extra_catalogs):

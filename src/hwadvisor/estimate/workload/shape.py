@@ -33,11 +33,6 @@ FAMILIES: tuple[tuple[float, int, int, int, str], ...] = (
 )
 #: Vocabulary assumed for the embedding and output layers (LLaMA's, 32,000 tokens).
 VOCAB = 32_000
-SOURCE = (
-    "shape inferred from the parameter count: 12·L·d² + 2·V·d parameters (Kaplan et al. "
-    "2020, arXiv:2001.08361), V = 32,000, d/L interpolated between published families "
-    "(GPT-3, LLaMA)"
-)
 
 
 @dataclass(frozen=True)
@@ -71,6 +66,8 @@ def _ratio_at(params: float) -> float:
 @lru_cache(maxsize=1024)
 def _solve(params: float, ratio: float, vocab: int) -> Shape:
     """Layers and width with d = ratio·L and 12·L·d² + 2·V·d = params (bisection on L)."""
+    if not math.isfinite(params) or params <= 0:
+        raise ValueError(f"a parameter count must be positive and finite, got {params!r}")
     lo, hi = 1e-3, 1e6
     for _ in range(200):
         mid = math.sqrt(lo * hi)
@@ -87,14 +84,10 @@ def _solve(params: float, ratio: float, vocab: int) -> Shape:
 
 def infer_shape(params: float, vocab: int = VOCAB) -> Shape:
     """The shape a published family of this size would have."""
-    if not math.isfinite(params) or params <= 0:
-        raise ValueError(f"a parameter count must be positive and finite, got {params!r}")
     return _solve(params, _ratio_at(params), vocab)
 
 
 def narrowest_shape(params: float, vocab: int = VOCAB) -> Shape:
     """The deepest shape of the published ratios: the most activation memory for the count."""
-    if not math.isfinite(params) or params <= 0:
-        raise ValueError(f"a parameter count must be positive and finite, got {params!r}")
     ratio = min(d / layers for _, layers, d, _, _ in FAMILIES)
     return _solve(params, ratio, vocab)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from hwadvisor.errors import UsageError
+from hwadvisor.estimate.workload.counting import build_on_meta
+from hwadvisor.estimate.workload.loading import load_callable
 from hwadvisor.estimate.workload.memtrack import memory_counts, takes_tokens
 from hwadvisor.models.memory import CountMethod, MemoryCounts
 from hwadvisor.models.workload import Optimizer, Precision
@@ -41,8 +43,6 @@ def count_user_model(
 
     Errors are one UsageError line with the model's own error.
     """
-    from hwadvisor.estimate.workload.counting import build_on_meta
-    from hwadvisor.estimate.workload.loading import load_callable
     from hwadvisor.estimate.workload.realrun import RealRunFailed, failed_both, one_line, run_child
 
     fn = load_callable(spec)
@@ -73,8 +73,6 @@ def real_memory_counts(
 ) -> MemoryCounts:
     """The model ``spec`` names, counted by a real run at batch 1 and 2 (a real run's
     child calls this)."""
-    from hwadvisor.estimate.workload.loading import load_callable
-
     fn = load_callable(spec)
     return memory_counts(
         fn, input_shape, tokens=tokens, batches=(1, 2), precisions=precisions,
