@@ -10,13 +10,10 @@ comparison it would have made is left out.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from hwadvisor.bench.reliability import LOAD_OVER_THREADS
 from hwadvisor.models.bench import BenchResult, Derived, shape_text
-
-if TYPE_CHECKING:
-    from hwadvisor.models.facts import CpuFeatures, Facts
+from hwadvisor.models.facts import CpuFeatures, Facts
 
 
 def _steady(results: list[BenchResult], device: str, kernel: str, dtype: str) -> list[BenchResult]:

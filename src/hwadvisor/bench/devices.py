@@ -6,12 +6,10 @@ import platform
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hwadvisor.errors import UsageError
-
-if TYPE_CHECKING:
-    from hwadvisor.models.facts import Facts
+from hwadvisor.models.facts import Facts
 
 _SPEC = re.compile(r"^(cpu|cuda|mps|xpu|all)(?::(\d+))?$")
 CHOICES = "cpu, cuda, cuda:N, mps, xpu, xpu:N or all"

@@ -17,14 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hwadvisor.bench.devices import Target
 from hwadvisor.bench.sizing import Shape
+from hwadvisor.models.facts import Facts
 from hwadvisor.models.workload import DTYPE_BYTES
-
-if TYPE_CHECKING:
-    from hwadvisor.models.facts import Facts
 
 MIB = 1024 * 1024
 #: Every kernel this version measures (a report from an older one may hold others).

@@ -7,12 +7,11 @@ the vendor datasheets, each entry with its source), matched by the name torch re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from hwadvisor.bench.devices import Target
-    from hwadvisor.catalog.schema import DeviceEntry
-    from hwadvisor.models.facts import Facts
+from hwadvisor.bench.devices import Target
+from hwadvisor.catalog import load_devices
+from hwadvisor.catalog.match import match_gpu
+from hwadvisor.catalog.schema import DeviceEntry
+from hwadvisor.models.facts import Facts
 
 #: The dtypes a figure can be measured in (a peak's other fields are not rates of them).
 _DTYPES = frozenset({"fp32", "tf32", "bf16", "fp16", "int8"})
@@ -20,9 +19,6 @@ _DTYPES = frozenset({"fp32", "tf32", "bf16", "fp16", "int8"})
 
 def gpu_peak(name: str | None) -> DeviceEntry | None:
     """The device catalog's entry for the GPU torch calls ``name``, or None."""
-    from hwadvisor.catalog import load_devices
-    from hwadvisor.catalog.match import match_gpu
-
     ident = match_gpu(name)
     return load_devices()[ident] if ident else None
 

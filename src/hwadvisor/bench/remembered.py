@@ -26,15 +26,13 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hwadvisor.bench.derived import derive
 from hwadvisor.bench.kernels import KERNELS
 from hwadvisor.bench.reliability import BUSY_LOAD, END_OVER_START, RUN_CONDITIONS
+from hwadvisor.io import atomic_write_text
 from hwadvisor.models.bench import BenchReport, BenchResult, drifted
-
-if TYPE_CHECKING:
-    from hwadvisor.models.facts import Facts
+from hwadvisor.models.facts import Facts
 
 #: Figures older than this are not used in place of a busy run's.
 MAX_AGE_DAYS = 30
@@ -97,8 +95,6 @@ def remember(report: BenchReport, facts: Facts | None) -> Path | None:
     Failing to write (a read-only home, a full disk) costs the next busy run its
     fallback, never this run: it is ignored.
     """
-    from hwadvisor.io import atomic_write_text
-
     path = _path(facts, report)
     if path is None or report.interrupted or not steady(report):
         return None

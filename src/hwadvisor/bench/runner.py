@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hwadvisor.bench import devices as devmod
 from hwadvisor.bench.derived import derive
@@ -49,10 +49,8 @@ from hwadvisor.models.bench import (
     Derived,
     shape_text,
 )
+from hwadvisor.models.facts import Facts
 from hwadvisor.optional import MISSING_TORCH, import_torch
-
-if TYPE_CHECKING:
-    from hwadvisor.models.facts import Facts
 
 #: Default budgets in seconds, torch's import (seconds of its own) and warm-up included.
 CPU_BUDGET_S = 10.0

@@ -14,9 +14,10 @@ import math
 import statistics
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hwadvisor.bench.devices import synchronizer
+from hwadvisor.bench.kernels import KernelCase
 from hwadvisor.bench.sizing import (
     BLOCK_S,
     MIN_RUNS,
@@ -29,9 +30,6 @@ from hwadvisor.bench.sizing import (
     classify,
 )
 from hwadvisor.models.bench import shape_text
-
-if TYPE_CHECKING:
-    from hwadvisor.bench.kernels import KernelCase
 
 #: IQR / median under which a figure's timing stops early, once it has MIN_RUNS blocks.
 STABLE_IQR = 0.05

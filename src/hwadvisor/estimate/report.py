@@ -15,6 +15,8 @@ from typing import Any
 from hwadvisor.catalog import lookup_device
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
 from hwadvisor.errors import UsageError
+from hwadvisor.estimate.llm.bridge import llm_estimate
+from hwadvisor.estimate.llm.target import catalog_target, here_target
 from hwadvisor.estimate.memory.fixes import memory_fixes
 from hwadvisor.estimate.memory.parts import MemoryPlan, breakdown, decide_fit
 from hwadvisor.estimate.memory.plan import Gpu, plan_for
@@ -82,9 +84,6 @@ def _llm_on(
     bench: BenchReport | None,
 ) -> DeviceEstimate:
     """Serving or fine-tuning a language model (``--task serve|finetune``): hwadvisor.llm."""
-    from hwadvisor.estimate.llm.bridge import llm_estimate
-    from hwadvisor.estimate.llm.target import catalog_target, here_target
-
     target = here_target(facts, bench) if entry is None else catalog_target(entry, gpus)
     return llm_estimate(wl, target)
 

@@ -9,6 +9,7 @@ when it does not fit) or fine-tuning (:mod:`hwadvisor.estimate.llm.finetune`).
 from __future__ import annotations
 
 from hwadvisor.errors import UsageError
+from hwadvisor.estimate.llm.finetune import finetune_estimate
 from hwadvisor.estimate.llm.target import LlmDevice
 from hwadvisor.estimate.timing.bands import with_bands
 from hwadvisor.estimate.timing.scaling import total_time
@@ -47,8 +48,6 @@ def llm_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
     if wl.llm is None:
         raise UsageError(f"--task {wl.task.value} needs a language model's shape")
     if wl.task in (Task.FINETUNE, Task.TRAIN):
-        from hwadvisor.estimate.llm.finetune import finetune_estimate
-
         return finetune_estimate(wl, target)
     return serve_estimate(wl, target)
 

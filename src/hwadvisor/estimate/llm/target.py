@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
 from hwadvisor.errors import UsageError
+from hwadvisor.estimate.timing.cpu import here_model
 from hwadvisor.llm import DeviceSpec
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.facts import Facts
@@ -60,8 +61,6 @@ def here_target(facts: Facts | None, bench: BenchReport | None) -> LlmDevice:
     Without bench figures the speed is unknown (the facts hold no memory bandwidth);
     the memory fit still uses the machine's memory (the cgroup limit when there is one).
     """
-    from hwadvisor.estimate.timing.cpu import here_model
-
     rates = here_model(facts, bench, Precision.FP32)
     notes = list(rates.assumptions)
     mem = rates.memory_bytes

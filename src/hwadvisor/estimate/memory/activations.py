@@ -13,15 +13,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
+from hwadvisor.catalog import load_models
+from hwadvisor.estimate.memory.knobs import MemoryPlan
 from hwadvisor.estimate.workload.defaults import DEFAULT_SEQ
 from hwadvisor.estimate.workload.shape import VOCAB, Shape, infer_shape, narrowest_shape
 from hwadvisor.models.memory import CountedPeak, MemoryCounts
 from hwadvisor.models.workload import ModelKind, Precision, Workload
-
-if TYPE_CHECKING:
-    from hwadvisor.estimate.memory.knobs import MemoryPlan
 
 KORTHIKANTI = "Korthikanti et al. 2022 (arXiv:2205.05198) §4"
 _HALF = (Precision.AMP, Precision.BF16, Precision.FP16, Precision.INT8)
@@ -30,8 +28,6 @@ _HALF = (Precision.AMP, Precision.BF16, Precision.FP16, Precision.INT8)
 @lru_cache(maxsize=64)
 def _catalog(model_id: str) -> tuple[MemoryCounts | None, int | None]:
     """The shipped catalog entry's counted peaks and vocabulary (user catalogs pass theirs)."""
-    from hwadvisor.catalog import load_models
-
     entry = load_models().get(model_id)
     return (entry.memory_counts, entry.vocab) if entry is not None else (None, None)
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hwadvisor.estimate.timing.device import DeviceModel
+from hwadvisor.io import load_yaml
 from hwadvisor.models.band import HERE_CLASSES, TimeBand
-
-if TYPE_CHECKING:
-    from hwadvisor.estimate.timing.device import DeviceModel
-    from hwadvisor.models.estimate import DeviceEstimate
+from hwadvisor.models.estimate import DeviceEstimate
 
 
 @dataclass(frozen=True)
@@ -36,8 +35,6 @@ class BandSpec:
 @functools.cache
 def load_bands() -> dict[str, BandSpec]:
     """Every class of ``error_bands.yaml``; unvalidated ones get the widest validated band."""
-    from hwadvisor.io import load_yaml
-
     text = resources.files("hwadvisor.catalog").joinpath("data").joinpath("error_bands.yaml")
     raw: dict[str, Any] = load_yaml(text.read_text(encoding="utf-8"))["classes"]
     known = [v for v in raw.values() if v.get("validated", True)]

@@ -25,13 +25,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hwadvisor.catalog.schema import DeviceEntry
 from hwadvisor.estimate.timing.device import DeviceModel, Links, Roofline, catalog_peak, size_curve
+from hwadvisor.io import load_yaml
 from hwadvisor.models.workload import RNN_LAYER, OpProfile, Precision, Task, Workload
-
-if TYPE_CHECKING:
-    from hwadvisor.catalog.schema import DeviceEntry
 
 #: Families that are products rather than memory-bound operators (``bmm``: an attention
 #: product, ``torch.matmul`` of two activations: no weight, no module).
@@ -53,8 +52,6 @@ PLAIN_FAMILY = "eltwise"
 @functools.cache
 def gpu_constants() -> dict[str, Any]:
     """``catalog/data/gpu_time.yaml``: host costs, kernel passes, autocast and TF32 rules."""
-    from hwadvisor.io import load_yaml
-
     text = resources.files("hwadvisor.catalog").joinpath("data").joinpath("gpu_time.yaml")
     return dict(load_yaml(text.read_text(encoding="utf-8")))
 

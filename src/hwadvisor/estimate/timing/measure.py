@@ -21,6 +21,7 @@ from hwadvisor.estimate.workload.loading import load_callable, looks_like_user_m
 from hwadvisor.estimate.workload.memtrack import tensors_of
 from hwadvisor.models.estimate import DeviceEstimate
 from hwadvisor.models.workload import Optimizer, Precision, Task, Workload
+from hwadvisor.optional import import_torch
 
 #: Untimed steps first: the optimizer allocates its state and caches fill on these.
 WARMUP = 2
@@ -57,8 +58,6 @@ def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimat
     threads, timed by ``torch.utils.benchmark.Timer``: the median over blocks of steps,
     after :data:`WARMUP` untimed ones.
     """
-    from hwadvisor.optional import import_torch
-
     if wl.model is None or not looks_like_user_model(wl.model):
         raise UsageError(
             "--measure needs your own model (--model module:callable or file.py:callable)"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hwadvisor.errors import UsageError
+from hwadvisor.estimate.workload.loading import load_callable, looks_like_user_model
 from hwadvisor.estimate.workload.memtrack import fake_model, takes_tokens, tensors_of
 from hwadvisor.models.workload import RNN_LAYER
 
@@ -454,7 +455,6 @@ def count_model(
     except UsageError:
         raise
     except Exception as exc:
-        from hwadvisor.estimate.workload.loading import looks_like_user_model
         from hwadvisor.estimate.workload.realrun import (
             RealRunFailed,
             failed_both,
@@ -501,6 +501,4 @@ def count_real(model: Any, input_shape: list[int], batch: int, *, train: bool) -
 
 def count_real_spec(spec: str, *, input_shape: list[int], batch: int, train: bool) -> Counted:
     """:func:`count_real` of the model ``spec`` names (a real run's child calls this)."""
-    from hwadvisor.estimate.workload.loading import load_callable
-
     return count_real(load_callable(spec)(), input_shape, batch, train=train)

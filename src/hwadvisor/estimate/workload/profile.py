@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import functools
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hwadvisor.estimate.workload.counting import MEMORY_OP_COST, effective_size
+from hwadvisor.catalog.schema import ModelEntry
+from hwadvisor.estimate.workload.counting import MEMORY_OP_COST, Count, effective_size
+from hwadvisor.io import load_yaml
 from hwadvisor.models.workload import (
     GemmBucket,
     ModelKind,
@@ -19,10 +21,6 @@ from hwadvisor.models.workload import (
     Task,
     Workload,
 )
-
-if TYPE_CHECKING:
-    from hwadvisor.catalog.schema import ModelEntry
-    from hwadvisor.estimate.workload.counting import Count
 
 #: Products whose size cannot be known are assumed this large (near the matrix rate).
 UNKNOWN_GEMM_SIZE = 1024
@@ -41,8 +39,6 @@ def op_groups(count: Count, batch: int, *, backward: bool) -> list[OpGroup]:
 @functools.cache
 def _op_profiles() -> dict[str, Any]:
     """The counted operator groups of catalog models (``catalog/data/op_profiles.yaml``)."""
-    from hwadvisor.io import load_yaml
-
     text = resources.files("hwadvisor.catalog").joinpath("data").joinpath("op_profiles.yaml")
     data = load_yaml(text.read_text(encoding="utf-8")) or {}
     return dict(data.get("models") or {})
