@@ -78,17 +78,7 @@ def busy_reason(load: float | None, cores: int | None) -> str | None:
 
 def mark(result: BenchResult, reliability: Reliability) -> BenchResult:
     """``result`` with ``reliable`` and ``spread`` set, and why it is not trusted in ``note``."""
-    return _with(result, reliability.reason, reliability.spread)
-
-
-def mark_busy(results: list[BenchResult], reason: str | None) -> list[BenchResult]:
-    """The CPU figures marked unreliable for ``reason`` (a busy machine); others unchanged."""
-    if reason is None:
-        return results
-    return [_with(r, reason, r.spread) if r.device == "cpu" else r for r in results]
-
-
-def _with(result: BenchResult, reason: str | None, spread: float | None) -> BenchResult:
+    reason, spread = reliability.reason, reliability.spread
     note = "; ".join([*([result.note] if result.note else []), *([reason] if reason else [])])
     return result.model_copy(
         update={
@@ -97,6 +87,15 @@ def _with(result: BenchResult, reason: str | None, spread: float | None) -> Benc
             "note": note or None,
         }
     )
+
+
+def mark_busy(results: list[BenchResult], reason: str | None) -> list[BenchResult]:
+    """The CPU figures marked unreliable for ``reason`` (a busy machine); others unchanged."""
+    if reason is None:
+        return results
+    return [
+        mark(r, Reliability(False, r.spread, reason)) if r.device == "cpu" else r for r in results
+    ]
 
 
 def drift(first: BenchResult, again: float) -> Derived:

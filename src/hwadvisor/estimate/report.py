@@ -75,22 +75,9 @@ def estimate_workload(
     return EstimateReport(workload=workload, estimates=estimates)
 
 
-def _llm_on(
-    wl: Workload,
-    entry: DeviceEntry | None,
-    gpus: int,
-    *,
-    facts: Facts | None,
-    bench: BenchReport | None,
-) -> DeviceEstimate:
-    """Serving or fine-tuning a language model (``--task serve|finetune``): hwadvisor.llm."""
-    target = here_target(facts, bench) if entry is None else catalog_target(entry, gpus)
-    return llm_estimate(wl, target)
-
-
 def _here(wl: Workload, facts: Facts | None, bench: BenchReport | None) -> DeviceEstimate:
     if wl.priced_by_llm:
-        est = _llm_on(wl, None, 1, facts=facts, bench=bench)
+        est = llm_estimate(wl, here_target(facts, bench))
     else:
         est = _estimate(wl, here_model(facts, bench, wl.precision), gpus=1, gpu=False)
         est = _faster_in_fp32(wl, est, facts, bench)
@@ -241,7 +228,7 @@ def estimate_on_entry(
     is_gpu = entry.kind is DeviceKind.GPU
     n = gpus if is_gpu else 1
     if workload.priced_by_llm:
-        return _llm_on(workload, entry, n, facts=None, bench=None)
+        return llm_estimate(workload, catalog_target(entry, n))
     return _estimate(
         workload,
         device_model(entry, workload.precision),
