@@ -258,7 +258,7 @@ class _Run:
             return self.skip(case, str(exc))
         except (Unsupported, OutOfMemory) as exc:
             self.unsupported.add(key)
-            return self.skip(case, exc.reason if isinstance(exc, Unsupported) else str(exc))
+            return self.skip(case, str(exc))
         finally:
             if case.after is not None:
                 case.after()

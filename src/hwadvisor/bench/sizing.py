@@ -29,11 +29,7 @@ class OutOfMemory(Exception):
 
 
 class Unsupported(Exception):
-    """The kernel cannot run at this dtype on this device; ``reason`` says why."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    """The kernel cannot run at this dtype on this device; its message says why."""
 
 
 class OutOfTime(Exception):

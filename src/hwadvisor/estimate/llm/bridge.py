@@ -74,12 +74,6 @@ def serving_format(wl: Workload, arch: LlmArch) -> tuple[QuantFormat, str]:
     return fmt, f"weights in {fmt.id}, the checkpoint's own format (give --quant to change it)"
 
 
-def _engine(wl: Workload, kind: str, fmt: QuantFormat) -> Engine:
-    if wl.engine is not None:
-        return find_engine(wl.engine.value)
-    return default_engine(kind, fmt.id)
-
-
 def _tp(arch: LlmArch, gpus: int, notes: list[str]) -> tuple[int, int]:
     """Tensor-parallel size (a power of two dividing the heads) and replicas over ``gpus``."""
     tp = max((t for t in TP_SIZES if t <= gpus and arch.heads % t == 0), default=1)
@@ -148,7 +142,7 @@ def serve_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
     assert wl.llm is not None
     arch = arch_of(wl.llm)
     fmt, fmt_note = serving_format(wl, arch)
-    engine = _engine(wl, target.kind, fmt)
+    engine = find_engine(wl.engine.value) if wl.engine else default_engine(target.kind, fmt.id)
     notes = [*wl.assumptions, *target.notes, fmt_note]
     tp, replicas = _tp(arch, target.gpus, notes)
     est = None

@@ -44,9 +44,9 @@ def _op_profiles() -> dict[str, Any]:
     return dict(data.get("models") or {})
 
 
-def catalog_groups(model_id: str | None, task: Task) -> list[OpGroup]:
+def catalog_groups(model_id: str, task: Task) -> list[OpGroup]:
     """The counted groups of a catalog model for ``task`` (empty when none were counted)."""
-    entry = _op_profiles().get(model_id or "")
+    entry = _op_profiles().get(model_id)
     if not entry:
         return []
     rows = entry.get("train" if task is Task.TRAIN else "infer") or []
@@ -237,7 +237,6 @@ def _dense_and_conv(wl: Workload, entry: ModelEntry | None, fps: float) -> OpPro
         conv = [GemmBucket(size=UNKNOWN_GEMM_SIZE // 4, flops=conv_total)]
     if entry is None:
         return OpProfile(
-            op_groups=catalog_groups(None, wl.task),
             gemm=[GemmBucket(size=UNKNOWN_GEMM_SIZE, flops=rest)] if rest else [],
             conv=conv,
             conv_flops=conv_total,
