@@ -176,10 +176,6 @@ def _busy(results: list[BenchResult], load_1m: float | None) -> Derived | None:
     )
 
 
-def _with_caveat(d: Derived, caveat: str) -> Derived:
-    return d.model_copy(update={"text": d.text + caveat}) if caveat else d
-
-
 def derive(
     results: list[BenchResult], facts: Facts | None, *, load_1m: float | None = None
 ) -> list[Derived]:
@@ -190,7 +186,9 @@ def derive(
     for device in dict.fromkeys(r.device for r in results):
         kinds = [("matmul", d) for d in ("tf32", "bf16", "fp16", "int8")] + [("conv2d", "bf16")]
         ratios = [_dtype_ratio(results, device, k, d, facts) for k, d in kinds]
-        out += [_with_caveat(d, caveat if device == "cpu" else "") for d in ratios if d is not None]
+        if device == "cpu" and caveat:
+            ratios = [d.model_copy(update={"text": d.text + caveat}) if d else d for d in ratios]
+        out += [d for d in ratios if d is not None]
         more = (_efficiency(results, device), _unreliable(results, device))
         out += [d for d in more if d is not None]
         if device != "cpu":

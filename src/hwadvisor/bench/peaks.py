@@ -23,12 +23,6 @@ def gpu_peak(name: str | None) -> DeviceEntry | None:
     return load_devices()[ident] if ident else None
 
 
-def _cpu_peak(kernel: str, dtype: str, facts: Facts | None) -> float | None:
-    if facts is None or kernel not in ("matmul", "conv2d"):
-        return None  # no DRAM bandwidth peak is probed
-    return getattr(facts.cpu.peak_gflops, dtype, None) if dtype in _DTYPES else None
-
-
 def _gpu_peak(kernel: str, dtype: str, entry: DeviceEntry | None) -> float | None:
     if entry is None:
         return None
@@ -42,6 +36,8 @@ def _gpu_peak(kernel: str, dtype: str, entry: DeviceEntry | None) -> float | Non
 
 def peak_for(target: Target, kernel: str, dtype: str, facts: Facts | None) -> float | None:
     """The peak for this figure in its own unit (GFLOP/s, GOP/s, GB/s), or None if unknown."""
-    if target.kind == "cpu":
-        return _cpu_peak(kernel, dtype, facts)
-    return _gpu_peak(kernel, dtype, gpu_peak(target.name))
+    if target.kind != "cpu":
+        return _gpu_peak(kernel, dtype, gpu_peak(target.name))
+    if facts is None or kernel not in ("matmul", "conv2d") or dtype not in _DTYPES:
+        return None  # no bandwidth peak is probed
+    return getattr(facts.cpu.peak_gflops, dtype, None)

@@ -146,13 +146,6 @@ class Activations:
         return 0
 
 
-def _shape_of(wl: Workload, vocab: int | None) -> Shape | None:
-    if wl.layers and wl.hidden:
-        heads = wl.heads or max(1, wl.hidden // 64)
-        return Shape(layers=wl.layers, hidden=wl.hidden, heads=heads, vocab=vocab or VOCAB)
-    return None
-
-
 def activations_for(
     wl: Workload, counts: MemoryCounts | None = None, vocab: int | None = None
 ) -> Activations:
@@ -197,8 +190,10 @@ def _transformer(wl: Workload, vocab: int | None) -> Activations:
         seq = DEFAULT_SEQ.get(wl.kind, 2048)
         missing += ["--seq-len", "--batch-size"]
         notes.append(f"sequence {seq} assumed")
-    shape = _shape_of(wl, vocab)
-    upper = None
+    shape, upper = None, None
+    if wl.layers and wl.hidden:
+        heads = wl.heads or max(1, wl.hidden // 64)
+        shape = Shape(layers=wl.layers, hidden=wl.hidden, heads=heads, vocab=vocab or VOCAB)
     if shape is None and wl.params:
         shape, upper = infer_shape(wl.params), narrowest_shape(wl.params)
         missing.append("--model (its real shape)")

@@ -44,13 +44,6 @@ def _input(model: Any, wl: Workload, dtype: Any = None) -> Any:
     return torch.randn(shape, dtype=dtype)
 
 
-def _weights_dtype(torch: Any, precision: Precision) -> Any:
-    """The dtype the job's weights are held in: 16-bit for ``bf16`` and ``fp16`` (what the
-    memory model counts, docs/estimates.md 2.1), fp32 otherwise (``amp`` keeps fp32
-    weights and autocasts each product); None for fp32."""
-    return {Precision.BF16: torch.bfloat16, Precision.FP16: torch.float16}.get(precision)
-
-
 def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimate:
     """Seconds of real steps of ``wl``'s model on this CPU, as a measured estimate.
 
@@ -127,7 +120,9 @@ def _one_step(torch: Any, model: Any, wl: Workload) -> Callable[[], None]:
     autocast to bfloat16."""
     train = wl.task is Task.TRAIN
     model.train(train)
-    dtype = _weights_dtype(torch, wl.precision)
+    # The weights in 16 bits for bf16 and fp16 (what the memory model counts,
+    # docs/estimates.md 2.1); amp keeps fp32 weights and autocasts each product.
+    dtype = {Precision.BF16: torch.bfloat16, Precision.FP16: torch.float16}.get(wl.precision)
     if dtype is not None:
         model = model.to(dtype)
     opt: Any = None

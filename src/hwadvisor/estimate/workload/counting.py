@@ -150,15 +150,6 @@ class Count:
         entry[1] += nbytes
 
 
-def _add_conv(count: Count, call: tuple[Any, Any, Any], flops: float, size: int) -> None:
-    """Record one convolution: its FLOPs by size, and its tensors' bytes (a GPU's layout
-    transposes around it move them)."""
-    count.conv_flops += flops
-    count.conv[size] = count.conv.get(size, 0.0) + flops
-    moved = sum(t.numel() * t.element_size() for t in tensors_of(call))
-    count.add_group("conv", float(moved))
-
-
 def _blas_copies(name: str, args: Any) -> list[int]:
     """Bytes of the contiguous copies a CPU matrix product makes of its broadcast operands.
 
@@ -273,13 +264,17 @@ def _make_mode(count: Count) -> Any:
                 _add_rnn_layer(count, name, args)
                 return out
             counter = flop_registry.get(func.overloadpacket)
+            ts = tensors_of((args, kwargs, out))
+            moved = float(sum(t.numel() * t.element_size() for t in ts))
             if counter is not None:
                 flops = float(counter(*args, **kwargs, out_val=out))
                 count.total_flops += flops
                 dims = _product_dims(name, args, out)
                 size = effective_size(*dims) if dims else 256
-                if name in _CONV_OPS:
-                    _add_conv(count, (args, kwargs, out), flops, size)
+                if name in _CONV_OPS:  # its tensors' bytes: a GPU's layout transposes move them
+                    count.conv_flops += flops
+                    count.conv[size] = count.conv.get(size, 0.0) + flops
+                    count.add_group("conv", moved)
                 elif name in _GEMM_OPS:
                     count.gemm[size] = count.gemm.get(size, 0.0) + flops
                     count.add_group("gemm", 0.0)
@@ -290,10 +285,9 @@ def _make_mode(count: Count) -> Any:
                     count.other_flops += flops
                     count.add_group("other", 0.0)
                 return out
-            moved = sum(t.numel() * t.element_size() for t in tensors_of((args, kwargs, out)))
             family, cost = MEMORY_OPS.get(name, _STREAMING)
             count.memory_bytes += moved * cost
-            count.add_group(family, float(moved))
+            count.add_group(family, moved)
             return out
 
     return _Sorter()
