@@ -16,7 +16,7 @@ models it never looked at (``held-out``: YOLOv5n, BERT-base's encoder, an LSTM, 
 causal-mask language model on ``nn.TransformerEncoder``). The goal: held-out median
 |error| <= 25%, none over 45%.
 
-    python benchmarks/estimate_accuracy.py [--rounds 2] [--steps 6] [--threads N] [--only NAME] [--json FILE]
+    python benchmarks/estimate_accuracy.py [--rounds 3] [--steps 6] [--threads N] [--only NAME] [--json FILE]
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def _workload(spec: str, shape: list[int], batch: int) -> Any:
 def main() -> int:
     global THREADS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--only", action="append", default=None, help="a model name (repeatable)")
