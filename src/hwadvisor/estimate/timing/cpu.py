@@ -52,6 +52,11 @@ CPU_HALF_RATE_SIZE = 64.0
 #: The effective size (cube root of M·N·K) of a ResNet-like 3×3 layer at 56×56 with 64
 #: channels and batch 8, at which a catalog CPU's convolutions are priced on its curve.
 CONV_SIZE = (8 * 56 * 56 * 64 * 576) ** (1.0 / 3.0)
+#: Streaming bandwidth a core is taken to draw where the bench measured none: a server
+#: socket's share, eight DDR5-4800 channels (307 GB/s) over the 56 cores of a Xeon
+#: Platinum 8480+ (Intel ARK), rounded down; a desktop's two channels over its few cores
+#: give each more.
+DEFAULT_BANDWIDTH_PER_CORE = 5e9
 #: A measured matmul rate under this share of the theoretical peak is a busy machine,
 #: not its speed: such a bench is set aside.
 IMPLAUSIBLE_FRACTION = 0.02
@@ -172,13 +177,14 @@ def here_model(facts: Facts | None, bench: BenchReport | None, precision: Precis
         if pts:
             notes.append(f"no {dtype} matmul figure: the fp32 figures price the {dtype} products")
     if bench is not None and pts:
-        return _measured(bench, dtype, pts, name, notes, memory, threads)
+        return _measured(bench, dtype, pts, name, notes, memory, threads, facts)
     peak = _peak(facts, dtype, notes)
     if peak is None:
         notes.append("no bench figures and no theoretical peak: time here is unknown")
         return DeviceModel("here", name, (), None, None, None, CPU_OP_OVERHEAD_S,
                            assumptions=tuple(notes), basis="unknown", memory_bytes=memory, threads=threads)  # fmt: skip
     bandwidth = _best(bench, ("triad", "copy"), "fp32") if bench is not None else None
+    bandwidth = bandwidth or stated_bandwidth(facts, threads, notes)
     notes.append(
         f"no usable bench figures: {ASSUMED_GEMM:.0%} of the theoretical {dtype} peak "
         f"({peak / 1e9:.0f} GFLOP/s) assumed for products, {ASSUMED_CONV:.0%} for convolutions"
@@ -199,6 +205,7 @@ def _measured(
     notes: list[str],
     memory: int | None,
     threads: int | None,
+    facts: Facts | None,
 ) -> DeviceModel:
     """The model from the bench's figures (``pts``: the matmul curve at the job's dtype)."""
     conv = _best(bench, ("conv2d",), dtype, "fp32")
@@ -206,9 +213,7 @@ def _measured(
     if conv is None:
         conv = curve_at(pts, CONV_SIZE)
         notes.append("no conv2d figure: convolutions at the matmul curve's rate")
-    bandwidth = _best(bench, ("triad", "copy"), "fp32")
-    if bandwidth is None:
-        notes.append("no bandwidth figure: memory-bound operators not priced")
+    bandwidth = _best(bench, ("triad", "copy"), "fp32") or stated_bandwidth(facts, threads, notes)
     dispatch = _best(bench, ("dispatch",), "fp32", scale=1e6)  # operators per second
     overhead = 1.0 / dispatch if dispatch else CPU_OP_OVERHEAD_S
     if not dispatch:
@@ -242,6 +247,20 @@ def _conv_size(bench: BenchReport) -> float:
             n, c, h, w = r.shape
             return float(n * h * w * c * 9 * c) ** (1.0 / 3.0)
     return CONV_SIZE
+
+
+def stated_bandwidth(facts: Facts | None, threads: int | None, notes: list[str]) -> float | None:
+    """This CPU's streaming bandwidth where the bench measured none:
+    :data:`DEFAULT_BANDWIDTH_PER_CORE` for each core the job runs on (None without them)."""
+    cores = threads or (facts.cpu.usable_cores if facts is not None else None)
+    if not cores:
+        return None
+    bandwidth = cores * DEFAULT_BANDWIDTH_PER_CORE
+    notes.append(
+        f"no bandwidth figure: {bandwidth / 1e9:.0f} GB/s assumed for {cores} cores "
+        f"({DEFAULT_BANDWIDTH_PER_CORE / 1e9:.0f} GB/s a core); hwadvisor bench measures it"
+    )
+    return bandwidth
 
 
 def sustained_scale(entry: DeviceEntry) -> tuple[float, str | None]:
