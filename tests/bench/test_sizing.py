@@ -36,7 +36,7 @@ def test_a_short_call_costs_its_blocks_and_a_long_one_its_calls() -> None:
 
 def test_budget_shares_what_is_left_by_weight() -> None:
     clock = FakeClock()
-    budget = TimeBudget(10.0, clock)
+    budget = TimeBudget(10.0, clock, clock())
     assert budget.share(1.0, 4.0) == pytest.approx(2.5)
     assert budget.share(8.0, 4.0) == pytest.approx(10.0)  # never more than is left
     clock.now = 6.0

@@ -249,12 +249,14 @@ def test_the_measuring_process_says_a_models_error_in_one_line(
     from hwadvisor.estimate.timing.measure import main
 
     wl = _measured_model(tmp_path, monkeypatch)
-    job = {"model": wl.model.replace(":build", ":broken"), "shape": [2, 4], "task": "train",
-           "optimizer": "adamw", "precision": "fp32", "threads": 1, "min_run_s": 0.01}  # fmt: skip
+    step = {"model": wl.model, "batch_size": 2, "input_shape": [4], "task": "train",
+            "optimizer": "adamw", "precision": "fp32"}  # fmt: skip
+    broken = {**step, "model": wl.model.replace(":build", ":broken")}
+    job = {"workload": broken, "threads": 1, "min_run_s": 0.01}
     assert main([json.dumps(job)]) == 2
     out = capsys.readouterr()
     assert out.out == "" and out.err == "ValueError: no steps today\n"
-    assert main([json.dumps({**job, "model": wl.model})]) == 0
+    assert main([json.dumps({**job, "workload": step})]) == 0
     assert json.loads(capsys.readouterr().out)["median_s"] > 0
 
 
