@@ -29,6 +29,7 @@ from hwadvisor.estimate.timing.gpu import (
     gpu_step,
     host_note,
     launch_count,
+    memory_traffic,
 )
 from hwadvisor.models.workload import ModelKind, OpProfile, Optimizer, Task, Workload
 
@@ -183,7 +184,7 @@ def _operator_parts(
     if prof.other_flops:
         rate = dev.gemm(OTHER_SIZE)
         parts["other"] = prof.other_flops * work / rate if rate else 0.0
-    memory = _memory_bytes(wl, prof)
+    memory = _memory_bytes(wl, prof, weighted=dev.device == "here")
     if memory and dev.bandwidth:
         parts["memory"] = memory / dev.bandwidth
     elif memory:
@@ -239,12 +240,20 @@ def _kernel_rate(dev: DeviceModel, size: float) -> float | None:
     return 2.0 * size**3 / kernel
 
 
-def _memory_bytes(wl: Workload, prof: OpProfile) -> float:
+def _memory_bytes(wl: Workload, prof: OpProfile, *, weighted: bool) -> float:
     """Bytes the step's memory-bound operators move (both passes in training), at the
-    job's element size: the profile's cost-weighted totals, each operator's bytes times how
-    many times slower than streaming it runs per byte on a CPU (its per-element work:
-    batch norm's statistics, softmax's exponentials, dropout's random numbers;
-    :data:`hwadvisor.estimate.workload.counting.MEMORY_OPS`)."""
+    job's element size.
+
+    ``weighted`` (this machine, whose bandwidth the bench measured as a triad): the
+    profile's cost-weighted totals, each operator's bytes times how many times slower than
+    a triad it runs per byte on a CPU (its per-element work: batch norm's statistics,
+    softmax's exponentials, dropout's random numbers;
+    :data:`hwadvisor.estimate.workload.counting.MEMORY_OPS`). A catalog CPU, of which
+    only the datasheet's streaming bandwidth is known, streams the counted bytes.
+    """
+    if not weighted and prof.op_groups:
+        implicit = wl.task is Task.TRAIN and not any(g.backward for g in prof.op_groups)
+        return memory_traffic(wl, prof)[0] * (1.0 + BACKWARD_FACTOR if implicit else 1.0)
     per_sample = prof.memory_bytes
     if wl.task is Task.TRAIN:
         back = prof.backward_memory_bytes
