@@ -267,8 +267,9 @@ def test_a_real_run_keeps_a_short_budget_and_its_report_validates() -> None:
     started = time.perf_counter()
     report = run_bench(facts=FACTS, device="cpu", budget_s=budget)
     wall = time.perf_counter() - started
-    # a busy machine may make the one figure that is measured whatever the budget overrun
-    assert report.elapsed_s <= budget + 0.2 and wall <= budget + 0.3
+    # a busy machine (the other test workers) may make the one figure that is measured
+    # whatever the budget overrun a little
+    assert report.elapsed_s <= budget + 0.5 and wall <= budget + 0.8
     r = report.best("cpu", "matmul", "fp32")
     assert r is not None and r.runs >= 1 and r.threads == 2 and r.unit == "GFLOP/s"
     assert r.peak == 200.0 and r.efficiency == pytest.approx(r.value / 200.0, rel=1e-3)

@@ -253,11 +253,14 @@ def test_here_serves_at_this_machines_measured_bandwidth(cli: Cli, tmp_path: Pat
     assert any("measured 20.0 GB/s" in a for a in slow["assumptions"])
 
 
-def test_here_without_bench_figures_says_tokens_per_second_are_unknown(cli: Cli) -> None:
+def test_here_without_bench_figures_prices_tokens_per_second_from_stated_figures(
+    cli: Cli,
+) -> None:
     est = _one(_estimate(cli, "--model", "llama-3-8b", "--task", "serve", "--on", "here"))
-    assert est["serving"]["decode_tokens_per_s"] is None
+    assert est["serving"]["decode_tokens_per_s"] is not None
     assert est["serving"]["kv_cache_bytes_per_token"] == 131072
-    assert any("tokens/s here unknown" in a for a in est["assumptions"])
+    assert any("serving at the assumed" in a for a in est["assumptions"])
+    assert any("GB/s assumed" in a for a in est["assumptions"])
 
 
 def test_the_terminal_shows_tokens_per_second_and_time_to_first_token(cli: Cli) -> None:

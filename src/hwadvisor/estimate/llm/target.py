@@ -56,11 +56,11 @@ def _memory_only(name: str, kind: str, memory: float, fraction: float = 1.0) -> 
 
 
 def here_target(facts: Facts | None, bench: BenchReport | None) -> LlmDevice:
-    """This machine's CPU: measured bandwidth, usable cores and matmul rate.
-
-    Without bench figures the speed is unknown (the facts hold no memory bandwidth);
-    the memory fit still uses the machine's memory (the cgroup limit when there is one).
-    """
+    """This machine's CPU: its bandwidth, usable cores and matmul rate, measured by the
+    bench or, without its figures, stated (the theoretical peak at an assumed efficiency
+    and a bandwidth a core: :func:`hwadvisor.estimate.timing.cpu.here_model`); unknown
+    only without the cores or the memory. The memory fit uses the machine's memory (the
+    cgroup limit when there is one)."""
     rates = here_model(facts, bench, Precision.FP32)
     notes = list(rates.assumptions)
     mem = rates.memory_bytes
@@ -75,14 +75,15 @@ def here_target(facts: Facts | None, bench: BenchReport | None) -> LlmDevice:
             flops_per_thread=rate / threads,
             memory_bytes=float(mem),
         )
+        how = "measured" if rates.basis.startswith("measured") else "assumed"
         notes.append(
-            f"here: llama.cpp-style CPU serving at the measured {rates.bandwidth / 1e9:.1f} GB/s "
+            f"here: llama.cpp-style CPU serving at the {how} {rates.bandwidth / 1e9:.1f} GB/s "
             f"and {rate / 1e9:.0f} GFLOP/s over {threads} threads"
         )
     else:
         notes.append(
-            "here: no measured memory bandwidth (no bench figures): tokens/s here unknown; "
-            "drop --no-bench or give --bench-file"
+            "here: this machine's cores or memory are unknown: tokens/s here unknown; "
+            "give --facts FILE (hwadvisor check --json)"
         )
     memory = _memory_only("here", "cpu", float(mem)) if mem else None
     return LlmDevice("here", rates.name, "cpu", 1, spec, memory, mem, rates.basis, notes)
