@@ -159,14 +159,8 @@ def _fastest(report: BenchReport, kept: BenchReport, *, steady_run: bool = True)
 
 
 def with_remembered(report: BenchReport, facts: Facts | None) -> BenchReport:
-    """``report`` with this machine's kept steady CPU figures where they serve better.
-
-    A steady run takes, per figure, the faster of its own and the kept one (interference
-    only slows a run: the fastest steady figure is the best evidence of this machine's
-    speed), and the result is kept. A run that is not steady takes the kept figures in
-    place of its own CPU figures. Kept figures carry ``measured_at``; the report is
-    unchanged when none are kept.
-    """
+    """``report`` with this machine's kept steady CPU figures where they serve better (the
+    module says how); a steady run's figures are kept. Unchanged when none are kept."""
     kept = recall(facts, report)
     if steady(report):
         merged = report if kept is None else _with_results(report, _fastest(report, kept), facts)

@@ -119,13 +119,12 @@ def unreachable_gpus(
     """GPUs the probe found that this torch cannot use (a CPU-only build, say), for ``all``."""
     if device.strip().lower() != "all" or facts is None or any(t.accelerator for t in targets):
         return []
-    build = str(torch.__version__)
     return [
         BenchSkip(
             device=f"gpu:{g.index}",
             kernel="all",
             dtype="all",
-            reason=f"{g.name or g.vendor + ' GPU'} was found, but torch {build} cannot use it "
+            reason=f"{g.name or g.vendor + ' GPU'} was found, but torch {torch.__version__} cannot use it "
             "(no CUDA/ROCm/MPS support in this build, or no working driver)",
         )
         for g in facts.gpus

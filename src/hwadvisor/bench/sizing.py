@@ -55,10 +55,9 @@ def classify(exc: BaseException) -> Exception:
     """
     text = str(exc).strip()
     lowered = text.lower()
-    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+    memory = isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
+    if memory or "out of memory" in lowered or "can't allocate memory" in lowered:
         return OutOfMemory(text.splitlines()[0] if text else "out of memory")
-    if "out of memory" in lowered or "can't allocate memory" in lowered:
-        return OutOfMemory(text.splitlines()[0])
     if isinstance(exc, (RuntimeError, NotImplementedError, TypeError, ValueError)):
         first = text.splitlines()[0] if text else type(exc).__name__
         return Unsupported(first[:200])

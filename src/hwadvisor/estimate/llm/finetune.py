@@ -98,24 +98,19 @@ def step_seconds(
     flops, _ = flops_per_token(arch, mem, req.seq_len)
     seconds = req.batch_size * req.seq_len * flops / (peak * spec.gemm_fraction)
     bandwidth = spec.effective_bandwidth
-    seconds += (
-        mem.trainable_params
-        * ADAMW_STEP_BYTES
-        / max(1, gpus if "FSDP" in strategy else 1)
-        / bandwidth
-    )
+    shards = gpus if "FSDP" in strategy else 1
+    seconds += mem.trainable_params * ADAMW_STEP_BYTES / shards / bandwidth
     if mem.method == "qlora":
         nf4 = find_format("nf4").bits_per_weight
         seconds += 3 * arch.body_matrix_params(arch.experts) * (nf4 / 8 + 2) / bandwidth
     if gpus > 1:
         link = spec.link_bytes_s or DEFAULT_LINK_BYTES_S
-        share = 2 * (gpus - 1) / gpus
         grads = mem.trainable_params * 2
         if "FSDP" in strategy:
             weights = 2.0 * arch.params_total
             seconds += (2 * weights + grads) * (gpus - 1) / gpus / link
         else:
-            seconds += grads * share / link
+            seconds += grads * 2 * (gpus - 1) / gpus / link
     return seconds
 
 

@@ -212,10 +212,8 @@ def plan_for(
         found = [c] if c is not None else []
     if not found:
         return None
-    if fewest == "fixes":
-        best = min(found, key=lambda c: (c.level, c.gpus, c.stage))
-    else:
-        best = min(found, key=lambda c: (c.gpus, c.level, c.stage))
+    first = (lambda c: c.level) if fewest == "fixes" else (lambda c: c.gpus)
+    best = min(found, key=lambda c: (first(c), c.gpus, c.level, c.stage))
     return _to_plan(wl, gpu, best, counts)
 
 

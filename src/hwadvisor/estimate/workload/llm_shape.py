@@ -1,10 +1,7 @@
 """A language model's shape in the workload document, and back to :class:`LlmArch`.
 
-:func:`resolve_llm` turns a ``--model`` value that names a language model (a catalog
-decoder, a Hugging Face id, a folder, a ``config.json`` or a ``.gguf`` file) into an
-:class:`~hwadvisor.models.workload.LlmShape`, the serialisable copy the workload carries,
-so a saved workload is priced again without reading the files. :func:`arch_of` rebuilds
-the :class:`~hwadvisor.llm.LlmArch` the physics takes.
+The workload carries a serialisable copy of the shape (:class:`~hwadvisor.models.workload.
+LlmShape`), so a saved workload is priced again without reading the model's files.
 """
 
 from __future__ import annotations
@@ -31,27 +28,11 @@ def looks_like_llm_path(spec: str) -> bool:
 
 
 #: The fields a workload's :class:`LlmShape` and an :class:`LlmArch` share as they are
-#: (the sliding layers, the quantization and the rest are converted or one side's own).
-_SAME_FIELDS = (
-    "name",
-    "layers",
-    "hidden",
-    "heads",
-    "kv_heads",
-    "head_dim",
-    "intermediate",
-    "vocab",
-    "tied_embeddings",
-    "gated_mlp",
-    "attention_bias",
-    "norms_per_layer",
-    "experts",
-    "experts_per_token",
-    "expert_intermediate",
-    "sliding_window",
-    "max_context",
-    "dtype",
-    "source",
+#: (the sliding layers and the quantization are converted; the rest are one side's own).
+_SAME_FIELDS = tuple(
+    f.name
+    for f in dataclasses.fields(LlmArch)
+    if f.name in LlmShape.model_fields and f.name not in ("sliding_layers", "quantization")
 )
 
 

@@ -341,11 +341,9 @@ def memory_counts(
     spec: str = "model",
     source: str | None = None,
     real: bool = False,
-    runs_out: list[MemCount] | None = None,
 ) -> MemoryCounts:
     """Count ``build``'s model at ``batches`` for each precision (fp32 always), on fake
-    tensors or, with ``real``, by a real run on the CPU; the runs themselves are
-    appended to ``runs_out`` when given."""
+    tensors or, with ``real``, by a real run on the CPU."""
     peaks: dict[str, CountedPeak] = {}
     leaves = 1
     for precision in dict.fromkeys(("fp32", *precisions)):
@@ -353,8 +351,6 @@ def memory_counts(
         runs = [count_memory(build, input_shape, b, tokens=tokens, **kwargs) for b in batches]
         peaks[precision] = peak_from(*runs)
         leaves = max(leaves, runs[0].leaf_modules)
-        if runs_out is not None:
-            runs_out.extend(runs)
     today = datetime.date.today().isoformat()
     method = CountMethod.REAL if real else CountMethod.FAKE
     how = "a real run on the CPU" if real else "fake tensors"

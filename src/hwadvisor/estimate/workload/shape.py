@@ -54,10 +54,8 @@ def _ratio_at(params: float) -> float:
     x = math.log(max(params, 1.0))
     if x <= pts[0][0]:
         return pts[0][1]
-    if x >= pts[-1][0]:
-        return pts[-1][1]
     for (x0, r0), (x1, r1) in itertools.pairwise(pts):
-        if x0 <= x <= x1:
+        if x <= x1:
             return r0 + (r1 - r0) * (x - x0) / (x1 - x0)
     return pts[-1][1]
 
