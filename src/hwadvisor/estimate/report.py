@@ -1,9 +1,8 @@
 """Estimating a workload on several devices: the :class:`EstimateReport`.
 
-Per device: memory with its bounds and fit (:mod:`.memory`), the fixes or multi-GPU plan
-when it does not fit (:mod:`.fixes`, :mod:`.plan`), time per step (:mod:`.timing`) and
-its error band (:mod:`.bands`), data-parallel scaling (:mod:`.scaling`); a language
-model's serving or fine-tuning through :mod:`.llm_bridge`."""
+Per device: memory with its bounds, fit, fixes and multi-GPU plan (:mod:`.memory`), time
+per step with its error band and data-parallel scaling (:mod:`.timing`); a language
+model's serving or fine-tuning through :mod:`.llm`."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""One device as the LLM physics takes it: this machine measured, or a catalog entry.
-
-:func:`here_target` and :func:`catalog_target` describe a device as
-:class:`~hwadvisor.llm.DeviceSpec` figures: this machine from its measured bench figures
-(memory bandwidth, usable cores, matmul rate), a catalog device from its datasheet
-entry and achieved fractions.
-"""
+"""One device as the LLM physics takes it (:class:`~hwadvisor.llm.DeviceSpec` figures):
+this machine measured, or a catalog entry."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """When a job does not fit one device: the fixes in order, each with its effect.
 
-The same cumulative fixes as a multi-GPU plan (:func:`estimate.plan.fix_levels`), for
+The same cumulative fixes as a multi-GPU plan (:func:`.plan.fix_levels`), for
 one device, stopping at the first that fits. Only fixes that can apply are offered: on
 a CPU there is no sharding across GPUs, no 8-bit optimizer (bitsandbytes' optimizers
 are CUDA kernels) and nothing to offload to; sharding needs ``gpus`` > 1. A GPU without

@@ -1,8 +1,5 @@
-"""The knobs a memory fix turns, in their own module.
-
-Both the activation model (``estimate.activations``) and the sum of the parts
-(``estimate.memory``, which re-exports it) read a plan, so it lives below both.
-"""
+"""The knobs a memory fix turns, below both the activation model and the sum of the parts
+(:mod:`.activations`, :mod:`.parts`), which read them."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Building a :class:`Workload` from what the user said.
 
 A catalog name, a user's model file (counted on the meta device: FLOPs per operator,
-its memory on fake tensors through :mod:`.usermem`), a language model
-(:mod:`.llm_workload`) or raw sizes; the defaults chosen are stated (:mod:`.defaults`)."""
+its memory on fake tensors through :mod:`.usermem`), a language model (:mod:`.llm`) or
+raw sizes; the defaults chosen are stated (:mod:`.defaults`)."""
 
 from __future__ import annotations
 

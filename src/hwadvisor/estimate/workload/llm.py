@@ -1,12 +1,5 @@
-"""Language-model workloads: serving (``--task serve``) and fine-tuning (``--task finetune``).
-
-:func:`llm_workload` fills the workload from the model's shape and the options (the
-context, prompt and output lengths, the concurrency, the method and LoRA rank), checks
-the combinations the physics cannot price (a prompt longer than the context) with one
-line each, and states every default it used. :func:`shape_workload` is the plain
-training/inference workload of a language model read from files (the catalog's decoders
-use their catalog entry instead).
-"""
+"""Language-model workloads: serving (``--task serve``) and fine-tuning (``--task finetune``),
+each default used stated, and the training or inference of one read from its files."""
 
 from __future__ import annotations
 
