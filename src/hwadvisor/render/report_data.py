@@ -19,6 +19,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hwadvisor.models.workload import DTYPE_BYTES
 from hwadvisor.render.charts import MemoryRow, OptionRow, Roof, RoofPoint
 from hwadvisor.units import duration, human_bytes
 
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from hwadvisor.models.workload import Workload
 
 GIB = 2**30
-DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "int8": 1}
 COMPUTE_KERNELS = ("matmul", "conv2d")
 STREAM_KERNELS = ("copy", "triad")
 #: FLOPs per byte of the triad a = b + s*c (one multiply and one add per 12 bytes, fp32).
