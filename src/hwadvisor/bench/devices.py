@@ -40,18 +40,13 @@ def parse_device(spec: str) -> tuple[str, int | None]:
     return m.group(1), int(m.group(2)) if m.group(2) is not None else None
 
 
-def cpu_threads(torch: Any, facts: Facts | None) -> int:
-    """The usable cores (cgroup quota and affinity applied), else torch's own thread count."""
-    if facts is not None and facts.cpu.usable_cores:
-        return int(facts.cpu.usable_cores)
-    return int(torch.get_num_threads())
-
-
 def _cpu(torch: Any, facts: Facts | None) -> Target:
     name = (
         facts.cpu.model if facts is not None and facts.cpu.model else platform.processor() or None
     )
-    return Target("cpu", "cpu", None, name, None, cpu_threads(torch, facts))
+    # The usable cores (cgroup quota and affinity applied), else torch's own thread count.
+    usable = facts.cpu.usable_cores if facts is not None else None
+    return Target("cpu", "cpu", None, name, None, int(usable or torch.get_num_threads()))
 
 
 def _cuda_count(torch: Any) -> int:

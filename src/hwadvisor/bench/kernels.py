@@ -114,12 +114,6 @@ def torch_dtype(torch: Any, name: str) -> Any:
     }[name]
 
 
-def matmul_work(shape: Shape) -> float:
-    """2·M·N·K for a (M,K)x(K,N) product."""
-    m, n, k = shape
-    return 2.0 * m * n * k
-
-
 def conv_work(shape: Shape) -> float:
     """2·N·C_out·H·W·C_in·9 for a 3×3, stride-1, padded convolution with C_in = C_out."""
     n, c, h, w = shape
@@ -281,7 +275,7 @@ class _Planner:
         size = DTYPE_BYTES[dtype]
         return KernelCase(
             self.target, "matmul", dtype, "GOP/s" if dtype == "int8" else "GFLOP/s",
-            ((n, n, n),), matmul_work, _matmul_builder(self.torch, self.dev, dtype),
+            ((n, n, n),), lambda s: 2.0 * s[0] * s[1] * s[2], _matmul_builder(self.torch, self.dev, dtype),
             weight=weight, flags=self._flags(dtype), input_bytes=lambda s: 2.0 * s[0] * s[2] * size,
             basis=(("matmul", "fp32", GUESS_SHARE),),
         )  # fmt: skip

@@ -89,13 +89,6 @@ def require_torch() -> None:
         raise MissingDependencyError(MISSING_TORCH)
 
 
-def default_budget(accelerators: int, quick: bool) -> float:
-    """Seconds for the whole run: more for each GPU-like device."""
-    if quick:
-        return QUICK_BUDGET_S + QUICK_PER_ACCELERATOR_S * accelerators
-    return CPU_BUDGET_S + PER_ACCELERATOR_S * accelerators
-
-
 def check_budget(budget_s: float | None, option: str = "--budget") -> None:
     """Refuse a zero, negative, infinite or NaN budget, and one over :data:`MAX_BUDGET_S`."""
     if budget_s is not None and (not math.isfinite(budget_s) or budget_s <= 0):
@@ -349,7 +342,11 @@ def run_bench(
     import_s = clock() - started
     targets = devmod.resolve(torch, device, facts)
     accelerators = sum(1 for t in targets if t.accelerator)
-    total = budget_s if budget_s is not None else default_budget(accelerators, quick)
+    # The default: more for each GPU-like device.
+    base, each = (
+        (QUICK_BUDGET_S, QUICK_PER_ACCELERATOR_S) if quick else (CPU_BUDGET_S, PER_ACCELERATOR_S)
+    )
+    total = budget_s if budget_s is not None else base + each * accelerators
     run = _Run(torch, facts, TimeBudget(total, clock, started), measure, progress)
     run.skipped += unreachable_gpus(torch, device, targets, facts)
     closing: Derived | None = None
@@ -368,7 +365,9 @@ def run_bench(
         interrupted = True
     elapsed = clock() - started
     load = Load(load_1m, load_reader())
-    cores = _cores(facts, targets)
+    # The cores the CPU figures ran on: the probe's usable cores, else the CPU's threads.
+    threads = next((t.threads for t in targets if t.kind == "cpu" and t.threads), None)
+    cores = (facts.cpu.usable_cores if facts is not None else None) or threads
     others = load.others(cores or 1, elapsed)
     results = mark_busy(run.results, busy_reason(others, cores))
     return BenchReport(
@@ -388,10 +387,3 @@ def run_bench(
         skipped=run.skipped,
         derived=[*derive(results, facts, load_1m=others), *([closing] if closing else [])],
     )
-
-
-def _cores(facts: Facts | None, targets: list[devmod.Target]) -> int | None:
-    """The cores the CPU figures ran on: the probe's usable cores, else the CPU's threads."""
-    if facts is not None and facts.cpu.usable_cores:
-        return facts.cpu.usable_cores
-    return next((t.threads for t in targets if t.kind == "cpu" and t.threads), None)

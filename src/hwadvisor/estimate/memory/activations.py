@@ -37,14 +37,6 @@ def _catalog_id(wl: Workload) -> str | None:
     return wl.source.split(":", 1)[1] if wl.source and wl.source.startswith("catalog:") else None
 
 
-def counts_of(wl: Workload) -> MemoryCounts | None:
-    """The counted peaks of ``wl``: a user model's own, else its shipped catalog entry's."""
-    if wl.memory_counts is not None:
-        return wl.memory_counts
-    model_id = _catalog_id(wl)
-    return _catalog(model_id)[0] if model_id else None
-
-
 @dataclass(frozen=True)
 class Activations:
     """How the activation memory of a job is known, and its bytes per plan."""
@@ -152,10 +144,10 @@ def activations_for(
     """What the activation memory of ``wl`` rests on (a shipped catalog entry's counted
     peaks and vocabulary are found by its id when not given, a user model's are the
     workload's own ``memory_counts``)."""
-    counts = counts or counts_of(wl)
     model_id = _catalog_id(wl)
-    if model_id:
-        vocab = vocab or _catalog(model_id)[1]
+    catalog_counts, catalog_vocab = _catalog(model_id) if model_id else (None, None)
+    counts = counts or wl.memory_counts or catalog_counts
+    vocab = vocab or catalog_vocab
     if counts is not None:
         return Activations(
             text=f"activations counted: {counts.source}",

@@ -310,13 +310,6 @@ def roofline(entry: DeviceEntry, precision: Precision, peak: float, tensor: bool
     return Roofline(conv, gemm, elem, elem, bandwidth, conv_tensor_cores=tensor or tf32_conv)
 
 
-def tf32_text(roof: Roofline | None) -> str:
-    """A note for the basis when fp32 convolutions run on TF32 tensor cores (PyTorch's default)."""
-    if roof is None or roof.conv_elem_bytes != 4.0 or not roof.conv_tensor_cores:
-        return ""
-    return " (convolutions on TF32 tensor cores)"
-
-
 #: Workload classes with a published end-to-end fraction in the catalog (a missing
 #: ``transformer_infer`` falls back to the device's ``inference`` fraction).
 CLASSES = ("gemm", "cnn_train", "transformer_train", "inference", "transformer_infer")
@@ -361,6 +354,8 @@ def catalog_gpu_model(entry: DeviceEntry, precision: Precision) -> DeviceModel:
         for k, v in _class_fractions(entry, precision, peak, tensor, notes).items()
     }
     roof = roofline(entry, precision, peak, tensor)
+    # fp32 convolutions on TF32 tensor cores (PyTorch's default) are said in the basis.
+    tf32 = roof.conv_elem_bytes == 4.0 and roof.conv_tensor_cores
     link = entry.interconnect
     return DeviceModel(
         entry.id,
@@ -378,5 +373,5 @@ def catalog_gpu_model(entry: DeviceEntry, precision: Precision) -> DeviceModel:
             link.gb_s_per_direction, link.kind, link.network_gb_s_per_gpu, link.network_source
         ),
         assumptions=tuple(notes),
-        basis=f"catalog peak {peak:g} TFLOP/s{tf32_text(roof)} x achieved fraction ({entry.source})",
+        basis=f"catalog peak {peak:g} TFLOP/s{' (convolutions on TF32 tensor cores)' if tf32 else ''} x achieved fraction ({entry.source})",
     )

@@ -27,6 +27,14 @@ from hwadvisor.optional import import_torch
 WARMUP = 2
 #: What the fresh process needs of the workload to run its steps.
 _STEP_FIELDS = {"model", "batch_size", "input_shape", "task", "optimizer", "precision"}
+#: How the measured steps run each precision.
+_PRECISION_NOTES = {
+    Precision.FP32: "measured in fp32",
+    Precision.AMP: "measured in amp: fp32 weights, CPU autocast to bfloat16",
+    Precision.BF16: "measured in bf16: the model and its input cast to bfloat16",
+    Precision.FP16: "measured in fp16: the model and its input cast to float16",
+    Precision.INT8: "measured in fp32: --measure does not quantize the model to int8",
+}
 #: Seconds of timed steps: ``torch.utils.benchmark``'s ``blocked_autorange`` repeats
 #: blocks of steps until this much time is spent (at least one block, however slow).
 MIN_RUN_S = 1.0
@@ -82,20 +90,9 @@ def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimat
         assumptions=[
             f"measured with torch {torch.__version__}, {threads} threads, "
             "timed by torch.utils.benchmark in a fresh process, as the job will run",
-            _precision_note(wl.precision),
+            _PRECISION_NOTES[wl.precision],
         ],
     )
-
-
-def _precision_note(precision: Precision) -> str:
-    """How the measured steps ran the job's precision."""
-    return {
-        Precision.FP32: "measured in fp32",
-        Precision.AMP: "measured in amp: fp32 weights, CPU autocast to bfloat16",
-        Precision.BF16: "measured in bf16: the model and its input cast to bfloat16",
-        Precision.FP16: "measured in fp16: the model and its input cast to float16",
-        Precision.INT8: "measured in fp32: --measure does not quantize the model to int8",
-    }[precision]
 
 
 def _child(job: dict[str, Any]) -> dict[str, float]:

@@ -7,7 +7,6 @@ LlmShape`), so a saved workload is priced again without reading the model's file
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +18,6 @@ from hwadvisor.llm import LlmArch, QuantConfig, arch_from_catalog, resolve_model
 from hwadvisor.llm.hub import is_hub_id
 from hwadvisor.llm.resolve import ResolvedModel
 from hwadvisor.models.workload import LlmQuantization, LlmShape
-
-
-def looks_like_llm_path(spec: str) -> bool:
-    """True when ``spec`` is an existing path, a ``.json``/``.gguf`` name, or ``org/name``."""
-    path = Path(spec).expanduser()
-    return path.exists() or path.suffix.lower() in (".json", ".gguf") or is_hub_id(spec)
-
 
 #: The fields a workload's :class:`LlmShape` and an :class:`LlmArch` share as they are
 #: (the sliding layers and the quantization are converted; the rest are one side's own).
@@ -74,26 +66,6 @@ def catalog_shape(entry: ModelEntry) -> LlmShape | None:
         return None
 
 
-def resolve_llm(spec: str, extra_catalogs: Iterable[Path] | None = None) -> LlmShape:
-    """The shape of the model ``spec`` names outside the catalog's ids (path or Hub id)."""
-    return shape_of(resolve_model(spec, extra_catalogs=extra_catalogs))
-
-
-def catalog_for_hub_id(
-    spec: str, extra_catalogs: Iterable[Path] | None = None
-) -> ModelEntry | None:
-    """The catalog entry whose ``hf_repo`` is the Hub id ``spec`` (case-insensitive), if any.
-
-    Used when the local cache lacks the config: the entry's numbers come from the same
-    config.json, so no network is needed.
-    """
-    key = spec.strip().lower()
-    return next(
-        (m for m in load_models(extra_catalogs).values() if m.hf_repo and m.hf_repo.lower() == key),
-        None,
-    )
-
-
 def language_model(
     model: str | None, extra_catalogs: list[Path] | None
 ) -> tuple[LlmShape | None, ModelEntry | None]:
@@ -106,11 +78,18 @@ def language_model(
     """
     if model is None or looks_like_user_model(model):
         return None, None
-    if looks_like_llm_path(model) and model.lower() not in load_models(extra_catalogs):
+    models = load_models(extra_catalogs)
+    path = Path(model).expanduser()  # an existing path, a .json or .gguf name, or org/name
+    files = path.exists() or path.suffix.lower() in (".json", ".gguf") or is_hub_id(model)
+    if files and model.lower() not in models:
         try:
-            return resolve_llm(model, extra_catalogs), None
+            return shape_of(resolve_model(model, extra_catalogs=extra_catalogs)), None
         except UsageError:
-            entry = catalog_for_hub_id(model, extra_catalogs)
+            # The cache lacks the config: the entry naming the Hub id (case-insensitive) as
+            # its hf_repo has the same config.json's numbers, so no network is needed.
+            key = model.strip().lower()
+            hub = (m for m in models.values() if m.hf_repo and m.hf_repo.lower() == key)
+            entry = next(hub, None)
             if entry is None:
                 raise
             return catalog_shape(entry), entry
