@@ -114,12 +114,9 @@ def release_memory(torch: Any, device_kind: str, *, collect: bool = False) -> No
     """
     if collect:
         gc.collect()
-    if device_kind == "cuda" and torch.cuda.is_available():
-        torch.cuda.empty_cache()
-    elif device_kind == "mps" and hasattr(torch, "mps"):
-        torch.mps.empty_cache()
-    elif device_kind == "xpu" and hasattr(torch, "xpu"):
-        torch.xpu.empty_cache()
+    backend = getattr(torch, device_kind, None) if device_kind != "cpu" else None
+    if backend is not None and (device_kind != "cuda" or torch.cuda.is_available()):
+        backend.empty_cache()
 
 
 @contextmanager

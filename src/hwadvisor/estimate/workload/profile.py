@@ -209,19 +209,15 @@ def analytic_profile(wl: Workload, entry: ModelEntry | None) -> OpProfile | None
     if wl.kind in (ModelKind.ENCODER, ModelKind.DECODER) and wl.hidden and wl.layers:
         return _transformer(wl, entry)
     if wl.kind is ModelKind.DECODER and wl.seq_len and wl.params:
-        return _decoder_from_params(wl, fps, wl.seq_len, wl.params)
+        # Only N and s known: a GPT-like shape with L ≈ h/128, so N ≈ 12·h³/128.
+        h = (wl.params * 128 / 12) ** (1 / 3)
+        size = effective_size(wl.batch_size * wl.seq_len, 2 * h, 1.5 * h)
+        return OpProfile(
+            gemm=[GemmBucket(size=size, flops=fps)],
+            kernels=0,
+            basis=f"2·N·s products, GPT-like width ~{h:.0f} assumed from N; memory-bound operators not counted",
+        )
     return _dense_and_conv(wl, entry, fps)
-
-
-def _decoder_from_params(wl: Workload, fps: float, seq: int, params: int) -> OpProfile:
-    """Only N and s known: a GPT-like shape with L ≈ h/128, so N ≈ 12·h³/128."""
-    h = (params * 128 / 12) ** (1 / 3)
-    size = effective_size(wl.batch_size * seq, 2 * h, 1.5 * h)
-    return OpProfile(
-        gemm=[GemmBucket(size=size, flops=fps)],
-        kernels=0,
-        basis=f"2·N·s products, GPT-like width ~{h:.0f} assumed from N; memory-bound operators not counted",
-    )
 
 
 def _dense_and_conv(wl: Workload, entry: ModelEntry | None, fps: float) -> OpProfile:
