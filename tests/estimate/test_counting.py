@@ -106,11 +106,10 @@ def test_lstm_is_counted_as_the_cpu_runs_it() -> None:
     # One oneDNN call per layer, not thousands of per-step operators as on the meta device.
     assert prof.kernels < 30
     # Each layer's input product covers the whole sequence (80 rows); the steps' products
-    # (4 rows) are priced as squares of their work.
+    # (4 rows each) at their own effective size.
     sizes = {b.size for b in prof.gemm}
     assert effective_size(steps * 4, gates, 32) in sizes
-    square = round((4 * gates * 64) ** (1 / 3))
-    recurrent = [b for b in prof.gemm if b.size == square]
+    recurrent = [b for b in prof.gemm if b.size == effective_size(4, gates, 64)]
     assert sum(b.flops for b in recurrent) == pytest.approx(2 * 2 * steps * gates * 64)
     assert any("recurrent layers" in a for a in wl.assumptions)
     # Each layer's call is recorded, forward and backward, for its own cost.

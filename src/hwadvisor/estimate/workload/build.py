@@ -376,8 +376,7 @@ def _from_user_model(
         notes.append(
             "recurrent layers: operators counted on fake CPU tensors, as a CPU dispatches them "
             "(an LSTM layer as one oneDNN primitive; a GRU's input product for the whole sequence "
-            "at once); each step's recurrent product priced as a square product of the same work "
-            "(its weight is packed once per sequence)"
+            "at once); each step's recurrent product priced as its own call of batch rows"
         )
     if counted.tokens_input:
         notes.append("first layer is an embedding: integer token inputs")

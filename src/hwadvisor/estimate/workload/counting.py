@@ -228,11 +228,9 @@ def _add_rnn_layer(count: Count, name: str, args: Any) -> None:
             flops = 2.0 * m * n * k * times
             count.rnn_flops += flops
             count.total_flops += flops
-            # The steps' weight is packed once for the whole sequence (the reorder above),
-            # so a step's product of few rows pays no packing of its own: it runs as a
-            # square product of the same work (the cube root of M·N·K) does.
-            side = max(1, round((m * n * k) ** (1 / 3)))
-            size = effective_size(m, n, k) if times == 1 else side
+            # Each time step's product is its own call of batch rows, priced at its
+            # effective size as every product is.
+            size = effective_size(m, n, k)
             count.gemm[size] = count.gemm.get(size, 0.0) + flops
             for _ in range(times):
                 count.add_group("gemm", 0.0)
