@@ -313,3 +313,18 @@ def test_a_served_model_carries_the_llm_decode_band(cli: Cli) -> None:
     assert band["high"] == pytest.approx(step * spec.high_ratio)
     rps = est["throughput_samples_s"]
     assert est["throughput_band"]["high"] == pytest.approx(rps / min(spec.low_ratio, 1.0))
+
+
+def test_the_default_context_holds_a_long_request(cli: Cli) -> None:
+    """--context defaults to max(4096, prompt + output); a context given stays a limit."""
+    doc = _estimate(
+        cli, "--model", "llama-3-8b", "--task", "serve", "--prompt-tokens", "5000",
+        "--output-tokens", "500", "--on", "a100-80gb",
+    )  # fmt: skip
+    assert doc["workload"]["context"] == 5500
+    assert _one(doc)["serving"]["decode_tokens_per_s"] > 0
+    code, _, err = cli(
+        "estimate", "--model", "llama-3-8b", "--task", "serve", "--prompt-tokens", "5000",
+        "--output-tokens", "500", "--context", "4096", "--on", "a100-80gb", "--no-bench",
+    )  # fmt: skip
+    assert code == 2 and "exceed the context of 4096" in err

@@ -109,7 +109,7 @@ QUANT = typer.Option(
 CONTEXT = typer.Option(
     None,
     "--context",
-    help="Serving: tokens of context reserved per sequence (default 4096, not the model's maximum).",
+    help="Serving: tokens of context reserved per sequence (default max(4096, prompt + output), not the model's maximum).",
 )
 PROMPT_TOKENS = typer.Option(
     None, "--prompt-tokens", help="Serving: prompt tokens per request (default 512)."

@@ -139,6 +139,10 @@ def llm_workload(
     """
     notes = list(base.assumptions) if base is not None else [_origin_note(shape)]
     if given.task is Task.SERVE:
+        need = given.prompt_tokens + given.output_tokens
+        if "context" not in said and need > given.context:
+            # The default context holds the request: max(4096, prompt + output).
+            given = given.model_copy(update={"context": need})
         serving_request(given)
         fields = _serve_fields(shape, given, notes, batch_given)
         finetune_only = sorted(said & _FINETUNE_OPTIONS)
