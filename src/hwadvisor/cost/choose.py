@@ -142,6 +142,7 @@ def instance_options(
     count: int | None = None,
     spot: bool = True,
     allowance: SpotAllowance = DEFAULT_ALLOWANCE,
+    minimum_s: float | None = None,
 ) -> list[Option]:
     """The on-demand option of one instance (and its spot option when it has a spot price).
 
@@ -149,13 +150,14 @@ def instance_options(
     time estimated on its vCPUs); on spot the time grows by the interruption allowance.
     """
     from hwadvisor.catalog.instances import nodes_for
-    from hwadvisor.cost.job import billed_usd
+    from hwadvisor.cost.job import BILLING_MINIMUM_S, billed_usd
 
+    least = BILLING_MINIMUM_S if minimum_s is None else minimum_s
     nodes = nodes_for(inst, count or 1)
     on_demand = Option(
         device=inst.device_id if inst.is_cpu else device.id,
         instance=inst.instance_type,
-        usd=billed_usd(None if inst.price is None else inst.price * nodes, time_s),
+        usd=billed_usd(None if inst.price is None else inst.price * nodes, time_s, minimum_s=least),
         time_s=time_s,
         cpu=inst.is_cpu,
         count=count or max(inst.accelerator_count, 1),
@@ -169,7 +171,12 @@ def instance_options(
     slow = None if time_s is None else time_s * (1 + allowance.fraction())
     return [
         on_demand,
-        replace(on_demand, usd=billed_usd(inst.spot_price * nodes, slow), time_s=slow, spot=True),
+        replace(
+            on_demand,
+            usd=billed_usd(inst.spot_price * nodes, slow, minimum_s=least),
+            time_s=slow,
+            spot=True,
+        ),
     ]
 
 
@@ -181,6 +188,7 @@ def options_for(
     *,
     spot: bool = True,
     allowance: SpotAllowance = DEFAULT_ALLOWANCE,
+    minimum_s: float | None = None,
 ) -> list[Option]:
     """The options of every GPU instance carrying ``count`` or more x ``device``.
 
@@ -192,8 +200,9 @@ def options_for(
     for inst in catalog.offering(device.id, count):
         if not inst.is_cpu:
             out += instance_options(
-                inst, device, time_s, count=count, spot=spot, allowance=allowance
-            )
+                inst, device, time_s, count=count, spot=spot, allowance=allowance,
+                minimum_s=minimum_s,
+            )  # fmt: skip
     return out
 
 

@@ -47,11 +47,15 @@ def _check_time(time_s: float | None) -> None:
         raise UsageError(f"a job's time must be 0 or more seconds, got {time_s:g}")
 
 
-def billed_usd(hourly: float | None, time_s: float | None) -> float | None:
-    """Dollars for ``time_s`` at ``hourly``, per second with the one-minute minimum."""
+def billed_usd(
+    hourly: float | None, time_s: float | None, *, minimum_s: float = BILLING_MINIMUM_S
+) -> float | None:
+    """Dollars for ``time_s`` at ``hourly``, per second with the one-minute minimum
+    (``minimum_s`` 0: requests served by an instance that runs anyway, billed by their
+    time alone)."""
     if hourly is None or time_s is None:
         return None
-    return hourly * max(time_s, BILLING_MINIMUM_S) / 3600
+    return hourly * max(time_s, minimum_s) / 3600
 
 
 def job_cost(
@@ -62,6 +66,7 @@ def job_cost(
     devices_used: int | None = None,
     allowance: SpotAllowance = DEFAULT_ALLOWANCE,
     today: date | None = None,
+    minimum_s: float = BILLING_MINIMUM_S,
 ) -> Cost:
     """What a job of ``time_s`` costs on ``inst``, on demand and on spot, and its energy.
 
@@ -93,8 +98,8 @@ def job_cost(
         devices=used,
         hourly_usd=inst.price,
         time_s=time_s,
-        on_demand_usd=billed_usd(_times(inst.price, nodes), time_s),
-        spot_usd=billed_usd(_times(inst.spot_price, nodes), spot_time),
+        on_demand_usd=billed_usd(_times(inst.price, nodes), time_s, minimum_s=minimum_s),
+        spot_usd=billed_usd(_times(inst.spot_price, nodes), spot_time, minimum_s=minimum_s),
         spot_allowance=frac if inst.spot_price is not None else None,
         spot_basis=allowance.basis() if inst.spot_price is not None else None,
         energy_kwh=energy_kwh(power, time_s, used if not inst.is_cpu else 1),

@@ -32,7 +32,14 @@ from hwadvisor.cost.choose import (
     instance_options,
     options_for,
 )
-from hwadvisor.cost.job import billed_usd, device_power, energy_kwh, job_cost, own_cost
+from hwadvisor.cost.job import (
+    BILLING_MINIMUM_S,
+    billed_usd,
+    device_power,
+    energy_kwh,
+    job_cost,
+    own_cost,
+)
 from hwadvisor.cost.model import HOURS_PER_MONTH, Cost, OwnHardware
 from hwadvisor.cost.serving import instances_for_qps, serving_cost, serving_option
 
@@ -156,6 +163,12 @@ def job_time(est: DeviceEstimate, target: Requirement) -> tuple[float | None, st
     return None, "the whole job (its time unknown)"
 
 
+def _minimum(what: str) -> float:
+    """The billing minimum of what is priced: none for requests (an instance serving them
+    runs anyway; each is billed by its own time), the instance's for a whole job."""
+    return 0.0 if what.startswith("per ") else BILLING_MINIMUM_S
+
+
 def _serve(
     inst: Instance, est: DeviceEstimate, entry: DeviceEntry | None, target: Requirement, tput: float
 ) -> Option:
@@ -210,9 +223,12 @@ def _on_instance(
         cost = _serve_cost(inst, est, entry, target, tput, today)
         return Priced(cost, [_serve(inst, est, entry, target, tput)])
     time_s, what = job_time(est, target)
+    least = _minimum(what)
     used = None if inst.is_cpu else runs.count
-    cost = job_cost(inst, time_s, device=entry, devices_used=used, today=today)
-    options = instance_options(inst, entry, time_s, count=runs.count) if entry else []
+    cost = job_cost(inst, time_s, device=entry, devices_used=used, today=today, minimum_s=least)
+    options = (
+        instance_options(inst, entry, time_s, count=runs.count, minimum_s=least) if entry else []
+    )
     return Priced(_noted(cost, f"priced {what}"), options)
 
 
@@ -236,10 +252,13 @@ def _on_device(
         cost = _serve_cost(inst, est, entry, target, tput, today)
         return Priced(_noted(cost, f"the cheapest priced instance with {entry.id}"), options)
     time_s, what = job_time(est, target)
-    options = options_for(entry, runs.count, time_s, catalog)
+    least = _minimum(what)
+    options = options_for(entry, runs.count, time_s, catalog, minimum_s=least)
     if inst is None:
         return Priced(_unpriced_gpu(entry, runs.count, time_s), options)
-    cost = job_cost(inst, time_s, device=entry, devices_used=runs.count, today=today)
+    cost = job_cost(
+        inst, time_s, device=entry, devices_used=runs.count, today=today, minimum_s=least
+    )
     return Priced(
         _noted(cost, f"priced {what}", f"the cheapest priced instance with {entry.id}"), options
     )
