@@ -192,7 +192,7 @@ def here_model(facts: Facts | None, bench: BenchReport | None, precision: Precis
     )
     return DeviceModel(
         "here", name, ((1024.0, peak * ASSUMED_GEMM),), peak * ASSUMED_CONV, None, bandwidth,
-        CPU_OP_OVERHEAD_S, conv_size=CONV_SIZE, assumptions=tuple(notes),
+        CPU_OP_OVERHEAD_S, conv_size=CONV_SIZE, cost_weighted=True, assumptions=tuple(notes),
         basis="assumed efficiency x theoretical peak (no bench)", memory_bytes=memory, threads=threads,
     )  # fmt: skip
 
@@ -235,6 +235,7 @@ def _measured(
     )
     return DeviceModel(
         "here", name, pts, conv, backward, bandwidth, overhead, conv_size=_conv_size(bench),
+        cost_weighted=True,
         assumptions=tuple(notes), basis=basis, memory_bytes=memory, threads=threads,
     )  # fmt: skip
 

@@ -84,6 +84,10 @@ class DeviceModel:
     gpu: bool = False
     #: The effective size of the product behind the measured (or assumed) convolution rate.
     conv_size: float | None = None
+    #: Memory-bound operators at their per-element cost weights: the bandwidth is a triad's
+    #: on this machine's cores, the measure the weights are relative to (a catalog CPU's
+    #: datasheet bandwidth is not, and streams the counted bytes).
+    cost_weighted: bool = False
     memory_bytes: int | None = None
     threads: int | None = None
     class_rate: dict[str, float] = field(default_factory=dict)

@@ -184,7 +184,7 @@ def _operator_parts(
     if prof.other_flops:
         rate = dev.gemm(OTHER_SIZE)
         parts["other"] = prof.other_flops * work / rate if rate else 0.0
-    memory = _memory_bytes(wl, prof, weighted=dev.device == "here")
+    memory = _memory_bytes(wl, prof, weighted=dev.cost_weighted)
     if memory and dev.bandwidth:
         parts["memory"] = memory / dev.bandwidth
     elif memory:
