@@ -305,7 +305,7 @@ def test_no_gpu_fix_is_offered_here_without_a_gpu(cli: Cli) -> None:
 
 def test_the_fixed_job_fits_and_the_verdict_names_the_fixes(cli: Cli) -> None:
     # ResNet-50 at batch 256 in fp32 does not fit the laptop's 7.7 GiB as written; with
-    # mixed precision and a smaller batch per step it does, and the verdict says so.
+    # activation checkpointing, the first fix, it does, and the verdict says so.
     doc = _recommend(
         cli,
         "--facts",

@@ -140,7 +140,10 @@ def test_a_7b_training_does_not_fit_one_a100_and_fixes_lead_to_a_fit() -> None:
     est = estimate_workload(wl, facts=None, bench=None, on=["a100-80gb"]).estimates[0]
     assert est.fits is False and est.memory_bytes and est.memory_bytes > 80e9
     fixes = [f.fix for f in est.fixes]
-    assert fixes[0].startswith("mixed precision")
+    assert fixes[0] == "activation checkpointing" and fixes[1].startswith("batch 1 per device")
+    # In fp32 as given, and once checkpointing and the micro-batch have shrunk the
+    # activations autocast's 16-bit weight copies would cost more than it saves.
+    assert not any(f.startswith("mixed precision") for f in fixes)
     assert not any(f.fits for f in est.fixes[:-1])
     assert est.fixes[-1].memory_bytes <= 0.9 * 80 * 2**30  # the last fix brings it within
     # Each fix lowers the memory.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import replace
 from typing import Any
@@ -219,3 +220,54 @@ def test_a_copy_of_a_workload_is_planned_afresh() -> None:
     expected_short = plan_for(wl.model_copy(), H100)
     assert again == expected_long and short == expected_short
     assert short is not None and again is not None and short.plan != again.plan
+
+
+def test_fixes_come_in_the_practitioners_order_and_the_first_that_fits_is_the_plan() -> None:
+    # SPEC section 6: activation checkpointing, a smaller micro-batch with accumulation,
+    # (an fp32 job's mixed precision,) an 8-bit optimizer; no LoRA for --task train.
+    from hwadvisor.estimate.memory.recommended import Placement, as_recommended
+    from hwadvisor.estimate.report import estimate_workload
+
+    wl = Workload(
+        params=1_300_000_000, kind=ModelKind.DECODER, task=Task.TRAIN, batch_size=2,
+        seq_len=16384, precision=Precision.FP32, layers=24, hidden=2048, heads=16,
+    )  # fmt: skip
+    (est,) = estimate_workload(wl, facts=None, bench=None, on=["l40s"]).estimates
+    order = [
+        "activation checkpointing",
+        "batch 1 per device with 2 steps of gradient accumulation",
+        "mixed precision (bf16)",
+        "an 8-bit optimizer",
+    ]
+    assert est.fits is False and [f.fix for f in est.fixes] == order
+    assert est.fixes[-1].fits and not any(f.fits for f in est.fixes[:-1])
+    mems = [est.memory_bytes] + [f.memory_bytes for f in est.fixes]
+    assert all(a is not None and a > b for a, b in itertools.pairwise(mems))
+    assert est.plan is not None and est.plan.gpus == 1 and est.plan.fixes == order
+    out = as_recommended(wl, est, Placement(gpu=True, plan_gpus=1))
+    assert out.fits_planned is True and out.planned_reason
+    assert out.planned_reason.startswith(f"fits as {est.plan.plan}")
+    assert not any("LoRA" in f for fixes, _ in fix_levels(wl) for f in fixes)
+
+
+def test_sharding_over_the_gpus_comes_before_the_offload() -> None:
+    from hwadvisor.estimate.memory.fixes import fix_steps
+
+    wl = build_workload(params=7_000_000_000, seq_len=2048, batch_size=4, precision="fp32")
+    texts = [f.fix for f in memory_fixes(wl, 16 * GB, gpu=True, gpus=2)]
+    assert texts[-2:] == ["FSDP (ZeRO-3) across 2 GPUs", "optimizer offload to the host"]
+    # the offload, after the sharding, offloads the sharded job
+    *_, (_, sharded), (_, offloaded) = fix_steps(wl, gpu=True, gpus=2)
+    assert offloaded.offload and (offloaded.zero_stage, offloaded.shards) == (3, 2)
+    assert offloaded == replace(sharded, offload=True)
+    # a plan shards over more GPUs before it offloads to the host, even where one GPU
+    # with the offload would hold the job
+    big = Workload(
+        params=6_700_000_000, kind=ModelKind.DECODER, task=Task.TRAIN, batch_size=4,
+        seq_len=2048, precision=Precision.AMP, layers=32, hidden=4096, heads=32,
+    )  # fmt: skip
+    alone = memory_fixes(big, 80 * GB, gpu=True)
+    assert alone[-1].fix == "optimizer offload to the host" and alone[-1].fits
+    plan = plan_for(big, H100)
+    assert plan is not None and plan.gpus == 2
+    assert plan.fixes == [f.fix for f in alone[:-1]]

@@ -1,9 +1,11 @@
 """When a job does not fit one device: the fixes in order, each with its effect.
 
-The same cumulative fixes as a multi-GPU plan (:func:`.plan.fix_levels`), for
-one device, stopping at the first that fits. Only fixes that can apply are offered: on
-a CPU there is no sharding across GPUs, no 8-bit optimizer (bitsandbytes' optimizers
-are CUDA kernels) and nothing to offload to; sharding needs ``gpus`` > 1. A GPU without
+The same cumulative fixes as a multi-GPU plan (:func:`.plan.fix_levels`: activation
+checkpointing, a smaller micro-batch with gradient accumulation, mixed precision for an
+fp32 job, an 8-bit optimizer, then sharding over the row's GPUs before the optimizer's
+offload), stopping at the first that fits. Only fixes that can apply are offered: on a
+CPU there is no sharding across GPUs, no 8-bit optimizer (bitsandbytes' optimizers are
+CUDA kernels) and nothing to offload to; sharding needs ``gpus`` > 1. A GPU without
 CUDA (an Apple M-series SoC's GPU through MPS) gets neither the 8-bit optimizer nor the
 offload (ZeRO-Offload is DeepSpeed's, built for CUDA and ROCm): ``cuda`` false.
 """
@@ -20,19 +22,29 @@ from hwadvisor.models.workload import Workload
 
 
 def fix_steps(
-    wl: Workload, *, gpu: bool, gpus: int = 1, cuda: bool | None = None
+    wl: Workload,
+    *,
+    gpu: bool,
+    gpus: int = 1,
+    cuda: bool | None = None,
+    counts: MemoryCounts | None = None,
 ) -> list[tuple[str, MemoryPlan]]:
     """The fixes that can apply on this device, in order, each with the plan it leads to
     (cumulative: each plan holds the fixes before it). ``cuda`` (default: ``gpu``): the
-    device runs CUDA (or ROCm) kernels, which the 8-bit optimizer and the offload need."""
+    device runs CUDA (or ROCm) kernels, which the 8-bit optimizer and the offload need.
+    With ``gpus`` > 1 sharding across them comes before the offload, which then offloads
+    the sharded job (ZeRO-3 with ZeRO-Offload)."""
     cuda = gpu if cuda is None else cuda and gpu
-    steps = [(fixes[-1], plan) for fixes, plan in fix_levels(wl, cuda=cuda)[1:]]
+    levels = fix_levels(wl, cuda=cuda, gpu=gpu, counts=counts)[1:]
+    steps = [(fixes[-1], plan) for fixes, plan in levels if not plan.offload]
+    later = [(fixes[-1], plan) for fixes, plan in levels if plan.offload]
     if gpu and gpus > 1 and steps:
         last = steps[-1][1]
         steps.append(
             (f"FSDP (ZeRO-3) across {gpus} GPUs", replace(last, zero_stage=3, shards=gpus))
         )
-    return steps
+        later = [(text, replace(plan, zero_stage=3, shards=gpus)) for text, plan in later]
+    return steps + later
 
 
 def memory_fixes(
@@ -46,11 +58,12 @@ def memory_fixes(
 ) -> list[MemoryFix]:
     """Cumulative fixes, stopping at the first that fits; empty when params are unknown.
 
-    ``gpus`` > 1 (GPUs only) adds full sharding across them as the last step; ``cuda``
-    false (a GPU without CUDA) leaves out the 8-bit optimizer and the offload.
+    ``gpus`` > 1 (GPUs only) adds full sharding across them after the 8-bit optimizer and
+    before the offload; ``cuda`` false (a GPU without CUDA) leaves out the 8-bit optimizer
+    and the offload.
     """
     out: list[MemoryFix] = []
-    for text, plan in fix_steps(wl, gpu=gpu, gpus=gpus, cuda=cuda):
+    for text, plan in fix_steps(wl, gpu=gpu, gpus=gpus, cuda=cuda, counts=counts):
         mb = breakdown(wl, plan, gpu=gpu, counts=counts)
         if mb is None or mb.total_bytes is None:
             break

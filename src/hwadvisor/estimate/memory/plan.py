@@ -11,15 +11,17 @@ model states (2 + 2 + K)·Ψ for mixed-precision Adam, K = 12):
   gathered parameters of the layers running;
 - inference is split by tensor parallelism: weights and KV cache divided by n.
 
-The fixes a user would accept are tried in this order, each added to the ones before:
-mixed precision, a smaller batch per GPU with gradient accumulation (the effective batch
-kept), activation checkpointing, an 8-bit optimizer, and offloading the optimizer to the
-host (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840); for inference 16-bit weights,
-int8 weights, then one sample per pass. The plan is the smallest count
-over the fixes up to the 8-bit optimizer (fewer fixes on a tie, then the simplest
-strategy); offload only when nothing else fits within the count limit. Each candidate
-fits only when its bounds or its estimate say so (:func:`estimate.memory.decide_fit`).
-These are pure functions of the workload, the device's memory and the count limit.
+The fixes are tried in the order practitioners reach for them (SPEC section 6), each
+added to the ones before (:func:`fix_levels`): activation checkpointing, a smaller batch
+per GPU with gradient accumulation (the effective batch kept), mixed precision for a job
+given in fp32, an 8-bit optimizer, sharding over GPUs, and last offloading the optimizer
+to the host (ZeRO-Offload, Ren et al. 2021, arXiv:2101.06840); for inference 16-bit
+weights, int8 weights, then one sample per pass. The plan is the smallest count over the
+fixes up to the 8-bit optimizer (fewer fixes on a tie, then the simplest strategy), each
+level sharded before any offload; offload only when nothing else fits within the count
+limit. Each candidate fits only when its bounds or its estimate say so
+(:func:`estimate.memory.decide_fit`). These are pure functions of the workload, the
+device's memory and the count limit.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ MAX_GPUS = COUNTS[-1]
 _STAGES = ((1, "ZeRO-1"), (2, "ZeRO-2"), (3, "FSDP (ZeRO-3)"))
 #: The fixes by the names plans carry (what the plan's time reads).
 CHECKPOINTING = "activation checkpointing"
+MIXED_PRECISION = "mixed precision (bf16)"
 OFFLOAD = "optimizer offload to the host"
 
 
@@ -69,9 +72,29 @@ def and_list(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def fix_levels(wl: Workload, *, cuda: bool = True) -> list[tuple[tuple[str, ...], MemoryPlan]]:
-    """The cumulative fixes for ``wl``, in order, with the memory plan each leads to;
-    without ``cuda`` neither the 8-bit optimizer nor the offload (CUDA-only libraries)."""
+def fix_levels(
+    wl: Workload,
+    *,
+    cuda: bool = True,
+    gpu: bool = True,
+    counts: MemoryCounts | None = None,
+) -> list[tuple[tuple[str, ...], MemoryPlan]]:
+    """The cumulative fixes for ``wl``, in order, with the memory plan each leads to.
+
+    Training, in the order practitioners use them (SPEC section 6): activation
+    checkpointing; a batch of 1 per device with gradient accumulation (the effective
+    batch kept); an 8-bit optimizer; then, in a multi-GPU plan, sharding (:func:`plan_for`,
+    :func:`.fixes.fix_steps`) before offloading the optimizer to the host. Mixed
+    precision is the job's precision, not a fix, except for a job given in fp32: there
+    it is a fix, placed where it changes the job least, after the two that leave its
+    arithmetic as it is (checkpointing and the micro-batch) and before the 8-bit
+    optimizer, and offered only where it lowers the memory (``gpu`` and ``counts`` as
+    :func:`.parts.breakdown` takes them): autocast keeps 16-bit copies of the weights,
+    2 bytes a parameter, more than halving small activations saves. LoRA and QLoRA
+    change a language model's fine-tuning (:mod:`hwadvisor.estimate.llm.finetune`),
+    never a training job. Without ``cuda`` neither the 8-bit optimizer nor the offload
+    (CUDA-only libraries).
+    """
     plan = MemoryPlan(precision=wl.precision, batch=wl.batch_size)
     out: list[tuple[tuple[str, ...], MemoryPlan]] = [((), plan)]
     fixes: tuple[str, ...] = ()
@@ -88,16 +111,18 @@ def fix_levels(wl: Workload, *, cuda: bool = True) -> list[tuple[tuple[str, ...]
             plan = replace(plan, batch=1)
             out.append((fixes, plan))
         return out
-    if plan.precision is Precision.FP32:
-        plan, fixes = replace(plan, precision=Precision.AMP), ("mixed precision (bf16)",)
-        out.append((fixes, plan))
+    plan, fixes = replace(plan, checkpointing=True), (*fixes, CHECKPOINTING)
+    out.append((fixes, plan))
     if plan.batch > 1:
         accum = plan.batch
         plan = replace(plan, batch=1)
         fixes = (*fixes, f"batch 1 per device with {accum} steps of gradient accumulation")
         out.append((fixes, plan))
-    plan, fixes = replace(plan, checkpointing=True), (*fixes, CHECKPOINTING)
-    out.append((fixes, plan))
+    if plan.precision is Precision.FP32:
+        mixed = replace(plan, precision=Precision.AMP)
+        if _lowers(wl, plan, mixed, gpu=gpu, counts=counts):
+            plan, fixes = mixed, (*fixes, MIXED_PRECISION)
+            out.append((fixes, plan))
     if not cuda:
         return out
     if wl.optimizer is Optimizer.ADAMW:
@@ -106,6 +131,17 @@ def fix_levels(wl: Workload, *, cuda: bool = True) -> list[tuple[tuple[str, ...]
     plan, fixes = replace(plan, offload=True), (*fixes, OFFLOAD)
     out.append((fixes, plan))
     return out
+
+
+def _lowers(
+    wl: Workload, before: MemoryPlan, after: MemoryPlan, *, gpu: bool, counts: MemoryCounts | None
+) -> bool:
+    """Whether ``after`` needs less memory than ``before`` (the estimated peak)."""
+    was = breakdown(wl, before, gpu=gpu, counts=counts)
+    now = breakdown(wl, after, gpu=gpu, counts=counts)
+    if was is None or now is None or was.total_bytes is None or now.total_bytes is None:
+        return True
+    return now.total_bytes < was.total_bytes
 
 
 class _Breakdowns:
@@ -190,7 +226,7 @@ def plan_for(
     """
     if wl.params is None:
         return None
-    levels = fix_levels(wl, cuda=gpu.cuda)
+    levels = fix_levels(wl, cuda=gpu.cuda, counts=counts)
     offload = [lv for lv in levels if OFFLOAD in lv[0]]
     plain = [lv for lv in levels if lv not in offload]
     # Each level of fixes adds to the last, so a later level is chosen only with fewer

@@ -1,9 +1,10 @@
 """The job as recommended on one device: as written, or with the fixes or plan that make it fit.
 
 ``recommend`` answers for the job it would run, not only the job as first written: when
-mixed precision, a smaller batch with accumulation, activation checkpointing, an 8-bit
-optimizer, offload or sharding over the device's GPUs make a job fit, the fit is for the
-fixed job and names the fixes. This module decides that fit for one estimate row from
+activation checkpointing, a smaller batch with accumulation, mixed precision (an fp32
+job's), an 8-bit optimizer, sharding over the device's GPUs or, last, offload make a job
+fit (in that order, :func:`estimate.plan.fix_levels`), the fit is for the fixed job and
+names the fixes. This module decides that fit for one estimate row from
 the same bounds as the row's own fit (:func:`estimate.memory.decide_fit`):
 
 - a CPU (``here``): the fixes that can apply on it (:func:`estimate.fixes.fix_steps`);
