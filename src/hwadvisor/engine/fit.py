@@ -2,9 +2,9 @@
 
 ``fits_here`` answers for the job the advice would run (docs/json.md): this machine has the
 class of device recommended, the job fits its memory as written or with the fixes and
-plan the estimate found (``estimate.<slot>.fits_after_fixes``: mixed precision, a smaller
-batch with accumulation, activation checkpointing, an 8-bit optimizer, offload,
-sharding over its GPUs), and, where a time estimate exists, finishes within the deadline
+plan the estimate found (``estimate.<slot>.fits_after_fixes``: activation checkpointing,
+a smaller batch with accumulation, mixed precision where it helps, an 8-bit optimizer,
+sharding over its GPUs, offload), and, where a time estimate exists, finishes within the deadline
 and serves the load. It is null only when that cannot be told: the job's bounds straddle
 the memory (the reason then names the options that settle it), the QPS asked lies inside
 the throughput's error band, or the machine's memory is unknown. The verdict's plan is this machine's own when it holds the job, else the
