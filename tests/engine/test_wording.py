@@ -80,6 +80,67 @@ def test_advice_for_inference_runs_never_mentions_training(facts: Path) -> None:
     assert not said, "\n".join(said)
 
 
+#: ONNX export and INT8 through a CPU runtime: advice for CNNs, encoders and small models.
+ONNX_ADVICE = re.compile(r"ONNX|OpenVINO|quantize_dynamic|NNCF|INT8 quantization")
+#: Language-model jobs: their formats are the LLM estimates' (AWQ, GPTQ, FP8, GGUF).
+LLM_RUNS: list[tuple[Scenario, dict[str, Any]]] = [
+    (Scenario.INFERENCE, {"model": "llama-2-70b"}),
+    (Scenario.INFERENCE, {"model": "llama-3-8b", "task": "serve", "qps": 0.1}),
+    (Scenario.TRAINING, {"model": "llama-3-8b", "method": "lora"}),
+]
+
+
+@pytest.mark.parametrize("facts", FACTS, ids=lambda p: p.stem)
+def test_advice_for_a_language_model_never_says_onnx_or_int8_quantization(facts: Path) -> None:
+    said = []
+    for n, (scenario, workload) in enumerate(LLM_RUNS):
+        for text in _texts(scenario, workload, facts, n):
+            if ONNX_ADVICE.search(text):
+                said.append(f"{scenario.value} {workload}: {text}")
+    assert not said, "\n".join(said)
+
+
+#: Training runs whose rows hold their times in different fields: a total time, a time
+#: per step only (fine-tuning without --dataset-size), serving figures, nothing at all.
+TIMED_RUNS: list[dict[str, Any]] = [
+    {"model": "resnet50"},
+    {"model": "llama-3-8b", "method": "lora"},
+    {"model": "llama-3-8b", "task": "serve"},
+    {"params": 7_000_000_000},
+]
+NO_TIME = re.compile(r"no (total )?time\b|no time estimate", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("facts", FACTS, ids=lambda p: p.stem)
+def test_no_time_is_said_only_where_no_row_shows_one(facts: Path) -> None:
+    said = []
+    for n, workload in enumerate(TIMED_RUNS):
+        budget, team = OPTIONS[n % len(OPTIONS)]
+        options = RunOptions(
+            workload=WorkloadOptions(**workload),
+            budget=budget,
+            team=team,
+            facts_file=str(facts),
+            no_bench=True,
+        )
+        advice = recommend(scenario=Scenario.TRAINING, options=options).advice
+        here, alts = advice.estimates.here, advice.estimates.alternatives
+        # The rows the advice's tables show: the estimate table's time column and the
+        # serving table's time to first token.
+        rows = [*([here] if here else []), *alts]
+        times = [here.total_time_s] if here else []
+        times += [a.time_s for a in alts]
+        times += [r.serving.ttft_s for r in rows if r.serving is not None]
+        if all(t is None for t in times):
+            continue
+        said += [
+            f"{workload}: {f.rule} {f.title}: {f.message}"
+            for f in advice.findings
+            if NO_TIME.search(f.title) or NO_TIME.search(f.message)
+        ]
+    assert not said, "\n".join(said)
+
+
 def _every_value(text: str, task: str) -> dict[str, Any]:
     """A context giving every placeholder of ``text`` a value, for a job of ``task``."""
     ctx: dict[str, Any] = {ph.path: 1 for ph in placeholders(text)}

@@ -321,6 +321,28 @@ def available(e: Estimates) -> bool:
     return e.report is not None
 
 
+@ESTIMATES.fact(
+    "estimate.table_has_time",
+    FactType.BOOL,
+    "some row the advice shows has a time: a total time in the estimate table's time "
+    "column (this machine, every GPU, multi-GPU and CPU instance compared) or a time to "
+    "first token in the serving table; false when none has or nothing was estimated "
+    "(never null)",
+)
+def table_has_time(e: Estimates) -> bool:
+    """Whether the advice's tables show a time on any row.
+
+    The rows are the report's, every one of them (the advice's table lists them all, not
+    only the slots' picks): a rule that says there is no time estimate must not fire
+    beside a table that shows one.
+    """
+    rows = e.report.estimates if e.report is not None else []
+    return any(
+        x.total_time_s is not None or (x.serving is not None and x.serving.ttft_s is not None)
+        for x in rows
+    )
+
+
 def _speedup(e: Estimates, slot: str) -> float | None:
     here, other = e.slots.get("here"), e.slots.get(slot)
     here_t = here.total_time_s if here is not None else None
