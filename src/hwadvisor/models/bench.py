@@ -27,7 +27,7 @@ def drifted(ratio: float) -> bool:
 
 def shape_text(kernel: str, shape: tuple[int, ...] | list[int]) -> str:
     """A figure's size as people say it: 1024³, 128 MiB, 4x64x56x56."""
-    if kernel in ("copy", "triad", "h2d", "d2h"):
+    if kernel in ("copy", "triad", "h2d", "d2h") and shape:
         per = 1 if kernel in ("h2d", "d2h") else 4
         return f"{shape[0] * per / 2**20:,.0f} MiB"
     if kernel.startswith("matmul") and len(shape) == 3 and len(set(shape)) == 1:

@@ -75,15 +75,19 @@ def _cpu_results(bench: BenchReport, kernel: str, dtype: str) -> list[BenchResul
     return steady or found
 
 
-def _effective_size(shape: list[int]) -> float:
-    """The cube root of M·N·K of a matmul figure's shape ([n], [m, k, n] or [m, n])."""
+def _effective_size(shape: list[int]) -> float | None:
+    """The cube root of M·N·K of a matmul figure's shape ([n], [m, k, n] or [m, n]);
+    None for a shape that is none of these (a saved report may hold anything)."""
     if len(shape) == 3:
         m, k, n = shape
     elif len(shape) == 2:
         m, k, n = shape[0], shape[1], shape[1]
-    else:
+    elif len(shape) == 1:
         m = k = n = shape[0]
-    return float(m * k * n) ** (1.0 / 3.0)
+    else:
+        return None
+    product = float(m) * k * n
+    return product ** (1.0 / 3.0) if product > 0 else None
 
 
 def _curve(bench: BenchReport, dtype: str) -> tuple[tuple[float, float], ...]:
@@ -92,7 +96,10 @@ def _curve(bench: BenchReport, dtype: str) -> tuple[tuple[float, float], ...]:
     on the same cores; a dip is noise)."""
     best: dict[float, float] = {}
     for r in _cpu_results(bench, "matmul", dtype):
-        size = round(_effective_size(r.shape), 1)
+        effective = _effective_size(r.shape)
+        if effective is None:
+            continue
+        size = round(effective, 1)
         best[size] = max(best.get(size, 0.0), r.value * 1e9)
     out: list[tuple[float, float]] = []
     for size in sorted(best):
@@ -244,7 +251,7 @@ def _conv_size(bench: BenchReport) -> float:
     """The effective size of the bench's convolution ([N, C, H, W], 3×3, C in = C out:
     M = N·H·W, N = C, K = 9·C), else the catalog's reference layer's."""
     for r in _cpu_results(bench, "conv2d", "fp32"):
-        if len(r.shape) == 4:
+        if len(r.shape) == 4 and min(r.shape) > 0:
             n, c, h, w = r.shape
             return float(n * h * w * c * 9 * c) ** (1.0 / 3.0)
     return CONV_SIZE
