@@ -43,7 +43,8 @@ TRAINING = re.compile(
 )
 
 
-def _texts(scenario: Scenario, workload: dict[str, Any], facts: Path, n: int) -> list[str]:
+def _advice(scenario: Scenario, workload: dict[str, Any], facts: Path, n: int) -> Any:
+    """The advice for ``workload`` on the saved machine, at the n-th budget and team."""
     budget, team = OPTIONS[n % len(OPTIONS)]
     options = RunOptions(
         workload=WorkloadOptions(**workload),
@@ -52,7 +53,11 @@ def _texts(scenario: Scenario, workload: dict[str, Any], facts: Path, n: int) ->
         facts_file=str(facts),
         no_bench=True,
     )
-    advice = recommend(scenario=scenario, options=options).advice
+    return recommend(scenario=scenario, options=options).advice
+
+
+def _texts(scenario: Scenario, workload: dict[str, Any], facts: Path, n: int) -> list[str]:
+    advice = _advice(scenario, workload, facts, n)
     return (
         [f"{f.rule}: {f.message}" for f in advice.findings]
         + [f"{m.rule}: {m.step}" for m in advice.migration]
@@ -115,15 +120,7 @@ NO_TIME = re.compile(r"no (total )?time\b|no time estimate", re.IGNORECASE)
 def test_no_time_is_said_only_where_no_row_shows_one(facts: Path) -> None:
     said = []
     for n, workload in enumerate(TIMED_RUNS):
-        budget, team = OPTIONS[n % len(OPTIONS)]
-        options = RunOptions(
-            workload=WorkloadOptions(**workload),
-            budget=budget,
-            team=team,
-            facts_file=str(facts),
-            no_bench=True,
-        )
-        advice = recommend(scenario=Scenario.TRAINING, options=options).advice
+        advice = _advice(Scenario.TRAINING, workload, facts, n)
         here, alts = advice.estimates.here, advice.estimates.alternatives
         # The rows the advice's tables show: the estimate table's time column and the
         # serving table's time to first token.
