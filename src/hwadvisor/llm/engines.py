@@ -1,4 +1,4 @@
-"""Serving engine classes (llama.cpp, vLLM, transformers): overheads and memory reserve.
+"""Serving engine classes (llama.cpp, vLLM, SGLang, TensorRT-LLM, transformers): overheads and memory reserve.
 
 The data is ``hwadvisor/catalog/data/engines.yaml``, every figure with its source.
 """
@@ -25,6 +25,9 @@ class Engine(BaseModel):
     kernel_us: float = Field(ge=0)
     micro_batch: int = Field(ge=0, description="prompt tokens per forward pass; 0 = all")
     dequantize_for_prefill: bool
+    chunked_prefill: bool = Field(
+        False, description="prompt chunks ride in decode steps (continuous batching)"
+    )
     sources: dict[str, str]
 
     def step_overhead_s(self, layers: int) -> float:
@@ -48,7 +51,14 @@ def find_engine(ident: str) -> Engine:
     """The engine ``ident`` (llama.cpp, vllm, transformers); unknown -> UsageError."""
     engines = load_engines()
     key = ident.strip().lower()
-    key = {"llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "hf": "transformers"}.get(key, key)
+    key = {
+        "llamacpp": "llama.cpp",
+        "llama-cpp": "llama.cpp",
+        "hf": "transformers",
+        "trtllm": "tensorrt-llm",
+        "trt-llm": "tensorrt-llm",
+        "tensorrt_llm": "tensorrt-llm",
+    }.get(key, key)
     if key not in engines:
         raise UsageError(f"unknown engine '{ident}'; choose one of {', '.join(engines)}")
     return engines[key]

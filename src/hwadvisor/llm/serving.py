@@ -231,3 +231,224 @@ def _assumptions(
     if device.kind == "cpu":
         notes.append("CPU: operators run in the calling threads, no kernel launch overhead")
     return tuple(notes)
+
+
+# -- under load: continuous batching ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One concurrency of a continuous-batching curve (per tensor-parallel group).
+
+    ``aggregate_tokens_s`` counts generated tokens of all sequences; ``ttft_s`` is the
+    time from a request's admission to its first token; ``itl_s`` the mean time between a
+    sequence's tokens (a decode step, with the prefill chunks mixed into it); ``requests_s``
+    the completed requests per second with ``concurrency`` always in flight; ``fits`` is
+    True when the KV cache of that many sequences of the context fits the memory budget.
+    """
+
+    concurrency: int
+    aggregate_tokens_s: float
+    ttft_s: float
+    itl_s: float
+    requests_s: float
+    fits: bool
+
+
+def mixed_step_seconds(
+    arch: LlmArch,
+    fmt: QuantFormat,
+    engine: Engine,
+    device: DeviceSpec,
+    *,
+    decode_seqs: float,
+    context: int,
+    prefill_tokens: float = 0.0,
+    prefill_context: int = 0,
+    tp: int = 1,
+    kv_bytes_per_element: float = 2,
+) -> float:
+    """Seconds of one engine step that decodes ``decode_seqs`` sequences at ``context``
+    and processes ``prefill_tokens`` prompt tokens (a chunk) in the same forward pass.
+
+    One read of the weights serves both; the KV cache of every decoding sequence is read;
+    FLOPs are those of all tokens; the step pays the engine's fixed cost once.
+    """
+    tokens = decode_seqs + prefill_tokens
+    weights = fmt.bytes_read_per_step(arch, experts_touched(arch, max(1, round(tokens))))
+    kv = decode_seqs * arch.kv_cache_bytes(context, kv_bytes_per_element)
+    memory = (weights + kv) / (device.effective_bandwidth * tp)
+    peak, _ = device.flops(fmt.compute)
+    flops = decode_seqs * arch.flops_per_token(context)
+    if prefill_tokens > 0:
+        flops += prefill_tokens * arch.flops_per_token(max(1, prefill_context), with_head=False)
+    compute = flops / (peak * device.gemm_fraction * tp)
+    fixed = _overhead(engine, device, arch) + _allreduce_s(arch, device, tp, max(1, round(tokens)))
+    return max(memory, compute) + fixed
+
+
+def _curve_point(
+    arch: LlmArch,
+    fmt: QuantFormat,
+    engine: Engine,
+    device: DeviceSpec,
+    req: ServingRequest,
+    concurrency: int,
+    tp: int,
+    fits: bool,
+) -> CurvePoint:
+    """Steady state of ``concurrency`` requests always in flight (closed loop)."""
+    c, p, o = concurrency, max(1, req.prompt_tokens), max(1, req.output_tokens)
+    kvb = req.kv_bytes_per_element
+    ctx = req.decode_context
+    if engine.chunked_prefill:
+        cycle, steps, ttft = _chunked_cycle(arch, fmt, engine, device, req, c, tp)
+        itl = cycle / steps
+    else:
+        # Prefill runs as its own forward passes that stall every decoding sequence.
+        prefill = prefill_seconds(arch, fmt, engine, device, p, tp)
+        step, _ = decode_step_seconds(
+            arch, fmt, engine, device, context=ctx, batch=c, tp=tp, kv_bytes_per_element=kvb
+        )
+        cycle = o * step + c * prefill
+        ttft = prefill + step
+        itl = cycle / o
+    return CurvePoint(
+        concurrency=c,
+        aggregate_tokens_s=c * o / cycle,
+        ttft_s=ttft,
+        itl_s=itl,
+        requests_s=c / cycle,
+        fits=fits,
+    )
+
+
+def _chunked_cycle(
+    arch: LlmArch,
+    fmt: QuantFormat,
+    engine: Engine,
+    device: DeviceSpec,
+    req: ServingRequest,
+    c: int,
+    tp: int,
+) -> tuple[float, float, float]:
+    """One cycle (every one of ``c`` requests served once) under chunked prefill: its
+    seconds, its steps and the TTFT of a request.
+
+    Each step decodes the running sequences first, then spends the rest of the token
+    budget on one prompt's chunk. A request lives o + n_chunks steps; c x n_chunks of
+    those carry a chunk. When the prompts outgrow that (c x n_chunks > the steps), every
+    step is full: the budget shared between decodes and chunks.
+    """
+    p, o = max(1, req.prompt_tokens), max(1, req.output_tokens)
+    budget = engine.micro_batch or (p + c)
+    kvb, ctx = req.kv_bytes_per_element, req.decode_context
+    room = max(1, budget - (c - 1))
+    chunk = min(p, room)
+    n_chunks = -(-p // chunk)
+
+    def step(decoding: float, prefill: float) -> float:
+        return mixed_step_seconds(
+            arch,
+            fmt,
+            engine,
+            device,
+            decode_seqs=decoding,
+            context=ctx,
+            prefill_tokens=prefill,
+            prefill_context=p // 2,
+            tp=tp,
+            kv_bytes_per_element=kvb,
+        )
+
+    t_chunk = step(c - 1, chunk)
+    steps = float(o + n_chunks)
+    if c * n_chunks <= steps:
+        plain = steps - c * n_chunks
+        cycle = c * n_chunks * t_chunk + plain * step(c * o / steps, 0.0)
+    else:
+        steps = max(steps, c * (p + o) / budget)
+        decoding = c * o / steps
+        cycle = steps * step(decoding, max(0.0, budget - decoding))
+    return cycle, steps, n_chunks * t_chunk
+
+
+def default_concurrencies(limit: int) -> tuple[int, ...]:
+    """1, 2, 4, ... up to ``limit``, with ``limit`` itself last."""
+    out, c = [], 1
+    while c < limit:
+        out.append(c)
+        c *= 2
+    out.append(max(1, limit))
+    return tuple(out)
+
+
+def batching_curve(
+    arch: LlmArch,
+    fmt: QuantFormat,
+    engine: Engine,
+    device: DeviceSpec,
+    request: ServingRequest | None = None,
+    *,
+    tp: int = 1,
+    concurrencies: tuple[int, ...] | None = None,
+) -> tuple[CurvePoint, ...]:
+    """The continuous-batching curve of serving ``arch`` on ``tp`` GPUs of ``device``.
+
+    Inputs: the model's shape, its weight format, the engine, one device of the group,
+    ``request`` (prompt and output tokens, the context each sequence reserves and the KV
+    bytes per element; its ``concurrency`` is ignored) and ``concurrencies`` to evaluate
+    (default 1, 2, 4, ... up to the most sequences the memory holds, that number last;
+    at least 1). Output: one :class:`CurvePoint` per concurrency, in order, each with the
+    aggregate generated tokens/s, TTFT, inter-token latency and requests/s of that many
+    requests always in flight, and whether their KV cache fits. Figures are per group of
+    ``tp`` GPUs; divide requests_s by tp for a per-GPU rate.
+
+    Engines with chunked prefill (vLLM, SGLang, TensorRT-LLM) mix prompt chunks into decode
+    steps up to their token budget; the others (llama.cpp, transformers) stall decoding
+    while a prompt is processed.
+    """
+    req = request or ServingRequest()
+    fit = memory_fit(
+        arch,
+        fmt,
+        engine,
+        device,
+        context=req.context,
+        prompt_tokens=req.prompt_tokens,
+        tp=tp,
+        kv_bytes_per_element=req.kv_bytes_per_element,
+    )
+    limit = fit.max_concurrency
+    points = concurrencies or default_concurrencies(max(1, limit))
+    if any(c <= 0 for c in points):
+        raise UsageError("every concurrency must be at least 1")
+    return tuple(
+        _curve_point(arch, fmt, engine, device, req, c, tp, 0 < c <= limit) for c in points
+    )
+
+
+def max_fitting_concurrency(curve: tuple[CurvePoint, ...]) -> CurvePoint | None:
+    """The point of highest concurrency whose KV cache fits memory (None: none fits).
+
+    This is the ``--max-throughput`` operating point: the engines' own throughput
+    benchmarks run as many sequences as the memory holds.
+    """
+    fitting = [p for p in curve if p.fits]
+    return max(fitting, key=lambda p: p.concurrency) if fitting else None
+
+
+def largest_meeting(
+    curve: tuple[CurvePoint, ...],
+    *,
+    ttft_s: float | None = None,
+    itl_s: float | None = None,
+) -> CurvePoint | None:
+    """The point of highest concurrency that fits memory and meets both targets (None
+    when no point does). A target left as None is not checked."""
+    ok = [
+        p
+        for p in curve
+        if p.fits and (ttft_s is None or p.ttft_s <= ttft_s) and (itl_s is None or p.itl_s <= itl_s)
+    ]
+    return max(ok, key=lambda p: p.concurrency) if ok else None

@@ -90,6 +90,8 @@ class ServingEngine(str, Enum):
     LLAMA_CPP = "llama.cpp"
     VLLM = "vllm"
     TRANSFORMERS = "transformers"
+    SGLANG = "sglang"
+    TENSORRT_LLM = "tensorrt-llm"
 
 
 class Precision(str, Enum):
@@ -134,10 +136,46 @@ DTYPE_BYTES: dict[str, float] = {
 
 
 class Optimizer(str, Enum):
-    """Optimizer, which sets the bytes of state per parameter."""
+    """Optimizer, which sets the bytes of state per parameter (``--optimizer``)."""
 
     ADAMW = "adamw"
+    ADAMW8BIT = "adamw8bit"
+    PAGED_ADAMW8BIT = "paged_adamw8bit"
     SGD = "sgd"
+    ADAFACTOR = "adafactor"
+
+
+class Checkpointing(str, Enum):
+    """Activation checkpointing (``--checkpointing``): auto turns it on when needed to fit."""
+
+    ON = "on"
+    OFF = "off"
+    AUTO = "auto"
+
+
+class Framework(str, Enum):
+    """The fine-tuning framework (``--framework``; catalog/data/frameworks.yaml)."""
+
+    HF = "hf"
+    TORCHTUNE = "torchtune"
+    UNSLOTH = "unsloth"
+
+
+class Strategy(str, Enum):
+    """How several GPUs share a fine-tuning job (``--strategy``)."""
+
+    DDP = "ddp"
+    FSDP = "fsdp"
+    ZERO1 = "zero1"
+    ZERO2 = "zero2"
+    ZERO3 = "zero3"
+
+
+class Offload(str, Enum):
+    """Where optimizer state (and, sharded, parameters) is offloaded (``--offload``)."""
+
+    NONE = "none"
+    CPU = "cpu"
 
 
 class ModelKind(str, Enum):
@@ -359,6 +397,16 @@ class Workload(Document):
         None,
         description="serving engine class (null: llama.cpp for GGUF formats and CPUs, else vllm)",
     )
+    checkpointing: Checkpointing | None = Field(
+        None, description="activation checkpointing: on, off or auto (null: auto)"
+    )
+    framework: Framework | None = Field(
+        None, description="fine-tuning framework profile (null: hf)"
+    )
+    strategy: Strategy | None = Field(
+        None, description="multi-GPU strategy (null: DDP when one GPU holds the job, else FSDP)"
+    )
+    offload: Offload | None = Field(None, description="optimizer/parameter offload (null: none)")
     llm: LlmShape | None = Field(
         None, description="the language model's shape, when the model is one"
     )
@@ -383,6 +431,10 @@ LLM_OPTIONS = (
     "output_tokens",
     "concurrency",
     "engine",
+    "checkpointing",
+    "framework",
+    "strategy",
+    "offload",
 )
 
 #: The command-line option of each workload field a user gives (the others are derived).
@@ -410,6 +462,10 @@ OPTIONS = {
     "output_tokens": "--output-tokens",
     "concurrency": "--concurrency",
     "engine": "--engine",
+    "checkpointing": "--checkpointing",
+    "framework": "--framework",
+    "strategy": "--strategy",
+    "offload": "--offload",
 }
 
 
