@@ -22,7 +22,7 @@ LLAMA = resolve_model("llama-3-8b").arch
 BF16 = find_format("bf16")
 
 
-@pytest.mark.parametrize("engine", ["vllm", "sglang", "tensorrt-llm", "llama.cpp", "transformers"])
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "tensorrt-llm", "llama.cpp"])
 def test_throughput_grows_and_latency_worsens_with_concurrency(engine: str) -> None:
     curve = batching_curve(LLAMA, BF16, find_engine(engine), H100, REQ)
     assert curve[0].concurrency == 1
@@ -30,10 +30,22 @@ def test_throughput_grows_and_latency_worsens_with_concurrency(engine: str) -> N
     assert conc == sorted(conc) and len(set(conc)) == len(conc)
     for a, b in itertools.pairwise(curve):
         assert b.aggregate_tokens_s > a.aggregate_tokens_s
-        assert b.itl_s >= a.itl_s
         assert b.requests_s > a.requests_s
+    # Engines switch kernels with the batch (llama.cpp's mat-vec path ends at 8 tokens),
+    # so a step may shorten between two points; the full batch is still slower than one.
+    assert curve[-1].itl_s > curve[0].itl_s
     # Batching amortises the weight reads: far more than 10x the batch-1 throughput.
     assert curve[-1].aggregate_tokens_s > 10 * curve[0].aggregate_tokens_s
+
+
+def test_engine_batch_limits_cap_the_curve() -> None:
+    # generate() serves one static batch: priced one request at a time.
+    assert [
+        p.concurrency for p in batching_curve(LLAMA, BF16, find_engine("transformers"), H100, REQ)
+    ] == [1]
+    small = ServingRequest(prompt_tokens=64, output_tokens=64, context=128)
+    vllm = batching_curve(LLAMA, BF16, find_engine("vllm"), H100, small)
+    assert vllm[-1].concurrency == find_engine("vllm").max_sequences
 
 
 def test_last_default_point_is_the_memory_limit() -> None:

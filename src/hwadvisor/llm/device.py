@@ -50,6 +50,7 @@ class DeviceSpec:
     gemm_fraction: float = 0.75
     usable_memory_fraction: float = 1.0
     link_bytes_s: float | None = None
+    link_kind: str | None = None
     threads: int | None = None
     source: str = ""
     notes: tuple[str, ...] = field(default=())
@@ -102,6 +103,7 @@ class DeviceSpec:
             gemm_fraction=achieved.gemm,
             usable_memory_fraction=getattr(entry, "gpu_memory_fraction", None) or 1.0,
             link_bytes_s=link * 1e9 if link else None,
+            link_kind=entry.interconnect.kind,
             source=f"catalog:{entry.id} ({entry.source}); achieved: {achieved.source}",
         )
 

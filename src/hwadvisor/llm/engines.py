@@ -28,6 +28,23 @@ class Engine(BaseModel):
     chunked_prefill: bool = Field(
         False, description="prompt chunks ride in decode steps (continuous batching)"
     )
+    kernel_us_by_class: dict[str, float] = Field(
+        default_factory=dict, description="kernel_us on a GPU class (hbm, gddr) where it differs"
+    )
+    decode_ceiling_gb_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="GB/s the mat-vec kernels of a family (16bit, 8bit, 4bit, fp8) sustain",
+    )
+    prefill_ceiling_tflops: dict[str, float] = Field(
+        default_factory=dict, description="TFLOP/s the engine's products reach on a GPU class"
+    )
+    matvec_max_batch: int = Field(8, ge=1, description="tokens up to which mat-vec kernels run")
+    step_overhead_us: float = Field(0.0, ge=0, description="host work per step not overlapped")
+    kv_passes: float = Field(1.0, ge=1, description="times a decode step reads the KV cache")
+    max_sequences: int = Field(0, ge=0, description="sequences batched at most; 0 = memory")
+    kv_share_of_free: bool = Field(
+        False, description="memory_utilization is a share of the memory left after weights"
+    )
     sources: dict[str, str]
 
     def step_overhead_s(self, layers: int) -> float:

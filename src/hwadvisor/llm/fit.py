@@ -5,7 +5,8 @@ cache of the KV heads it holds (kv_heads / tp of them; a head is replicated when
 exceeds kv_heads), the activations of one forward pass, the engine's runtime (CUDA
 context and workspaces) and, when tp > 1, the communication buffers of the all-reduces.
 The budget is the device's usable memory x the engine's memory utilization (vLLM takes
-90% of the GPU by default and no more).
+90% of the GPU by default and no more); TensorRT-LLM takes its share of the memory left
+after the weights instead.
 """
 
 from __future__ import annotations
@@ -89,9 +90,15 @@ def memory_fit(
     act = activation_bytes(arch, engine, tokens, concurrency) / tp
     weights = fmt.weight_bytes(arch) / tp
     comm = COMM_BUFFER_BYTES if tp > 1 else 0.0
-    budget = device.usable_memory * engine.memory_utilization
     runtime = runtime_bytes(device.kind)
-    room = budget - weights - act - runtime - comm
+    if engine.kv_share_of_free:
+        # The engine takes its share of what is left once weights and buffers are in.
+        free = device.usable_memory - weights - act - runtime - comm
+        room = free * engine.memory_utilization
+        budget = weights + act + runtime + comm + room
+    else:
+        budget = device.usable_memory * engine.memory_utilization
+        room = budget - weights - act - runtime - comm
     return MemoryFit(
         tp=tp,
         weights_bytes=weights,

@@ -26,11 +26,21 @@ from hwadvisor.llm.device import DeviceSpec
 from hwadvisor.llm.engines import Engine
 from hwadvisor.llm.fit import MemoryFit, memory_fit
 from hwadvisor.llm.formats import QuantFormat
+from hwadvisor.llm.step import experts_touched, forward_seconds
 
-#: Fixed cost of one small all-reduce inside a node (assumed; NCCL's small-message latency).
-ALLREDUCE_LATENCY_S = 10e-6
-#: Link rate when the device names none (PCIe 4.0 x16, 32 GB/s per direction).
-DEFAULT_LINK_BYTES_S = 32e9
+__all__ = [
+    "CurvePoint",
+    "ServingEstimate",
+    "ServingRequest",
+    "batching_curve",
+    "decode_step_seconds",
+    "estimate_serving",
+    "experts_touched",
+    "largest_meeting",
+    "max_fitting_concurrency",
+    "mixed_step_seconds",
+    "prefill_seconds",
+]
 
 
 @dataclass(frozen=True)
@@ -80,50 +90,28 @@ class ServingEstimate:
     assumptions: tuple[str, ...] = field(default=())
 
 
-def experts_touched(arch: LlmArch, batch: int) -> float:
-    """Mean distinct experts per layer that ``batch`` tokens route to (k of E each)."""
-    if not arch.is_moe:
-        return 1.0
-    e, k = arch.experts, arch.experts_per_token
-    return e * (1 - (1 - k / e) ** batch)
-
-
-def _overhead(engine: Engine, device: DeviceSpec, arch: LlmArch) -> float:
-    # A CPU runs each operator in the calling threads: no kernel launches to pay for.
-    return 0.0 if device.kind == "cpu" else engine.step_overhead_s(arch.layers)
-
-
-def _allreduce_s(arch: LlmArch, device: DeviceSpec, tp: int, tokens: int) -> float:
-    """Two all-reduces per layer of ``tokens`` x hidden 16-bit activations (ring)."""
-    if tp <= 1:
-        return 0.0
-    link = device.link_bytes_s or DEFAULT_LINK_BYTES_S
-    message = tokens * arch.hidden * 2
-    return 2 * arch.layers * (ALLREDUCE_LATENCY_S + 2 * (tp - 1) / tp * message / link)
-
-
 def prefill_seconds(
     arch: LlmArch, fmt: QuantFormat, engine: Engine, device: DeviceSpec, tokens: int, tp: int = 1
 ) -> float:
-    """Seconds to process a prompt of ``tokens`` (compute-bound, per micro-batch passes)."""
+    """Seconds to process a prompt of ``tokens``: one forward pass per micro-batch, each
+    attending over the keys before it."""
     tokens = max(1, tokens)
     passes = engine.passes(tokens)
     per_pass = -(-tokens // passes)
-    peak, _ = device.flops(fmt.compute)
-    rate = peak * device.gemm_fraction * tp
-    experts = experts_touched(arch, per_pass)
-    weights = fmt.bytes_read_per_step(arch, experts) / tp
-    bandwidth = device.effective_bandwidth * tp
-    compute = arch.prefill_flops(tokens) / rate
-    floor = passes * weights / bandwidth
-    dequant = 0.0
-    if engine.dequantize_for_prefill and fmt.block_quantized and per_pass > 8:
-        params = arch.body_matrix_params(experts) / tp
-        dequant = passes * params * (fmt.bits_per_weight / 8 + 2) / bandwidth
-    overhead = passes * _overhead(engine, device, arch)
-    return (
-        max(compute, floor) + dequant + overhead + passes * _allreduce_s(arch, device, tp, per_pass)
-    )
+    total = 0.0
+    for i in range(passes):
+        chunk = min(per_pass, tokens - i * per_pass)
+        seconds, _ = forward_seconds(
+            arch,
+            fmt,
+            engine,
+            device,
+            prefill_tokens=chunk,
+            prefill_context=i * per_pass + max(1, chunk // 2),
+            tp=tp,
+        )
+        total += seconds
+    return total
 
 
 def decode_step_seconds(
@@ -138,13 +126,16 @@ def decode_step_seconds(
     kv_bytes_per_element: float = 2,
 ) -> tuple[float, str]:
     """Seconds of one decode step of ``batch`` sequences at ``context``, and its bound."""
-    weights = fmt.bytes_read_per_step(arch, experts_touched(arch, batch))
-    kv = batch * arch.kv_cache_bytes(context, kv_bytes_per_element)
-    memory = (weights + kv) / (device.effective_bandwidth * tp)
-    peak, _ = device.flops(fmt.compute)
-    compute = batch * arch.flops_per_token(context) / (peak * device.gemm_fraction * tp)
-    fixed = _overhead(engine, device, arch) + _allreduce_s(arch, device, tp, batch)
-    return max(memory, compute) + fixed, "memory" if memory >= compute else "compute"
+    return forward_seconds(
+        arch,
+        fmt,
+        engine,
+        device,
+        decode_seqs=batch,
+        context=context,
+        tp=tp,
+        kv_bytes_per_element=kv_bytes_per_element,
+    )
 
 
 def estimate_serving(
@@ -269,22 +260,21 @@ def mixed_step_seconds(
     kv_bytes_per_element: float = 2,
 ) -> float:
     """Seconds of one engine step that decodes ``decode_seqs`` sequences at ``context``
-    and processes ``prefill_tokens`` prompt tokens (a chunk) in the same forward pass.
-
-    One read of the weights serves both; the KV cache of every decoding sequence is read;
-    FLOPs are those of all tokens; the step pays the engine's fixed cost once.
-    """
-    tokens = decode_seqs + prefill_tokens
-    weights = fmt.bytes_read_per_step(arch, experts_touched(arch, max(1, round(tokens))))
-    kv = decode_seqs * arch.kv_cache_bytes(context, kv_bytes_per_element)
-    memory = (weights + kv) / (device.effective_bandwidth * tp)
-    peak, _ = device.flops(fmt.compute)
-    flops = decode_seqs * arch.flops_per_token(context)
-    if prefill_tokens > 0:
-        flops += prefill_tokens * arch.flops_per_token(max(1, prefill_context), with_head=False)
-    compute = flops / (peak * device.gemm_fraction * tp)
-    fixed = _overhead(engine, device, arch) + _allreduce_s(arch, device, tp, max(1, round(tokens)))
-    return max(memory, compute) + fixed
+    and processes ``prefill_tokens`` prompt tokens (a chunk) in the same forward pass:
+    one read of the weights serves both (:func:`hwadvisor.llm.step.forward_seconds`)."""
+    seconds, _ = forward_seconds(
+        arch,
+        fmt,
+        engine,
+        device,
+        decode_seqs=decode_seqs,
+        context=context,
+        prefill_tokens=prefill_tokens,
+        prefill_context=max(1, prefill_context),
+        tp=tp,
+        kv_bytes_per_element=kv_bytes_per_element,
+    )
+    return seconds
 
 
 def _curve_point(
@@ -369,7 +359,7 @@ def _chunked_cycle(
     else:
         steps = max(steps, c * (p + o) / budget)
         decoding = c * o / steps
-        cycle = steps * step(decoding, max(0.0, budget - decoding))
+        cycle = steps * step(decoding, min(c * p / steps, max(0.0, budget - decoding)))
     return cycle, steps, n_chunks * t_chunk
 
 
@@ -420,6 +410,8 @@ def batching_curve(
         kv_bytes_per_element=req.kv_bytes_per_element,
     )
     limit = fit.max_concurrency
+    if engine.max_sequences:
+        limit = min(limit, engine.max_sequences)
     points = concurrencies or default_concurrencies(max(1, limit))
     if any(c <= 0 for c in points):
         raise UsageError("every concurrency must be at least 1")
