@@ -28,12 +28,16 @@ import typer
 from hwadvisor.cli import _workload as wl
 from hwadvisor.models.workload import (
     Budget,
+    Checkpointing,
     FinetuneMethod,
+    Framework,
     LoraTargets,
+    Offload,
     Optimizer,
     Precision,
     Quant,
     ServingEngine,
+    Strategy,
     Task,
     Team,
 )
@@ -89,6 +93,10 @@ WORKLOAD = Group(
         Shared("output_tokens", int | None, wl.OUTPUT_TOKENS),
         Shared("concurrency", int | None, wl.CONCURRENCY),
         Shared("engine", ServingEngine | None, wl.ENGINE),
+        Shared("checkpointing", Checkpointing | None, wl.CHECKPOINTING),
+        Shared("framework", Framework | None, wl.FRAMEWORK),
+        Shared("strategy", Strategy | None, wl.STRATEGY),
+        Shared("offload", Offload | None, wl.OFFLOAD),
     ),
 )
 

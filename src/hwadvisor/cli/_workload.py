@@ -64,7 +64,12 @@ INPUT_SHAPE = typer.Option(
     help="Shape of one sample: 3,224,224, 3x224x224 or 128 (token ids).",
 )
 PRECISION = typer.Option(None, "--precision", case_sensitive=False, help="Numeric precision.")
-OPTIMIZER = typer.Option(None, "--optimizer", case_sensitive=False, help="Optimizer.")
+OPTIMIZER = typer.Option(
+    None,
+    "--optimizer",
+    case_sensitive=False,
+    help="Optimizer: adamw, adamw8bit, paged_adamw8bit (state in host memory), sgd or adafactor.",
+)
 CHANNELS_LAST = typer.Option(
     False,
     "--channels-last",
@@ -99,6 +104,30 @@ LORA_TARGETS = typer.Option(
     "--lora-targets",
     case_sensitive=False,
     help="Projections LoRA adapts: attn (q, k, v, o; default) or all-linear.",
+)
+CHECKPOINTING = typer.Option(
+    None,
+    "--checkpointing",
+    case_sensitive=False,
+    help="Fine-tuning: activation checkpointing on, off or auto (default auto: on when needed to fit).",
+)
+FRAMEWORK = typer.Option(
+    None,
+    "--framework",
+    case_sensitive=False,
+    help="Fine-tuning framework profile: hf (Trainer + PEFT; default), torchtune or unsloth.",
+)
+STRATEGY = typer.Option(
+    None,
+    "--strategy",
+    case_sensitive=False,
+    help="Fine-tuning over --gpus: ddp, fsdp, zero1, zero2 or zero3 (default: DDP when one GPU holds it, else FSDP).",
+)
+OFFLOAD = typer.Option(
+    None,
+    "--offload",
+    case_sensitive=False,
+    help="Fine-tuning: cpu offloads the optimizer state (and, with fsdp/zero3, the parameters) to host memory.",
 )
 QUANT = typer.Option(
     None,

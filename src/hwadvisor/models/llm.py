@@ -68,15 +68,21 @@ class ServingFigures(Document):
 
 
 class FinetuneOption(Document):
-    """A lighter method, or sharding over more GPUs, for fine-tuning that does not fit; priced."""
+    """One fix of fine-tuning that does not fit, cumulative with those before it; priced."""
 
     method: str
     gpus: int = Field(1, ge=1)
-    strategy: str = Field(description="single, DDP or FSDP (ZeRO-3)")
+    strategy: str = Field(description="single, DDP, ZeRO-1/2 or FSDP (ZeRO-3)")
     memory_bytes: int = Field(ge=0, description="per GPU")
     fits: bool
     step_time_s: float | None = None
     total_time_s: float | None = None
+    fix: str | None = Field(None, description="what this fix changes, in words")
+    checkpointing: bool | None = None
+    batch_size: int | None = Field(None, ge=1, description="micro-batch per GPU")
+    grad_accumulation: int | None = Field(None, ge=1, description="micro-batches per step")
+    optimizer: str | None = None
+    offload: bool | None = None
 
 
 class FinetuneFigures(Document):
@@ -96,5 +102,27 @@ class FinetuneFigures(Document):
     tokens_per_s: float | None = Field(None, description="training tokens per second, all GPUs")
     options: list[FinetuneOption] = Field(
         default_factory=list,
-        description="when it does not fit: LoRA, then QLoRA, then sharding, each priced",
+        description="when it does not fit, cumulative fixes in order (checkpointing, smaller micro-batch with gradient accumulation, 8-bit then paged optimizer, LoRA, QLoRA, sharding, CPU offload), each priced, up to the first that fits",
     )
+    framework: str | None = Field(None, description="framework profile (hf, torchtune, unsloth)")
+    optimizer: str | None = None
+    offload: bool = False
+    live_bytes: int | None = Field(
+        None, ge=0, description="tensors alive at the peak (torch's max allocated), per GPU"
+    )
+    logits_bytes: int | None = Field(None, ge=0, description="logits and loss buffers, per GPU")
+    host_bytes: int | None = Field(
+        None,
+        ge=0,
+        description="held in host memory: paged or offloaded state, offloaded checkpoints",
+    )
+    longest_seq_batch1: int | None = Field(
+        None, ge=0, description="longest sequence that fits one GPU at micro-batch 1 (0: none)"
+    )
+    largest_micro_batch: int | None = Field(
+        None, ge=0, description="largest micro-batch that fits one GPU at --seq-len (0: none)"
+    )
+    dataset_tokens: int | None = Field(
+        None, ge=0, description="tokens of the run: --dataset-size x --seq-len x --epochs"
+    )
+    hours: float | None = Field(None, ge=0, description="hours of the run on these GPUs")

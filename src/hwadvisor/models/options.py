@@ -21,12 +21,16 @@ from pathlib import Path
 from hwadvisor.models.workload import (
     LLM_OPTIONS,
     Budget,
+    Checkpointing,
     FinetuneMethod,
+    Framework,
     LoraTargets,
+    Offload,
     Optimizer,
     Precision,
     Quant,
     ServingEngine,
+    Strategy,
     Task,
     Team,
 )
@@ -70,6 +74,10 @@ class WorkloadOptions:
     output_tokens: int | None = None
     concurrency: int | None = None
     engine: ServingEngine | str | None = None
+    checkpointing: Checkpointing | str | None = None
+    framework: Framework | str | None = None
+    strategy: Strategy | str | None = None
+    offload: Offload | str | None = None
 
     def llm_given(self) -> frozenset[str]:
         """The language-model options given (those not None)."""

@@ -83,7 +83,15 @@ def _states(wl: Workload, plan: MemoryPlan, act: Activations, *, gpu: bool) -> _
     weights = n * (2 if pure16 else 4) + (2 * n if copies else 0)
     master = 4 * n if pure16 else 0
     grads = n * (2 if pure16 else 4)
-    per = 8 if wl.optimizer is Optimizer.ADAMW else 4
+    # Bytes of state per parameter: two fp32 moments, two 1-byte moments (8-bit AdamW;
+    # paged: on the host), one (SGD momentum), or factored rows and columns (Adafactor).
+    per = {
+        Optimizer.ADAMW: 8,
+        Optimizer.ADAMW8BIT: 2,
+        Optimizer.PAGED_ADAMW8BIT: 0,
+        Optimizer.SGD: 4,
+        Optimizer.ADAFACTOR: 0,
+    }[wl.optimizer]
     if plan.optimizer_8bit and wl.optimizer is Optimizer.ADAMW:
         per = 2
     opt = n * per

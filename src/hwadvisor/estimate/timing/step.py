@@ -39,11 +39,17 @@ from hwadvisor.models.workload import ModelKind, OpProfile, Optimizer, Task, Wor
 #: and add eps of the denominator (3 x 8) + addcdiv into p (16) = 84; SGD with momentum =
 #: mul and add into the buffer (8 + 12) + add into p (12) = 32.
 OPTIMIZER_BYTES_PER_PARAM = {Optimizer.ADAMW: 84.0, Optimizer.SGD: 32.0}
+#: The 8-bit and factored optimizers are timed as AdamW's passes (an upper bound: their
+#: state is narrower, their kernels fused).
+for _opt in (Optimizer.ADAMW8BIT, Optimizer.PAGED_ADAMW8BIT, Optimizer.ADAFACTOR):
+    OPTIMIZER_BYTES_PER_PARAM[_opt] = OPTIMIZER_BYTES_PER_PARAM[Optimizer.ADAMW]
 #: The aten operators torch.optim's for-loop runs per parameter tensor on a CPU, counted
 #: with a dispatch mode on torch 2.13: AdamW's step-count ``add_``, weight decay's
 #: ``mul_``, ``lerp_``, ``mul_``, ``addcmul_``, the count's ``item()``, ``sqrt``, ``div``,
 #: ``add_``, ``addcdiv_``; SGD's ``mul_``, ``add_``, ``add_``.
 FOR_LOOP_OPS = {Optimizer.ADAMW: 10, Optimizer.SGD: 3}
+for _opt in (Optimizer.ADAMW8BIT, Optimizer.PAGED_ADAMW8BIT, Optimizer.ADAFACTOR):
+    FOR_LOOP_OPS[_opt] = FOR_LOOP_OPS[Optimizer.ADAMW]
 #: Host-to-device copy rate for inference inputs: PCIe 4 x16 at ~80% of its 32 GB/s
 #: (PCI-SIG PCIe 4.0: 16 GT/s per lane, 128b/130b encoding); an assumption, stated.
 HOST_LINK_BYTES_S = 25e9

@@ -120,7 +120,19 @@ def _options(options: WorkloadOptions | None, said: dict[str, Any]) -> WorkloadO
 
 
 #: The closed choices given as text, matched in lower case.
-_CHOICES = ("precision", "optimizer", "task", "method", "lora_targets", "quant", "engine")
+_CHOICES = (
+    "precision",
+    "optimizer",
+    "task",
+    "method",
+    "lora_targets",
+    "quant",
+    "engine",
+    "checkpointing",
+    "framework",
+    "strategy",
+    "offload",
+)
 
 
 def _said(opts: WorkloadOptions) -> dict[str, Any]:

@@ -26,7 +26,15 @@ from hwadvisor.models.workload import (
 FINETUNE_SEQ_LEN = 2048
 #: The options that matter to each language-model task (the others are noted as ignored).
 _SERVE_OPTIONS = {"quant", "context", "prompt_tokens", "output_tokens", "concurrency", "engine"}
-_FINETUNE_OPTIONS = {"method", "lora_rank", "lora_targets"}
+_FINETUNE_OPTIONS = {
+    "method",
+    "lora_rank",
+    "lora_targets",
+    "checkpointing",
+    "framework",
+    "strategy",
+    "offload",
+}
 
 
 def ignored_note(said: set[str], task: Task) -> str:
