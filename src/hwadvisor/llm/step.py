@@ -5,7 +5,10 @@ cache at ``context``) and ``prefill_tokens`` prompt tokens (a chunk, attending o
 ``prefill_context`` keys on average), all in one pass over the weights. Its time is the
 sum of parts that run as separate kernels, each at its own bound:
 
-- **weight products**: the longer of reading the weights a step touches and their FLOPs.
+- **weight products**: reading the weights a step touches plus their FLOPs on a GPU
+  (near the ridge a GEMM waits for its tiles, then multiplies them: measured prefill and
+  batched serving times follow the sum, not the longer of the two), the longer of the
+  two on a CPU, whose prefetchers stream while its cores compute.
   The read runs at the bandwidth the engine's mat-vec kernels sustain: streaming
   (bandwidth x achieved fraction), or, at small batches, the engine's measured
   ceiling for the weight format (a kernel keeps a fixed number of bytes in flight, so
@@ -176,5 +179,9 @@ def forward_seconds(
     )
     t_act = tokens * activation_bytes_per_token(arch) / bandwidth
     fixed = fixed_seconds(engine, device, arch) + allreduce_seconds(arch, device, tp, tokens)
-    total = max(t_weights, t_gemm) + dequant + t_attn + t_act + fixed
+    # A GPU's GEMM kernels near the ridge alternate between waiting for weight tiles and
+    # multiplying them, so the two add; a CPU's prefetchers stream the next weights while
+    # its cores compute, so there the longer one counts.
+    products = max(t_weights, t_gemm) if device.kind != "gpu" else t_weights + t_gemm
+    total = products + dequant + t_attn + t_act + fixed
     return total, "memory" if t_weights >= t_gemm else "compute"
