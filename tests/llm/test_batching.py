@@ -110,3 +110,20 @@ def test_model_that_does_not_fit_has_no_fitting_point() -> None:
 def test_bad_concurrency_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="concurrency"):
         batching_curve(LLAMA, BF16, find_engine("vllm"), H100, REQ, concurrencies=(0, 4))
+
+
+def test_pipeline_parallel_holds_a_model_larger_than_a_node() -> None:
+    arch405 = LLAMA.with_changes(name="405b-like", layers=126, hidden=16384, heads=128,
+                                 intermediate=53248)  # fmt: skip
+    eng, fp8 = find_engine("vllm"), find_format("fp8")
+    one_node = batching_curve(arch405, BF16, eng, H100, REQ, tp=8, concurrencies=(1,))
+    assert not one_node[0].fits
+    two_nodes = batching_curve(arch405, BF16, eng, H100, REQ, tp=8, pp=2)
+    assert two_nodes[0].fits and max_fitting_concurrency(two_nodes) is not None
+    # A token crosses both stages: slower per token than one node would be, had it fit.
+    fp8_node = batching_curve(arch405, fp8, eng, H100, REQ, tp=8, concurrencies=(1,))
+    fp8_two = batching_curve(arch405, fp8, eng, H100, REQ, tp=8, pp=2, concurrencies=(1,))
+    assert fp8_node[0].fits
+    assert fp8_two[0].itl_s > fp8_node[0].itl_s
+    with pytest.raises(UsageError, match="pipeline"):
+        batching_curve(arch405, fp8, eng, H100, REQ, tp=8, pp=0)

@@ -44,7 +44,18 @@ def test_published_llama_cpp_figures_stay_within_the_goal() -> None:
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules["llm_accuracy"] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
-    errors = sorted(abs(r["error_pct"]) for r in module.rows())
-    assert len(errors) >= 6
-    assert errors[len(errors) // 2] <= 20 and errors[-1] <= 45
+    table = module.rows()
+    # Batch-1 decode rows held out from the constants: the goal's median and worst.
+    decode = sorted(
+        abs(r["error_pct"])
+        for r in table
+        if r["section"] == "llama.cpp" and r["test"] == "tg" and not r["used"]
+    )
+    assert len(decode) >= 10
+    assert decode[len(decode) // 2] <= 20 and decode[-1] <= 45
+    # Every held-out row (prompt processing and the engines too): the median goal.
+    for section in ("llama.cpp", "engines"):
+        median, _, count = module.summary(table, section, used=False)
+        assert count >= 10 and median <= 20

@@ -51,6 +51,7 @@ class DeviceSpec:
     usable_memory_fraction: float = 1.0
     link_bytes_s: float | None = None
     link_kind: str | None = None
+    network_bytes_s: float | None = None
     threads: int | None = None
     source: str = ""
     notes: tuple[str, ...] = field(default=())
@@ -104,6 +105,7 @@ class DeviceSpec:
             usable_memory_fraction=getattr(entry, "gpu_memory_fraction", None) or 1.0,
             link_bytes_s=link * 1e9 if link else None,
             link_kind=entry.interconnect.kind,
+            network_bytes_s=(entry.interconnect.network_gb_s_per_gpu or 0) * 1e9 or None,
             source=f"catalog:{entry.id} ({entry.source}); achieved: {achieved.source}",
         )
 

@@ -26,7 +26,12 @@ from hwadvisor.llm.device import DeviceSpec
 from hwadvisor.llm.engines import Engine
 from hwadvisor.llm.fit import MemoryFit, memory_fit
 from hwadvisor.llm.formats import QuantFormat
-from hwadvisor.llm.step import experts_touched, forward_seconds
+from hwadvisor.llm.step import (
+    experts_touched,
+    forward_seconds,
+    pipeline_hop_seconds,
+    stage_arch,
+)
 
 __all__ = [
     "CurvePoint",
@@ -381,6 +386,7 @@ def batching_curve(
     request: ServingRequest | None = None,
     *,
     tp: int = 1,
+    pp: int = 1,
     concurrencies: tuple[int, ...] | None = None,
 ) -> tuple[CurvePoint, ...]:
     """The continuous-batching curve of serving ``arch`` on ``tp`` GPUs of ``device``.
@@ -392,15 +398,21 @@ def batching_curve(
     at least 1). Output: one :class:`CurvePoint` per concurrency, in order, each with the
     aggregate generated tokens/s, TTFT, inter-token latency and requests/s of that many
     requests always in flight, and whether their KV cache fits. Figures are per group of
-    ``tp`` GPUs; divide requests_s by tp for a per-GPU rate.
+    ``tp`` x ``pp`` GPUs; divide requests_s by tp x pp for a per-GPU rate. With ``pp`` > 1
+    the model is split into pipeline stages (one node each, tensor parallel ``tp`` inside):
+    each GPU holds ceil(layers / pp) layers and their KV cache, a stage time prices those
+    layers, and tokens cross the network between nodes.
 
     Engines with chunked prefill (vLLM, SGLang, TensorRT-LLM) mix prompt chunks into decode
     steps up to their token budget; the others (llama.cpp, transformers) stall decoding
     while a prompt is processed.
     """
     req = request or ServingRequest()
+    if pp < 1 or tp < 1:
+        raise UsageError("tensor- and pipeline-parallel sizes must be at least 1")
+    stage = stage_arch(arch, pp)
     fit = memory_fit(
-        arch,
+        stage,
         fmt,
         engine,
         device,
@@ -416,7 +428,38 @@ def batching_curve(
     if any(c <= 0 for c in points):
         raise UsageError("every concurrency must be at least 1")
     return tuple(
-        _curve_point(arch, fmt, engine, device, req, c, tp, 0 < c <= limit) for c in points
+        _pipelined_point(stage, fmt, engine, device, req, c, tp, pp, limit) for c in points
+    )
+
+
+def _pipelined_point(
+    stage: LlmArch,
+    fmt: QuantFormat,
+    engine: Engine,
+    device: DeviceSpec,
+    req: ServingRequest,
+    c: int,
+    tp: int,
+    pp: int,
+    limit: int,
+) -> CurvePoint:
+    """``c`` sequences over ``pp`` stages: ``pp`` micro-batches of c / pp keep every stage
+    busy, so the pipeline completes one micro-batch's tokens per stage time; a token waits
+    for all ``pp`` stages and the hops between them."""
+    fits = 0 < c <= limit
+    if pp == 1:
+        return _curve_point(stage, fmt, engine, device, req, c, tp, fits)
+    micro = max(1, -(-c // pp))
+    point = _curve_point(stage, fmt, engine, device, req, micro, tp, fits)
+    hops = (pp - 1) * pipeline_hop_seconds(stage, device, micro)
+    prompt_hops = (pp - 1) * pipeline_hop_seconds(stage, device, max(1, req.prompt_tokens))
+    return CurvePoint(
+        concurrency=c,
+        aggregate_tokens_s=point.aggregate_tokens_s * c / (micro * pp),
+        ttft_s=point.ttft_s * pp + prompt_hops,
+        itl_s=point.itl_s * pp + hops,
+        requests_s=point.requests_s * c / (micro * pp),
+        fits=fits,
     )
 
 

@@ -27,6 +27,8 @@ sum of parts that run as separate kernels, each at its own bound:
 
 from __future__ import annotations
 
+import math
+
 from hwadvisor.llm.arch import LlmArch
 from hwadvisor.llm.device import DeviceSpec
 from hwadvisor.llm.engines import Engine
@@ -44,6 +46,10 @@ ALLREDUCE_SOURCE = (
 DEFAULT_LINK_BYTES_S = 32e9
 #: The share of a PCIe link's rate that NCCL's ring all-reduce reaches (bus bandwidth).
 PCIE_ALLREDUCE_EFFICIENCY = 0.6
+#: Network between nodes when the device names none (200 Gb/s InfiniBand per GPU), and
+#: the fixed cost of one send between pipeline stages on it (assumed).
+DEFAULT_NETWORK_BYTES_S = 25e9
+PIPELINE_HOP_LATENCY_S = 20e-6
 #: GPUs of this much bandwidth and memory are the HBM data-centre parts.
 HBM_CLASS_BANDWIDTH = 1.5e12
 HBM_CLASS_MEMORY = 40e9
@@ -185,3 +191,19 @@ def forward_seconds(
     products = max(t_weights, t_gemm) if device.kind != "gpu" else t_weights + t_gemm
     total = products + dequant + t_attn + t_act + fixed
     return total, "memory" if t_weights >= t_gemm else "compute"
+
+
+def stage_arch(arch: LlmArch, pp: int) -> LlmArch:
+    """The largest of ``pp`` pipeline stages: ceil(layers / pp) of the model's layers
+    (the embedding and the lm_head stay with it: the first and last stages hold them)."""
+    if pp <= 1:
+        return arch
+    layers = math.ceil(arch.layers / pp)
+    sliding = arch.sliding_layers[:layers] if arch.sliding_layers else ()
+    return arch.with_changes(layers=layers, sliding_layers=sliding)
+
+
+def pipeline_hop_seconds(arch: LlmArch, device: DeviceSpec, tokens: float) -> float:
+    """Sending ``tokens`` 16-bit hidden vectors from one pipeline stage (node) to the next."""
+    network = device.network_bytes_s or DEFAULT_NETWORK_BYTES_S
+    return PIPELINE_HOP_LATENCY_S + max(1.0, tokens) * arch.hidden * 2 / network
