@@ -607,6 +607,32 @@ def _print_measured(measured: list[dict[str, Any]]) -> None:
         )
 
 
+#: ResNet-50 AMP training on the fastest GPUs, as tracker issue 42 quotes them (its
+#: publisher is not named there, so these rows set nothing and count toward no goal):
+#: estimated as a user's job is, in PyTorch's default NCHW at batch 256.
+FASTEST: list[tuple[str, str, float]] = [
+    ("train H100 SXM AMP (NCHW)", "h100-sxm", 2616.0),
+    ("train H200 AMP (NCHW)", "h200", 3079.0),
+]
+FASTEST_SOURCE = "tracker issue 42 (published figures; publisher not named in the issue)"
+
+
+def fastest_rows() -> list[dict[str, Any]]:
+    """The issue's H100/H200 figures beside the estimate of a default (NCHW) job."""
+    from hwadvisor.estimate import build_workload, estimate_workload
+
+    out = []
+    for label, device, published in FASTEST:
+        wl = build_workload(
+            model="resnet50", task="train", batch_size=256, precision="amp", optimizer="sgd"
+        )
+        est = estimate_workload(wl, facts=None, bench=None, on=[device], gpus=1).estimates[0]
+        value = est.throughput_samples_s or float("nan")
+        out.append({"anchor": label, "published": published, "estimate": value,
+                    "error": value / published - 1.0})  # fmt: skip
+    return out
+
+
 def main() -> int:
     """Print the tables; exit 1 when the goal is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -626,6 +652,11 @@ def main() -> int:
     for name, (low, high) in bands(single, multi).items():
         print(f"band {name}: low_ratio {low:.3f}, high_ratio {high:.3f}")
     _print_multi(multi)
+    print(f"\nfastest GPUs, ResNet-50 AMP batch 256; published: {FASTEST_SOURCE}")
+    for r in fastest_rows():
+        print(
+            f"{r['anchor']:<32} {r['published']:>10,.1f} {r['estimate']:>10,.1f} {r['error']:>+8.1%}"
+        )
     measured = measured_rows() if args.measure else []
     _print_measured(measured)
     if args.json:

@@ -16,6 +16,7 @@ from hwadvisor.estimate.timing.gpu import (
     element_bytes,
     gpu_constants,
     host_seconds,
+    memory_traffic,
     op_host_s,
     python_ops_s,
 )
@@ -280,3 +281,55 @@ def test_a_host_bound_step_says_what_its_launch_cost_rests_on() -> None:
     assert len(bound) == 1 and "host-bound: a forward launch at 41 µs" in bound[0]
     busy = [a for a in big.assumptions if "host cost" in a]  # type: ignore[attr-defined]
     assert len(busy) == 1 and "host-bound" not in busy[0]
+
+
+def test_hopper_and_blackwell_convolutions_run_at_the_synchronous_mma_share() -> None:
+    legacy = gpu_constants()["legacy_mma"]
+    for device in ("h100-sxm", "h200", "b200"):
+        entry = find_device(device)
+        roof = device_model(entry, Precision.AMP).roofline
+        assert roof is not None
+        tensor = roof.gemm_flops_s
+        assert roof.conv_flops_s == pytest.approx(tensor * float(legacy["fraction"]))
+    ampere = device_model(find_device("a100-80gb"), Precision.AMP).roofline
+    assert ampere is not None and ampere.conv_flops_s == ampere.gemm_flops_s
+
+
+def test_convolutions_pay_their_activation_bytes_on_top_of_their_flops() -> None:
+    wl = _resnet("amp", 256, channels_last=True)
+    est: Any = _on(wl, "a100-80gb")
+    roof = device_model(find_device("a100-80gb"), Precision.AMP).roofline
+    assert wl.profile is not None and roof is not None
+    flops_only = wl.profile.conv_flops * 3 * 256 / roof.conv_flops_s
+    assert est.time_breakdown_s["conv"] > flops_only * 1.1
+    # Twice the batch: twice the bytes and the FLOPs.
+    big: Any = _on(_resnet("amp", 512, channels_last=True), "a100-80gb")
+    assert big.time_breakdown_s["conv"] == pytest.approx(2 * est.time_breakdown_s["conv"])
+
+
+def test_eval_batch_norm_is_one_kernel_training_batch_norm_more() -> None:
+    passes = gpu_constants()["passes"]
+    assert float(passes["batch_norm_eval"]) == 1.0 < float(passes["batch_norm"])
+
+    def bn_bytes(task: str) -> float:
+        wl = _resnet("amp", 256, task=task)
+        assert wl.profile is not None
+        without = wl.profile.model_copy(
+            update={"op_groups": [g for g in wl.profile.op_groups if g.family != "batch_norm"]}
+        )
+        return memory_traffic(wl, wl.profile)[0] - memory_traffic(wl, without)[0]
+
+    wl = _resnet("amp", 256, task="infer")
+    assert wl.profile is not None
+    bn = next(g for g in wl.profile.op_groups if g.family == "batch_norm")
+    counted = bn.count * bn.bytes * 256 * element_bytes(Precision.AMP, "batch_norm") / 4.0
+    assert bn_bytes("infer") == pytest.approx(counted)
+    assert bn_bytes("train") == pytest.approx(counted * float(passes["batch_norm"]))
+
+
+def test_the_fastest_gpus_stop_short_of_their_peak_ratio_on_resnet50_training() -> None:
+    # 3.2x the A100's tensor peak and 1.6x its bandwidth; the step gains far less.
+    a100: Any = _on(_resnet("amp", 256), "a100-80gb")
+    h100: Any = _on(_resnet("amp", 256), "h100-sxm")
+    ratio = h100.throughput_samples_s / a100.throughput_samples_s
+    assert 1.3 < ratio < 2.0

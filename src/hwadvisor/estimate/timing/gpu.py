@@ -3,7 +3,10 @@
 For a workload whose profile lists its operators (a counted model, or a catalog CNN with
 counted groups in ``catalog/data/op_profiles.yaml``), a step on a catalog GPU is
 
-- products and convolutions: FLOPs at the lower of the compute roof (the catalog's
+- convolutions with counted activations: their FLOPs at the compute roof plus the bytes
+  they read and write at the bandwidth (on Hopper and Blackwell the compute roof is the
+  share of the peak the synchronous MMA path reaches);
+- products (and convolutions without counted bytes): FLOPs at the lower of the compute roof (the catalog's
   large-GEMM achieved fraction of the peak at the job's precision; TF32 for convolutions
   under fp32 on Ampere and later, as PyTorch lets cuDNN do by default) and the memory roof
   (arithmetic intensity x bandwidth; a product of effective size s moving its three
@@ -76,12 +79,31 @@ class GpuStep:
     notes: list[str] = field(default_factory=list)
 
 
+def conv_bytes(wl: Workload, prof: OpProfile) -> float:
+    """Bytes the convolutions of one step read and write (inputs, outputs, their gradients),
+    at the job's element size; 0 when the profile does not count them."""
+    train = wl.task is Task.TRAIN
+    scale = element_bytes(wl.precision, "conv") / 4.0
+    return sum(
+        g.count * g.bytes * wl.batch_size * scale
+        for g in prof.op_groups
+        if g.family == "conv" and g.bytes and (train or not g.backward)
+    )
+
+
 def _products(wl: Workload, prof: OpProfile, roof: Roofline, work: float) -> dict[str, float]:
     gemm = sum(b.flops * work / roof.rate(b.size, conv=False) for b in prof.gemm)
     if prof.other_flops:
         gemm += prof.other_flops * work / roof.rate(UNKNOWN_SIZE, conv=False)
     parts = {"gemm": gemm}
     if prof.conv_flops:
+        moved = conv_bytes(wl, prof)
+        if moved:
+            # Counted activations: a convolution of few channels over a large image multiplies
+            # little per byte it moves, and cuDNN's kernels stream their tiles, then multiply
+            # them: the FLOPs at the compute roof plus the bytes at the bandwidth.
+            parts["conv"] = prof.conv_flops * work / roof.conv_flops_s + moved / roof.bandwidth
+            return parts
         buckets = prof.conv or []
         known = sum(b.flops for b in buckets)
         conv = sum(b.flops * work / roof.rate(b.size, conv=True) for b in buckets)
@@ -112,7 +134,9 @@ def memory_traffic(wl: Workload, prof: OpProfile, *, layout: bool = False) -> tu
             continue
         if g.family in PRODUCTS:
             continue
-        factor = float(passes.get(g.family, 1.0))
+        # Eval-mode batch norm is one element-wise kernel (read, write): the counted bytes.
+        key = g.family if train or g.family != "batch_norm" else "batch_norm_eval"
+        factor = float(passes.get(key, 1.0))
         moved += g.count * g.bytes * wl.batch_size * scale * factor
     return moved, moved_layout
 
@@ -304,6 +328,11 @@ def roofline(entry: DeviceEntry, precision: Precision, peak: float, tensor: bool
     )
     if tf32_conv and tf32:
         conv = tf32 * 1e12 * on_tensor
+    legacy = gpu_constants()["legacy_mma"]
+    if (tensor or tf32_conv) and entry.id in legacy["devices"]:
+        # cuDNN's convolutions reach these parts' tensor cores through the previous
+        # generation's synchronous MMA, which issues at a share of the new peak.
+        conv *= float(legacy["fraction"])
     if precision is Precision.FP32 and tf32 and gpu_constants()["tf32"]["matmuls"]:
         gemm = tf32 * 1e12 * on_tensor
     bandwidth = entry.streaming_bytes_s
