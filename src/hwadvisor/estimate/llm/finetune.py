@@ -9,8 +9,14 @@ micro-batch 1, the largest micro-batch at ``--seq-len``, and the hours of
 
 from __future__ import annotations
 
-from hwadvisor.estimate.llm.finetune_fixes import fits, fix_ladder, fix_text, priced
-from hwadvisor.estimate.llm.finetune_time import step_time
+from hwadvisor.estimate.llm.finetune_fixes import (
+    STRATEGY_LABEL,
+    fits,
+    fix_ladder,
+    fix_text,
+    priced,
+)
+from hwadvisor.estimate.llm.finetune_time import flops_per_token, step_time
 from hwadvisor.estimate.llm.target import LlmDevice
 from hwadvisor.estimate.timing.scaling import total_time
 from hwadvisor.estimate.workload.llm_shape import arch_of
@@ -20,15 +26,6 @@ from hwadvisor.models.estimate import DeviceEstimate, MemoryBreakdown, MemoryFix
 from hwadvisor.models.llm import FinetuneFigures, FinetuneOption
 from hwadvisor.models.workload import Checkpointing, LoraTargets, Offload, Workload
 
-#: Strategy names as the row states them.
-STRATEGY_LABEL = {
-    "single": "single",
-    "ddp": "DDP",
-    "zero1": "ZeRO-1",
-    "zero2": "ZeRO-2",
-    "zero3": "FSDP (ZeRO-3)",
-    "fsdp": "FSDP (ZeRO-3)",
-}
 _LABEL = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}
 
 
@@ -128,8 +125,12 @@ def finetune_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
         dataset_tokens=_dataset_tokens(wl, req),
         hours=total / 3600 if total is not None else None,
     )
+    notes.extend(_answers(figures, req))
     plan = _plan(wl, target, breakdown, options, gpus if fit else None, strategy, step, total)
+    fits_planned, planned_reason = _planned(fit, options, gpus)
     return DeviceEstimate(
+        fits_planned=fits_planned,
+        planned_reason=planned_reason,
         device=target.device,
         name=target.name,
         gpus=gpus,
@@ -152,9 +153,40 @@ def finetune_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
 
 
 def _flops(arch: LlmArch, mem: FinetuneMemory, req: FinetuneRequest) -> float:
-    from hwadvisor.estimate.llm.finetune_time import flops_per_token
-
     return flops_per_token(arch, mem, req.seq_len)[0]
+
+
+def _planned(
+    fit: bool | None, options: list[FinetuneOption], gpus: int
+) -> tuple[bool | None, str | None]:
+    """The job as recommended on this row's GPUs: as written, or with the fixes up to the
+    first that fits there (a sharding over more GPUs than the row has does not count)."""
+    if fit is None:
+        return None, None
+    if fit:
+        return True, "fits as written"
+    done: list[str] = []
+    for o in options:
+        if o.gpus > gpus:
+            break
+        done.append(o.fix or "")
+        if o.fits:
+            return True, "fits with " + ", ".join(done)
+    where = "" if gpus == 1 else f" {gpus} GPUs"
+    return False, f"does not fit{where}" + (", even with " + ", ".join(done) if done else "")
+
+
+def _answers(ft: FinetuneFigures, req: FinetuneRequest) -> list[str]:
+    """The answers of the row in words (the terminal lists the assumptions)."""
+    out = []
+    if ft.longest_seq_batch1 is not None:
+        out.append(
+            f"longest sequence that fits one GPU at micro-batch 1: {ft.longest_seq_batch1:,} tokens; "
+            f"largest micro-batch at {req.seq_len} tokens: {ft.largest_micro_batch}"
+        )
+    if ft.dataset_tokens is not None and ft.hours is not None:
+        out.append(f"{ft.dataset_tokens:,} tokens of data: {ft.hours:.3g} h on these GPUs")
+    return out
 
 
 def _dataset_tokens(wl: Workload, req: FinetuneRequest) -> int | None:

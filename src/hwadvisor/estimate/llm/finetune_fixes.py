@@ -27,6 +27,15 @@ from hwadvisor.models.workload import Task, Workload
 
 #: GPU counts sharding is tried over when the job does not fit one GPU.
 SHARD_COUNTS = (2, 4, 8)
+#: Strategy names as the row states them.
+STRATEGY_LABEL = {
+    "single": "single",
+    "ddp": "DDP",
+    "zero1": "ZeRO-1",
+    "zero2": "ZeRO-2",
+    "zero3": "FSDP (ZeRO-3)",
+    "fsdp": "FSDP (ZeRO-3)",
+}
 
 
 def fits(total: int | None, device_bytes: int | None) -> bool | None:
@@ -44,8 +53,6 @@ def priced(
     wl: Workload, arch: LlmArch, req: FinetuneRequest, target: LlmDevice, fix: str
 ) -> FinetuneOption:
     """``req`` on ``target``: memory per GPU, fit, step and total time, as one option."""
-    from hwadvisor.estimate.llm.finetune import STRATEGY_LABEL
-
     mem = finetune_memory(arch, req)
     step = step_time(arch, mem, req, target.spec).total_s if target.spec is not None else None
     accumulation = max(1, math.ceil(wl.batch_size / req.batch_size))
