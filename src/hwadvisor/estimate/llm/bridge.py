@@ -35,10 +35,13 @@ from hwadvisor.models.workload import Task, Workload
 
 #: Lighter weight formats each engine class serves, most bits first (what to suggest
 #: when a model does not fit): GGUF for llama.cpp; FP8 and AWQ for vLLM (its fp8 and
-#: awq quantization options); bitsandbytes INT8 and NF4 for transformers.
+#: awq quantization options); FP8 and AWQ for SGLang (--quantization fp8 / awq) and
+#: TensorRT-LLM (ModelOpt FP8, INT4 AWQ); bitsandbytes INT8 and NF4 for transformers.
 ENGINE_FORMATS = {
     "llama.cpp": ("q8_0", "q4_k_m", "q4_0"),
     "vllm": ("fp8", "awq"),
+    "sglang": ("fp8", "awq"),
+    "tensorrt-llm": ("fp8", "awq"),
     "transformers": ("int8", "nf4"),
 }
 
