@@ -28,6 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.engine.recorded import recorded_machines
+from tests.engine.verdict_grid import contradictions
 
 from hwadvisor.catalog import load_models
 from hwadvisor.engine import RuleSet, load_rules
@@ -86,29 +87,20 @@ def _memory_unknown(facts: Facts) -> bool:
 
 def check_agreement(advice: Advice, machine: str) -> None:
     """The verdict says what its table says."""
+    assert not contradictions(advice), contradictions(advice)
     v = advice.verdict
-    singles = _singles(advice)
-    alone = [a for a in singles if _holds(a)]
-    if v.device.value == "gpu":
-        assert alone, (
-            f"gpu, yet no single GPU holds the job: {[(a.device, a.plan) for a in singles]}"
-        )
+    if v.option is not None and v.device.value == "gpu":
         assert v.plan is not None and v.plan.gpus == 1, v.plan
-    if v.device.value == "multi_gpu":
-        assert not alone, f"several GPUs, yet {[a.device for a in alone]} holds it alone"
-        if v.plan is None:
-            assert "no plan of up to" in v.summary, v.summary
-        else:
-            assert v.plan.gpus > 1 and v.plan.text.startswith(f"{v.plan.gpus} × ")
-            named = [a.plan.text for a in advice.estimates.alternatives if a.plan is not None]
-            assert v.plan.text in named or v.plan.device.startswith("local:")
-            assert v.plan.text in v.summary or v.fits_here
+    if v.option is not None and v.device.value == "multi_gpu":
+        assert v.plan is not None and v.plan.gpus > 1, v.plan
+        assert v.plan.text.startswith(f"{v.plan.gpus} × "), v.plan.text
+    if v.device.value == "multi_gpu" and v.plan is None:
+        assert v.option is None, v.option
     if v.fits_here is True:
         _check_fits_here(advice)
     if v.fits_here is None:
-        facts = machines()[machine]
         why = " ".join(v.fits_reasons)
-        assert "settle it" in why or (_memory_unknown(facts) and "unknown" in why), why
+        assert "settle it" in why or "unknown" in why, why
 
 
 def _check_fits_here(advice: Advice) -> None:
@@ -207,11 +199,10 @@ def test_every_case_with_a_size_gets_a_fit(machine: str, scenario: Scenario, i: 
         # A GPU-only recording: the machine's memory is not in it.
         assert v.fits_here is None and "unknown" in " ".join(v.fits_reasons)
     elif v.fits_here is None:
-        # Only where a target lies inside the estimate's error band here (HW136: the
-        # QPS or the latency, HW137: the deadline; an edge device's latency checked on
-        # this CPU, under HW140).
-        assert v.rule in ("HW136", "HW137", "HW140"), v.fits_reasons
-        assert "error band" in " ".join(v.fits_reasons), v.fits_reasons
+        # Only where a target lies inside the estimate's error band here, or the time
+        # here is unknown.
+        why = " ".join(v.fits_reasons)
+        assert "error band" in why or "unknown" in why or "settle it" in why, v.fits_reasons
 
 
 # The issue's examples, through the CLI.

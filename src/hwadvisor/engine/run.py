@@ -17,7 +17,7 @@ from hwadvisor.engine.verdict import decide
 from hwadvisor.models.advice import MigrationStep, Verdict
 from hwadvisor.models.finding import Finding, Severity
 from hwadvisor.models.rules import Rule, RuleKind
-from hwadvisor.models.workload import Scenario
+from hwadvisor.models.workload import Budget, Scenario
 
 _SEVERITY_ORDER = {Severity.CRITICAL: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
@@ -77,7 +77,9 @@ def apply_rules(ruleset: RuleSet, ctx: Context, scenario: Scenario) -> RuleOutco
         ok, seen = _fire(rule, ctx)
         if ok:
             fired_first.append((rule, seen))
-    verdict = decide([r for r, _ in fired_first], ctx, scenario)
+    verdict = decide(
+        [r for r, _ in fired_first], ctx, scenario, Budget(ctx.get("options.budget") or "normal")
+    )
     ctx2 = with_verdict(ctx, verdict)
     fired_later = [(r, seen) for r in later for ok, seen in [_fire(r, ctx2)] if ok]
     out = RuleOutcome(verdict=verdict, evaluated=len(rules))

@@ -10,13 +10,14 @@ exists, finishes within the deadline; ``None`` only when that cannot be told).
 
 from __future__ import annotations
 
+from hwadvisor.engine.choice import Option, choose, nearest, options_of
 from hwadvisor.engine.context import Context
 from hwadvisor.engine.fit import fits_here, recommended_plan
 from hwadvisor.engine.template import render
-from hwadvisor.models.advice import Confidence, DeviceClass, Verdict
+from hwadvisor.models.advice import ChosenOption, Confidence, DeviceClass, PlanSummary, Verdict
 from hwadvisor.models.bench import drifted
 from hwadvisor.models.rules import Condition, Op, Rule
-from hwadvisor.models.workload import Scenario
+from hwadvisor.models.workload import Budget, Scenario
 
 #: The device class when no verdict rule fired (a rules folder that overrides them all).
 FALLBACK: dict[Scenario, DeviceClass] = {
@@ -27,6 +28,10 @@ FALLBACK: dict[Scenario, DeviceClass] = {
     Scenario.TRAINING: DeviceClass.GPU,
     Scenario.DISTRIBUTED: DeviceClass.MULTI_GPU,
 }
+#: Scenarios the documents' rules decide alone: a prototype or a data pipeline runs at
+#: whatever size the machine holds (S1, S8), and an edge model is sized for the device it
+#: ships on, not for the cloud rows the table compares (S6).
+RULES_DECIDE = frozenset({Scenario.PROTOTYPING, Scenario.PREPROCESSING, Scenario.EDGE})
 _LOWER = {
     Confidence.HIGH: Confidence.MEDIUM,
     Confidence.MEDIUM: Confidence.LOW,
@@ -96,28 +101,162 @@ def rests_on_measurement(rule: Rule) -> bool:
     return rule.when is not None and _measured_leaf(rule.when)
 
 
-def decide(fired: list[Rule], ctx: Context, scenario: Scenario) -> Verdict:
-    """The verdict from the fired first-pass rules (or the scenario's fallback)."""
-    deciders = sorted(
+def _deciders(fired: list[Rule]) -> list[Rule]:
+    """The fired rules with a verdict, highest priority first (ties: the lower id)."""
+    return sorted(
         (r for r in fired if r.verdict is not None),
         key=lambda r: (-(r.verdict.priority if r.verdict else 0), r.id),
     )
-    if deciders and deciders[0].verdict is not None:
-        rule = deciders[0]
-        assert rule.verdict is not None
-        device, confidence = rule.verdict.device, rule.verdict.confidence
-        summary, rule_id = render(rule.verdict.summary, ctx), rule.id
-        why = doubts(ctx) if rests_on_measurement(rule) else []
-        if why:
-            # One step lower, whatever the number of doubts: the device class stands.
-            lowered = _LOWER[confidence]
-            why = [f"{confidence.value} lowered to {lowered.value}: {w}" for w in why]
-            why = why if lowered is not confidence else []
-            confidence = lowered
+
+
+def _requirement(ctx: Context) -> str:
+    """The job's requirement in words, as the option met it."""
+    task = ctx.get("workload.task")
+    if task in ("train", "finetune"):
+        hours = ctx.get("workload.deadline_hours")
+        return f"finishes within the {hours:g} h deadline" if hours else "finishes the job"
+    qps, latency = ctx.get("workload.qps"), ctx.get("workload.latency_ms")
+    parts = [f"serves {qps:g} requests/s" if qps else "serves the model"]
+    if latency:
+        parts.append(f"within {latency:g} ms")
+    return " ".join(parts)
+
+
+def _price(o: Option) -> str:
+    if o.usd is None:
+        return ""
+    return f" (${o.usd:,.2f} {'a month' if o.per == 'month' else 'for the job'})"
+
+
+def _where(o: Option) -> str:
+    if o.device_class is DeviceClass.CPU:
+        return "this machine's CPU" if o.here else f"a CPU ({o.name})"
+    return ("this machine's " if o.here else "") + o.plan
+
+
+def _sentence(o: Option, why: str, ctx: Context) -> str:
+    """The verdict sentence for an option the table chose."""
+    fixes = f" with {', '.join(o.fixes)}" if o.fixes and o.device_class is DeviceClass.CPU else ""
+    req = _requirement(ctx)
+    if o.meets is True:
+        meets = f" and {req}"
     else:
-        device, confidence, rule_id, why = fallback(scenario, ctx), Confidence.LOW, None, []
-        summary = f"{device.value.replace('_', '-').upper()} is the usual choice for {scenario.value}; no rule had the facts to decide more."
+        meets = f"; whether it {req} the table cannot tell (no time estimate)"
+    if why == "already here":
+        return f"Run it on {_where(o)}{fixes}: it is already here and holds the job{meets}."
+    return f"Run it on {_where(o)}{fixes}: {why} holds the job{meets}{_price(o)}."
+
+
+def _chosen(o: Option, why: str, feasible: int) -> ChosenOption:
+    return ChosenOption(
+        device=o.device,
+        name=o.name,
+        gpus=o.gpus,
+        here=o.here,
+        time_s=o.time_s,
+        usd=o.usd,
+        per=o.per,
+        why=why,
+        feasible=feasible,
+    )
+
+
+def _plan(o: Option) -> PlanSummary | None:
+    if o.device_class is DeviceClass.CPU:
+        return None
+    return PlanSummary(
+        device=o.device,
+        name=o.name,
+        gpus=o.gpus,
+        strategy=o.strategy if o.gpus > 1 else "single",
+        fixes=list(o.fixes),
+        text=o.plan,
+    )
+
+
+def _undecided(options: list[Option], ctx: Context, scenario: Scenario) -> tuple[DeviceClass, str]:
+    """No option both fits and meets: the nearest, and what would settle it."""
+    near = nearest(options)
+    if near is None:
+        device = fallback(scenario, ctx)
+        return device, (
+            "Nothing here decides the device: the job could not be estimated. Give --model "
+            "(or --params with --flops-per-sample) so its time and memory can be compared."
+        )
+    if near.fits is True:
+        miss = f"none {_requirement(ctx)}"
+        hint = "relax the requirement (--deadline, --qps, --latency-ms) or add GPUs"
+    elif near.fits is None:
+        miss = "whether any holds the job is open"
+        hint = "give the options the fit reasons name (batch size, sequence length) to settle it"
+    else:
+        miss = "none holds the job"
+        hint = "shrink the job (quantized weights, LoRA, a smaller batch) or go to more GPUs"
+    return near.device_class, (
+        f"No option compared both holds the job and {_requirement(ctx)}: {miss}. "
+        f"The nearest is {_where(near)}; {hint}."
+    )
+
+
+def _by_rule(rule: Rule, ctx: Context) -> tuple[DeviceClass, Confidence, str, str, list[str]]:
+    """A rule's verdict as it stands: its class, confidence and sentence."""
+    assert rule.verdict is not None
+    why = doubts(ctx) if rests_on_measurement(rule) else []
+    v = rule.verdict
+    return v.device, v.confidence, render(v.summary, ctx), rule.id, why
+
+
+def decide(
+    fired: list[Rule], ctx: Context, scenario: Scenario, budget: Budget = Budget.NORMAL
+) -> Verdict:
+    """The verdict: the option the estimate rows choose, explained by the fired rules."""
+    deciders = _deciders(fired)
+    options = options_of(ctx.get("estimate.options"))
+    if scenario in RULES_DECIDE:
+        options = []  # the table does not judge a prototype or a data pipeline
+    decision = choose(options, deciders, budget) if options else None
+    chosen: ChosenOption | None = None
+    plan: PlanSummary | None = None
+    why: list[str] = []
+    if decision is not None and decision.option is not None:
+        o, rule = decision.option, decision.rule
+        device = o.device_class
+        chosen = _chosen(o, decision.why, sum(x.feasible for x in options))
+        plan = _plan(o)
+        if rule is not None and rule.verdict is not None:
+            confidence, rule_id = rule.verdict.confidence, rule.id
+            # A rule's sentence may name other rows than the one chosen: it speaks for the
+            # choice only when the choice is this machine's own, the rows it reads.
+            speaks = o.here and rule.verdict.where == "here"
+            summary = (
+                render(rule.verdict.summary, ctx) if speaks else _sentence(o, decision.why, ctx)
+            )
+            why = doubts(ctx) if rests_on_measurement(rule) else []
+        else:
+            confidence, rule_id = Confidence.MEDIUM, None
+            summary = _sentence(o, decision.why, ctx)
+            why = doubts(ctx) if o.here and o.device_class is DeviceClass.CPU else []
+    elif decision is not None and decision.rule is not None:
+        # Where the table cannot speak, the documents' rules of thumb decide.
+        device, confidence, summary, rule_id, why = _by_rule(decision.rule, ctx)
+    elif options:
+        device, summary = _undecided(options, ctx, scenario)
+        confidence, rule_id = Confidence.LOW, None
+    elif deciders:
+        # No estimate to read: the documents' rules of thumb decide.
+        device, confidence, summary, rule_id, why = _by_rule(deciders[0], ctx)
+    else:
+        device, summary = _undecided([], ctx, scenario)
+        confidence, rule_id = Confidence.LOW, None
+    if why:
+        # One step lower, whatever the number of doubts: the device class stands.
+        lowered = _LOWER[confidence]
+        why = [f"{confidence.value} lowered to {lowered.value}: {w}" for w in why]
+        why = why if lowered is not confidence else []
+        confidence = lowered
     here = fits_here(device, ctx, scenario)
+    if plan is None and decision is None:
+        plan = recommended_plan(device, ctx, here)
     return Verdict(
         device=device,
         fits_here=here.fits,
@@ -126,7 +265,8 @@ def decide(fired: list[Rule], ctx: Context, scenario: Scenario) -> Verdict:
         rule=rule_id,
         fits_reasons=here.reasons,
         fixes=here.fixes if here.fits else [],
-        plan=recommended_plan(device, ctx, here),
+        plan=plan,
+        option=chosen,
         confidence_reasons=why,
     )
 

@@ -49,6 +49,20 @@ class PlanSummary(Document):
     )
 
 
+class ChosenOption(Document):
+    """The row of the estimate table the verdict chose, and why that one."""
+
+    device: str = Field(description="the row's device id (here, local:<id>, a catalog id)")
+    name: str
+    gpus: int = Field(1, ge=1)
+    here: bool = Field(description="this machine's own CPU or GPUs")
+    time_s: float | None = Field(None, description="the job's time there (serving: null)")
+    usd: float | None = Field(None, description="what it costs there: per job, or a month")
+    per: str = Field("job", description="what usd pays for: job or month")
+    why: str = Field(description="how it was chosen among the options that do the job")
+    feasible: int = Field(ge=0, description="options in the table that fit and meet the job")
+
+
 class Verdict(Document):
     """The recommendation in one place: the device class, whether this machine fits, why."""
 
@@ -69,6 +83,10 @@ class Verdict(Document):
     plan: PlanSummary | None = Field(
         None,
         description="how the recommended device class runs the job: N x GPU with its strategy and fixes (this machine's own GPUs when they hold it); null for a CPU, or when no plan is known",
+    )
+    option: ChosenOption | None = Field(
+        None,
+        description="the row the verdict chose: the class, the plan and fits_here follow from it; null when no row both fits and meets the job",
     )
     confidence_reasons: list[str] = Field(
         default_factory=list,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -194,6 +194,10 @@ class VerdictImplication(BaseModel):
     confidence: Confidence = Confidence.MEDIUM
     summary: str = Field(
         max_length=MAX_TEXT_CHARS, description="the verdict sentence; placeholders as in `message`"
+    )
+    where: Literal["anywhere", "here"] = Field(
+        "anywhere",
+        description="here: the sentence is about this machine's own device, so the rule decides only when the option chosen is this machine's",
     )
 
 

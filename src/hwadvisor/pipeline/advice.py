@@ -13,6 +13,8 @@ context the rules finally saw (the engine's two passes are not repeated here).
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -39,7 +41,12 @@ from hwadvisor.models.advice import (
     Team,
 )
 from hwadvisor.models.bench import BenchReport
-from hwadvisor.models.estimate import DeviceEstimate, EstimateReport, MultiGpuPlan
+from hwadvisor.models.estimate import (
+    DeviceEstimate,
+    EstimateReport,
+    MemoryBreakdown,
+    MultiGpuPlan,
+)
 from hwadvisor.models.facts import Facts
 from hwadvisor.models.rules import Rule
 from hwadvisor.models.workload import Scenario, Workload
@@ -235,6 +242,16 @@ def estimate_for_advice(
     return EstimateReport(workload=workload, estimates=found)
 
 
+def as_recommended_row(
+    workload: Workload, est: DeviceEstimate, facts: Facts | None
+) -> DeviceEstimate:
+    """A catalog row added after the comparison (``--budget low``'s older GPUs) with the
+    fit of the job as recommended, as the compared rows have it."""
+    if facts is None:
+        return llm_recommended(workload, est) if workload.priced_by_llm else est
+    return _as_recommended(workload, est, facts, None)
+
+
 def _as_recommended(
     workload: Workload, est: DeviceEstimate, facts: Facts, extra_catalogs: list[Path] | None
 ) -> DeviceEstimate:
@@ -248,6 +265,8 @@ def _as_recommended(
     from hwadvisor.estimate.memory.plan import MAX_GPUS
     from hwadvisor.estimate.memory.recommended import Placement, as_recommended
 
+    if workload.priced_by_llm:
+        return llm_recommended(workload, est)
     if est.device == "here":
         return as_recommended(workload, est, Placement(gpu=False))
     local = est.device.startswith(LOCAL_PREFIX)
@@ -262,7 +281,69 @@ def _as_recommended(
     target = Placement(
         gpu=True, gpus=est.gpus, plan_gpus=most, device_bytes=probed, own=local, cuda=several
     )
-    return as_recommended(workload, est, target)
+    out = as_recommended(workload, est, target)
+    plan = out.plan
+    if plan is not None and plan.total_time_s is None and plan is not est.plan:
+        # A plan made here (this machine's own GPUs) is timed as the catalog's plans are.
+        from hwadvisor.estimate.timing.catalog import device_model
+        from hwadvisor.estimate.timing.plan_time import timed_plan
+
+        timed = timed_plan(workload, plan, functools.partial(device_model, entry))
+        out = out.model_copy(update={"plan": timed})
+    return out
+
+
+_SHARDS = re.compile(r"(?:over|across) (\d+) GPUs")
+
+
+def _changes_the_job(workload: Workload, fix: str) -> bool:
+    """A fix that changes what was asked: another weight format than ``--quant`` gave,
+    another fine-tuning method than ``--method`` gave (or than training, which is full)."""
+    text = fix.lower()
+    if "weights" in text and workload.quant is not None:
+        return True
+    method_given = not any("--method not given" in a for a in workload.assumptions)
+    return text.startswith(("lora", "qlora")) and method_given
+
+
+def llm_recommended(workload: Workload, est: DeviceEstimate) -> DeviceEstimate:
+    """A language model's row with the job as recommended: as written, or the first of
+    its fixes (another format, a lighter method, sharding) that fits without changing
+    what was asked, as a plan on the GPUs it needs."""
+    if est.fits is True:
+        return est.model_copy(update={"fits_planned": True, "planned_reason": "fits as written"})
+    for f in est.fixes:
+        if not f.fits or _changes_the_job(workload, f.fix):
+            continue
+        found = _SHARDS.search(f.fix)
+        gpus = int(found.group(1)) if found else est.gpus
+        if gpus > est.gpus and (est.device == "here" or est.device.startswith(LOCAL_PREFIX)):
+            continue  # this machine has the GPUs it has
+        fixes = [] if found else [f.fix]
+        name = est.name or est.device
+        text = f"{gpus} × {name}" + (f" with {f.fix}" if not found else f" ({f.fix})")
+        plan = MultiGpuPlan(
+            device=est.device,
+            name=name,
+            gpus=gpus,
+            strategy=("tensor parallel" if "tensor" in f.fix else "FSDP (ZeRO-3)")
+            if found
+            else "single",
+            fixes=fixes,
+            memory=MemoryBreakdown(weights_bytes=0, total_bytes=f.memory_bytes),
+            fits=True,
+            plan=text,
+        )
+        return est.model_copy(
+            update={
+                "plan": plan,
+                "fits_planned": gpus <= est.gpus,
+                "planned_reason": f"fits with {f.fix}",
+            }
+        )
+    return est.model_copy(
+        update={"fits_planned": est.fits, "planned_reason": est.fit_reason or "does not fit"}
+    )
 
 
 def _local_estimates(rows: Rows, facts: Facts) -> list[DeviceEstimate]:

@@ -332,7 +332,9 @@ def price_for_advice(
             catalog = (
                 rows.for_machine(None, None) if rows is not None else Rows(workload, None, None)
             )
-            rows_now += catalog.on(more)
+            from hwadvisor.pipeline.advice import as_recommended_row
+
+            rows_now += [as_recommended_row(workload, e, facts) for e in catalog.on(more)]
     merged = report.model_copy(update={"estimates": rows_now})
     return price_report(merged, pricing=pricing, budget=budget, facts=facts, instances=cpus)
 

@@ -167,9 +167,33 @@ def _apple_m2() -> Facts:
     )
 
 
+def _regpu(facts: Facts, name: str, memory_gib: float, count: int, **gpu: object) -> Facts:
+    """``facts`` with its GPU replaced by ``count`` of another board (made by hand: the
+    recorded GPU's fields with the name, memory and the fields in ``gpu`` changed)."""
+    first = facts.gpus[0]
+    total = int(memory_gib * GIB)
+    gpus = [
+        first.model_copy(
+            update={
+                "index": i,
+                "name": name,
+                "uuid": f"GPU-00000000-0000-4000-8000-{i:012d}",
+                "pci_bus_id": f"0000:{0x18 + i:02x}:00.0",
+                "memory_total_bytes": total,
+                "memory_free_bytes": total - 2**20,
+                **gpu,
+            }
+        )
+        for i in range(count)
+    ]
+    return facts.model_copy(update={"gpus": gpus})
+
+
 def build() -> dict[str, Facts]:
     """Every saved machine, by file name."""
     t4 = _probe("epyc-milan-kvm", "t4_old_driver")
+    gpu_box = _with_torch(_probe("laptop-avx2", "rtx4090"), "2.5.1+cu124", "12.4")
+    cloud = _with_torch(t4, "2.5.1+cu121", "12.1")
     return {
         "laptop": _with_torch(_probe("laptop-avx2"), "2.5.1+cpu", None),
         "cpu-server-amx": _with_torch(_probe("spr-amx-kvm"), "2.13.0+cpu", None).model_copy(
@@ -186,6 +210,29 @@ def build() -> dict[str, Facts]:
         ),
         "h100x8-nvlink": _with_torch(
             _probe("spr-amx-kvm", "h100_sxm_8x_nvlink"), "2.5.1+cu124", "12.4"
+        ),
+        "rtx3090x2-workstation": _regpu(
+            gpu_box,
+            "NVIDIA GeForce RTX 3090",
+            24.0,
+            2,
+            compute_capability="8.6",
+            architecture="Ampere",
+            power_limit_watts=350.0,
+            supports=gpu_box.gpus[0].supports.model_copy(update={"fp8": False}),
+        ),
+        "a100-cloud": _regpu(
+            cloud,
+            "NVIDIA A100-SXM4-80GB",
+            80.0,
+            1,
+            compute_capability="8.0",
+            architecture="Ampere",
+            power_limit_watts=400.0,
+            driver_version="550.54.15",
+            cuda_driver_version="12.4",
+            pcie_generation=4,
+            supports=cloud.gpus[0].supports.model_copy(update={"bf16": True, "tf32": True}),
         ),
         "arm-edge": _arm_edge(),
         "apple-m2": _apple_m2(),

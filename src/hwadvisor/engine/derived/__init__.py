@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from hwadvisor.engine.derive import Registry
+from hwadvisor.engine.derived import candidates as _candidates  # noqa: F401  (estimate.options)
 from hwadvisor.engine.derived import cost as _cost  # noqa: F401  (registers cost.* on ESTIMATES)
 from hwadvisor.engine.derived import llm as _llm  # noqa: F401  (registers its slot facts)
 from hwadvisor.engine.derived.bench import BENCH, BENCH_DEVICES, BENCH_DTYPES, BENCH_KERNELS
