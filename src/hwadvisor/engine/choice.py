@@ -187,7 +187,7 @@ def _why(budget: Budget, own: list[Option], chosen: Option) -> str:
     if own:
         return "already here"
     if chosen.usd is None and budget is not Budget.HIGH:
-        return "unpriced, the option with the fewest GPUs, then the fastest, that"
+        return "with no prices to compare, the option with the fewest GPUs (then the fastest) that"
     return _PICKED[budget]
 
 
