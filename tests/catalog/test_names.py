@@ -89,14 +89,14 @@ def test_ambiguous_or_too_short_prefixes_are_refused_with_the_candidates() -> No
     assert "did you mean llama-2-7b or llama-2-13b or llama-2-70b?" in err.value.message
     with pytest.raises(CatalogError):
         lookup_device("h1")  # two letters stand for nothing
-    with pytest.raises(CatalogError, match="did you mean rtx-3090 or rtx-4090 or rtx-a6000"):
+    with pytest.raises(CatalogError, match="did you mean rtx-3090 or rtx-4090 or rtx-pro-6000"):
         lookup_device("rtx")  # four parts begin so: none is chosen
 
 
 @pytest.mark.parametrize(
     ("typed", "first", "family_prefix"),
     [
-        ("b300", "b200", "b"),  # not h200: another family
+        ("b100", "b300", "b"),  # not h200: another family
         ("a10x", "a10", "a10"),
         ("rtx-5080", "rtx-5090", "rtx-"),
         ("5080", "rtx-5090", "rtx-5090"),
@@ -201,11 +201,11 @@ def test_estimate_on_a_family_states_the_default(cli: Cli) -> None:
 
 
 def test_estimate_on_an_unknown_part_is_one_line_exit_2(cli: Cli) -> None:
-    code, out, err = cli("estimate", "--model", "resnet50", "--on", "b300", "--no-bench")
+    code, out, err = cli("estimate", "--model", "resnet50", "--on", "b400", "--no-bench")
     assert code == 2 and out == ""
     lines = [ln for ln in err.splitlines() if ln.strip()]
     # (--on also takes instance types, so the line may say "device or instance type")
-    assert len(lines) == 1 and "'b300' (did you mean b200?)" in lines[0]
+    assert len(lines) == 1 and "'b400' (did you mean b300 or b200?)" in lines[0]
     code, _, err = cli("estimate", "--model", "resnet18", "--no-bench")
     assert code == 2 and "unknown model 'resnet18' (did you mean resnet50?)" in err
 

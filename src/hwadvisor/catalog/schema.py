@@ -33,6 +33,10 @@ class Peaks(_Entry):
     bf16: float | None = None
     fp16: float | None = None
     fp8: float | None = None
+    fp4: float | None = Field(
+        None,
+        description="4-bit floating point (NVFP4/MXFP4) on Blackwell and CDNA 4 tensor cores, dense",
+    )
     int8: float | None = None
 
 
