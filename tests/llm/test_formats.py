@@ -8,6 +8,7 @@ from hwadvisor.llm import default_format, find_format, load_engines, load_format
 
 GIB = 1024**3
 REQUIRED = {"fp32", "fp16", "bf16", "fp8", "int8", "q8_0", "q4_0", "q4_k_m", "awq", "gptq", "nf4"}
+REQUIRED |= {"q3_k_m", "iq4_xs", "q5_k_m", "q6_k", "mxfp4", "nvfp4"}
 
 
 def test_every_format_is_defined_and_sourced() -> None:
@@ -26,6 +27,10 @@ def test_every_format_is_defined_and_sourced() -> None:
         ("q4_0", 18 * 8 / 32),
         ("nf4", 4 + 8 / 64 + 32 / (64 * 256)),
         ("awq", 4 + 20 / 128),
+        ("q6_k", 210 * 8 / 256),
+        ("iq4_xs", 136 * 8 / 256),
+        ("mxfp4", 4 + 8 / 32),
+        ("nvfp4", 4 + 8 / 16),
     ],
 )
 def test_block_formats_follow_their_layout(ident: str, bpw: float) -> None:
@@ -33,7 +38,16 @@ def test_block_formats_follow_their_layout(ident: str, bpw: float) -> None:
 
 
 @pytest.mark.parametrize(
-    ("ident", "gib"), [("q8_0", 7.96), ("q4_0", 4.34), ("q4_k_m", 4.58), ("fp16", 14.96)]
+    ("ident", "gib"),
+    [
+        ("q8_0", 7.96),
+        ("q4_0", 4.34),
+        ("q4_k_m", 4.58),
+        ("fp16", 14.96),
+        ("q3_k_m", 3.74),
+        ("q5_k_m", 5.33),
+        ("q6_k", 6.14),
+    ],
 )
 def test_llama3_8b_file_sizes_match_llama_cpp_quantize_table(ident: str, gib: float) -> None:
     arch = resolve_model("llama-3-8b").arch
@@ -58,3 +72,10 @@ def test_default_format_follows_quantization_config_then_dtype() -> None:
         default_format(arch.with_changes(quantization=QuantConfig("gptq", 4, 128, "gptq"))).id
         == "gptq"
     )
+
+
+def test_fp4_formats_compute_in_fp4_and_the_quant_choices_list_them() -> None:
+    from hwadvisor.models.workload import Quant
+
+    assert find_format("mxfp4").compute == find_format("nvfp4").compute == "fp4"
+    assert set(load_formats()) == {q.value for q in Quant}

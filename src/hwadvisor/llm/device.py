@@ -30,6 +30,7 @@ def runtime_bytes(kind: str) -> int:
 
 #: Where a device lacks a compute type, the next one tried (then fp32).
 _FALLBACK = {
+    "fp4": ("bf16", "fp16"),  # no FP4 tensor cores: engines dequantize to 16-bit (W4A16)
     "fp8": ("fp16", "bf16"),
     "int8": ("fp16", "bf16"),
     "bf16": ("fp16",),

@@ -17,9 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from hwadvisor.catalog.loader import did_you_mean
 from hwadvisor.errors import UsageError
 from hwadvisor.llm._data import shipped_models
-from hwadvisor.llm.arch import LlmArch
+from hwadvisor.llm.arch import PARTS, LlmArch
 
-Compute = Literal["fp32", "fp16", "bf16", "fp8", "int8"]
+Compute = Literal["fp32", "fp16", "bf16", "fp8", "int8", "fp4"]
 
 
 class QuantFormat(BaseModel):
@@ -47,19 +47,41 @@ class QuantFormat(BaseModel):
         """Bits per weight of the output projection (lm_head)."""
         return self.head_bits or self.bits_per_weight
 
-    def weight_bytes(self, arch: LlmArch) -> float:
-        """Bytes of all weights in memory: every expert, embedding, head and norms (fp32)."""
-        body = arch.body_matrix_params(arch.experts) * self.bits_per_weight / 8
-        norms = arch.norm_params * (4.0 if self.bits_per_weight >= 32 else 2.0)
+    def part_bits(self, arch: LlmArch) -> dict[str, float]:
+        """Bits per weight of each matrix part: this format's, except the parts the
+        checkpoint's own quantization_config keeps in 16 bits when it is this format
+        (gpt-oss: attention and router bf16 beside MXFP4 experts)."""
+        q = arch.quantization
+        skip = set(q.skip) if q is not None and q.format_id == self.id else set()
+        return {part: 16.0 if part in skip else self.bits_per_weight for part in PARTS}
+
+    def _skips(self, arch: LlmArch, part: str) -> bool:
+        q = arch.quantization
+        return q is not None and q.format_id == self.id and part in q.skip
+
+    def _embedding_head_bytes(self, arch: LlmArch) -> float:
+        emb = 16.0 if self._skips(arch, "embedding") else self.embedding_bpw
+        head = 16.0 if self._skips(arch, "head") else self.head_bpw
         if arch.tied_embeddings:
-            shared = max(self.embedding_bpw, self.head_bpw)
-            return body + norms + arch.embedding_params * shared / 8
-        return (
-            body
-            + norms
-            + arch.embedding_params * self.embedding_bpw / 8
-            + arch.head_params * self.head_bpw / 8
-        )
+            return arch.embedding_params * max(emb, head) / 8
+        return (arch.embedding_params * emb + arch.head_params * head) / 8
+
+    def body_bytes(self, arch: LlmArch, experts: float | None = None) -> float:
+        """Bytes of the layers' matrices with ``experts`` routed experts each (default:
+        those one token uses), each part at its bits."""
+        bits = self.part_bits(arch)
+        parts = arch.matrix_params_by_part(experts)
+        return sum(parts[p] * bits[p] for p in PARTS) / 8
+
+    def weight_bytes(self, arch: LlmArch) -> float:
+        """Bytes of all weights in memory: every expert, embedding, head and norms (fp32
+        for an fp32 model, else 16-bit). The MTP module is apart (:meth:`mtp_bytes`)."""
+        norms = arch.norm_params * (4.0 if self.bits_per_weight >= 32 else 2.0)
+        return self.body_bytes(arch, arch.experts) + norms + self._embedding_head_bytes(arch)
+
+    def mtp_bytes(self, arch: LlmArch) -> float:
+        """The multi-token-prediction modules in this format (0 without them)."""
+        return arch.params_mtp * self.bits_per_weight / 8
 
     def bytes_read_per_step(self, arch: LlmArch, experts: float | None = None) -> float:
         """Weight bytes one decode step reads: routed experts, the lm_head, not the embedding.
@@ -67,9 +89,10 @@ class QuantFormat(BaseModel):
         ``experts`` is the mean number of distinct experts a step touches per layer (default
         the experts per token: one sequence). The embedding contributes one row only.
         """
-        body = arch.body_matrix_params(experts) * self.bits_per_weight / 8
-        head_bpw = max(self.embedding_bpw, self.head_bpw) if arch.tied_embeddings else self.head_bpw
-        return body + arch.lm_head_matrix_params * head_bpw / 8
+        emb = 16.0 if self._skips(arch, "embedding") else self.embedding_bpw
+        head = 16.0 if self._skips(arch, "head") else self.head_bpw
+        head_bpw = max(emb, head) if arch.tied_embeddings else head
+        return self.body_bytes(arch, experts) + arch.lm_head_matrix_params * head_bpw / 8
 
 
 @lru_cache(maxsize=1)

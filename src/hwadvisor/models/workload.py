@@ -82,6 +82,12 @@ class Quant(str, Enum):
     AWQ = "awq"
     GPTQ = "gptq"
     NF4 = "nf4"
+    Q3_K_M = "q3_k_m"
+    IQ4_XS = "iq4_xs"
+    Q5_K_M = "q5_k_m"
+    Q6_K = "q6_k"
+    MXFP4 = "mxfp4"
+    NVFP4 = "nvfp4"
 
 
 class ServingEngine(str, Enum):
@@ -273,6 +279,10 @@ class LlmQuantization(Document):
     bits: int | None = None
     group_size: int | None = None
     format_id: str | None = Field(None, description="the --quant format it maps to, when known")
+    skip: list[str] = Field(
+        default_factory=list,
+        description="parts the checkpoint keeps 16-bit (attention, router, embedding, head, ...)",
+    )
 
 
 class LlmShape(Document):
@@ -308,6 +318,22 @@ class LlmShape(Document):
     )
     origin: str = Field("catalog", description="catalog, config, gguf or hub")
     source: str = ""
+    q_lora_rank: int | None = Field(None, gt=0, description="MLA: query low-rank width")
+    kv_lora_rank: int | None = Field(
+        None, gt=0, description="MLA: the cached KV latent width (set: multi-head latent attention)"
+    )
+    qk_rope_head_dim: int | None = Field(None, gt=0, description="MLA: the cached rope key width")
+    v_head_dim: int | None = Field(None, gt=0, description="MLA: value head width")
+    shared_experts: int = Field(0, ge=0, description="MoE: shared experts every token uses")
+    shared_intermediate: int | None = Field(None, gt=0, description="MoE: shared experts' width")
+    dense_layers: int = Field(0, ge=0, description="MoE: first layers with a dense MLP")
+    moe_layer_step: int = Field(1, ge=1, description="MoE: every n-th layer has experts")
+    mtp_layers: int = Field(0, ge=0, description="multi-token-prediction modules, counted apart")
+    params_mtp: int = Field(0, ge=0, description="parameters of the MTP modules (not in totals)")
+    attention_sinks: bool = Field(False, description="a learned sink logit per head (gpt-oss)")
+    chunked_attention: bool = Field(
+        False, description="the windowed layers attend within chunks (Llama-4)"
+    )
 
 
 class Workload(Document):

@@ -40,8 +40,9 @@ def shape_of(resolved: ResolvedModel) -> LlmShape:
     return LlmShape(
         **_copied(arch),
         sliding_layers=list(arch.sliding_layers),
-        quantization=LlmQuantization(**dataclasses.asdict(q)) if q is not None else None,
+        quantization=_quant_shape(q) if q is not None else None,
         params_total=arch.params_total,
+        params_mtp=arch.params_mtp,
         params_active=arch.params_active,
         weight_file_bytes=resolved.weights.total_bytes if resolved.weights else None,
         origin=resolved.origin,
@@ -54,8 +55,15 @@ def arch_of(shape: LlmShape) -> LlmArch:
     return LlmArch(
         **_copied(shape),
         sliding_layers=tuple(shape.sliding_layers),
-        quantization=QuantConfig(**q.model_dump()) if q is not None else None,
+        quantization=QuantConfig(**{**q.model_dump(), "skip": tuple(q.skip)})
+        if q is not None
+        else None,
     )
+
+
+def _quant_shape(q: QuantConfig) -> LlmQuantization:
+    """The workload's copy of a checkpoint's quantization_config."""
+    return LlmQuantization(**{**dataclasses.asdict(q), "skip": list(q.skip)})
 
 
 def catalog_shape(entry: ModelEntry) -> LlmShape | None:
