@@ -39,6 +39,13 @@ STALE_AFTER_DAYS = 365
 #: A price file larger than this is refused (SkyPilot's AWS catalog is about 10 MiB).
 MAX_PRICE_FILE_BYTES = 64 * 1024 * 1024
 SHIPPED = "hwadvisor/catalog/data/instances.csv"
+#: The command that fetches a current, dated price catalog into the user cache.
+UPDATE_COMMAND = "hwadvisor prices update"
+#: Clouds that sell GPUs singly at a per-GPU price (a marketplace): an offer of N GPUs
+#: is N rentals of one, so a job is billed for the GPUs it uses, not the offer's N.
+#: RunPod bills per GPU (its pods are 1-8 GPUs at N x the one-GPU price, runpod.io/pricing);
+#: Vast.ai and TensorDock list machines whose GPUs are rented one by one.
+MARKETPLACES = frozenset({"runpod", "vast", "vastai", "tensordock"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +71,29 @@ class Instance:
     def is_cpu(self) -> bool:
         """A CPU instance: no accelerator; it is priced for its vCPUs, not the processor."""
         return self.accelerator_count == 0
+
+    @property
+    def per_gpu(self) -> bool:
+        """Sold by the GPU (a marketplace, :data:`MARKETPLACES`): a job pays for its GPUs."""
+        return not self.is_cpu and self.cloud in MARKETPLACES
+
+    def billed_gpus(self, gpus: int) -> int:
+        """GPUs paid for when a job uses ``gpus`` of this offer: the job's own on a
+        marketplace, else every GPU of the instances it takes (whole nodes); 0 for a CPU."""
+        if self.is_cpu:
+            return 0
+        if self.per_gpu:
+            return max(gpus, 1)
+        nodes = 1 if gpus <= self.accelerator_count else -(-gpus // self.accelerator_count)
+        return nodes * self.accelerator_count
+
+    def hourly_for(self, gpus: int = 1, *, spot: bool = False) -> float | None:
+        """Dollars per hour for a job on ``gpus`` of these GPUs (see :meth:`billed_gpus`);
+        a CPU instance's own price. None when unpriced."""
+        base = self.spot_price if spot else self.price
+        if base is None or self.is_cpu:
+            return base
+        return base * self.billed_gpus(gpus) / self.accelerator_count
 
     def row(self) -> dict[str, object]:
         """The row as JSON: SkyPilot's column names, then ours (empty cells are null)."""

@@ -7,8 +7,10 @@ for a CPU instance its processor), ``CpuModel`` (the processor as the cloud name
 ``PriceDate``, ``Source`` and ``Note`` (why a row is unpriced, or what to know about it).
 Prices are USD per hour, Linux; an empty price means unpriced, never free.
 
-A user's ``--prices FILE`` (a SkyPilot catalog CSV, a gpuhunt export, or a file of our own
-format) replaces the shipped rows of the instance types it lists; see
+``hwadvisor prices update`` keeps a current, dated catalog in the user cache
+(:mod:`hwadvisor.catalog.price_cache`); when present it replaces the shipped rows of the
+instance types it lists. A user's ``--prices FILE`` (a SkyPilot catalog CSV, a gpuhunt
+export, or a file of our own format) is laid over both; see
 :mod:`hwadvisor.catalog.price_files`. The rows and their cells are read by
 :mod:`hwadvisor.catalog.instance_rows` (re-exported here). Every problem in a file is one
 :class:`~hwadvisor.errors.CatalogError` naming the file, the line and the column.
@@ -31,6 +33,7 @@ from hwadvisor.catalog.instance_rows import (
     SHIPPED,
     SKYPILOT_COLUMNS,
     STALE_AFTER_DAYS,
+    UPDATE_COMMAND,
     Cells,
     Instance,
     cell_error,
@@ -49,6 +52,7 @@ __all__ = [
     "SHIPPED",
     "SKYPILOT_COLUMNS",
     "STALE_AFTER_DAYS",
+    "UPDATE_COMMAND",
     "Cells",
     "Instance",
     "InstanceCatalog",
@@ -142,22 +146,38 @@ def _shipped() -> tuple[Instance, ...]:
 
 
 def load_instances(
-    prices: str | Path | None = None, *, devices: Mapping[str, DeviceEntry] | None = None
+    prices: str | Path | None = None,
+    *,
+    devices: Mapping[str, DeviceEntry] | None = None,
+    cached: bool = True,
 ) -> InstanceCatalog:
-    """The shipped instances, with a user's price file over them (its types replace ours)."""
+    """The shipped instances, with the dated catalog ``hwadvisor prices update`` keeps in
+    the user cache over them (unless ``cached`` is false), then a user's price file (each
+    layer's instance types replace the ones below)."""
     from hwadvisor.catalog import load_devices
 
-    shipped = _shipped()
-    if prices is None:
-        return InstanceCatalog(instances=shipped)
-    from hwadvisor.catalog.price_files import read_price_file
+    rows = _shipped()
+    files: tuple[str, ...] = (SHIPPED,)
+    skipped: Mapping[str, int] = {}
+    if cached:
+        from hwadvisor.catalog.price_cache import read_cached
 
-    theirs, skipped = read_price_file(Path(prices), devices or load_devices())
-    replaced = {i.instance_type.lower() for i in theirs}
-    kept = tuple(i for i in shipped if i.instance_type.lower() not in replaced)
-    return InstanceCatalog(
-        instances=kept + tuple(theirs), skipped=skipped, files=(SHIPPED, str(prices))
-    )
+        kept = read_cached(devices or load_devices())
+        if kept is not None:
+            rows, files = _over(rows, kept.instances), (*files, kept.path)
+    if prices is not None:
+        from hwadvisor.catalog.price_files import read_price_file
+
+        theirs, skipped = read_price_file(Path(prices), devices or load_devices())
+        rows, files = _over(rows, theirs), (*files, str(prices))
+    return InstanceCatalog(instances=rows, skipped=skipped, files=files)
+
+
+def _over(below: Iterable[Instance], above: Iterable[Instance]) -> tuple[Instance, ...]:
+    """``above`` laid over ``below``: an instance type in both is ``above``'s alone."""
+    above = tuple(above)
+    replaced = {i.instance_type.lower() for i in above}
+    return tuple(i for i in below if i.instance_type.lower() not in replaced) + above
 
 
 # -- stale prices --------------------------------------------------------------------------
@@ -177,7 +197,7 @@ def stale_warning(inst: Instance, today: date | None = None) -> str | None:
         return None
     return (
         f"the price of {inst.instance_type} is dated {inst.price_date}, {age / 365.25:.1f} years "
-        "old: refresh it with --prices FILE (a SkyPilot or gpuhunt catalog)"
+        f"old: refresh it with `{UPDATE_COMMAND}` (or --prices FILE)"
     )
 
 
@@ -189,7 +209,7 @@ def stale_summary(instances: Iterable[Instance], today: date | None = None) -> s
     oldest = min(stale, key=lambda i: parse_price_date(i.price_date or "9999-12"))
     return (
         f"{len(stale)} prices are more than a year old (the oldest: {oldest.instance_type}, "
-        f"dated {oldest.price_date}); refresh them with --prices FILE"
+        f"dated {oldest.price_date}); refresh them with `{UPDATE_COMMAND}` (or --prices FILE)"
     )
 
 

@@ -150,18 +150,32 @@ def read_price_file(
         raise CatalogError("price file not found", where=where) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogError(f"cannot read price file: {exc}", where=where) from exc
+    when = _file_date(path)
+    source = f"{where} (a user price file; priced as of the file's date unless PriceDate says)"
+    return parse_price_text(text, where, devices, when=when, source=source, cloud=_cloud(path))
+
+
+def parse_price_text(
+    text: str,
+    where: str,
+    devices: Mapping[str, DeviceEntry],
+    *,
+    when: str,
+    source: str,
+    cloud: str = "",
+) -> tuple[list[Instance], dict[str, int]]:
+    """The instances of a price catalog's text, its format told by the header (see the
+    module); ``when`` dates rows that carry no date, ``cloud`` names a SkyPilot file's cloud."""
     try:
         header = next(csv.reader(io.StringIO(text)), [])
     except csv.Error as exc:
         raise CatalogError(f"line 1: not CSV: {exc}", where=where) from exc
-    when = _file_date(path)
-    source = f"{where} (a user price file; priced as of the file's date unless PriceDate says)"
     try:
         if "DeviceId" in header:
             return parse_own(text, where, devices, default_date=when), {}
         if "instance_name" in header:
-            return _gpuhunt(text, where, devices, when, source)
-        return _skypilot(text, where, devices, when, source, _cloud(path))
+            return _gpuhunt(text, where, devices, when, source, cloud)
+        return _skypilot(text, where, devices, when, source, cloud)
     except csv.Error as exc:
         raise CatalogError(f"not CSV: {exc}", where=where) from exc
 
@@ -253,7 +267,12 @@ def _sum(a: float | None, b: float | None) -> float | None:
 
 
 def _gpuhunt(
-    text: str, where: str, devices: Mapping[str, DeviceEntry], when: str, source: str
+    text: str,
+    where: str,
+    devices: Mapping[str, DeviceEntry],
+    when: str,
+    source: str,
+    cloud: str = "",
 ) -> tuple[list[Instance], dict[str, int]]:
     reader = csv.DictReader(io.StringIO(text))
     check_columns(reader.fieldnames, GPUHUNT_COLUMNS, where)
@@ -283,7 +302,7 @@ def _gpuhunt(
                 acc,
                 cells.whole("cpu"),
                 cells.number("memory"),
-                cells.text("provider").lower(),
+                (cells.text("provider") or cloud).lower(),
             ),
         )
         if cells.text("spot").lower() == "true":

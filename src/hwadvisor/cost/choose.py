@@ -51,6 +51,8 @@ class Option:
     fits: bool | None = None
     plan: str | None = None  # the multi-GPU plan the option runs, as its text says it
     nodes: int = 1  # instances billed together (a job past one node)
+    #: GPUs paid for: all of an instance's (whole nodes), or on a marketplace the job's own.
+    billed_gpus: int | None = None
 
 
 def _meets(opt: Option, deadline_s: float | None) -> bool:
@@ -83,6 +85,35 @@ def _choice(opt: Option, deadline_s: float | None, why: list[str], cites: list[s
     )
 
 
+def _oversized(opt: Option) -> bool:
+    """The option bills more GPUs than the job uses (a whole multi-GPU instance)."""
+    return bool(opt.billed_gpus and not opt.cpu and opt.billed_gpus > opt.count)
+
+
+def sized_note(opt: Option, options: Iterable[Option], deadline_s: float | None) -> str | None:
+    """For an option billed for a whole instance the job does not fill: that, and the
+    cheapest option billed for no more GPUs than it uses that meets the deadline (None
+    when the option is sized to the job)."""
+    if not _oversized(opt):
+        return None
+    head = f"{opt.instance} bills all {opt.billed_gpus} of its GPUs for a job on {opt.count}"
+    sized = [
+        o
+        for o in options
+        if o.usd is not None
+        and not o.spot
+        and o.per == opt.per
+        and not _oversized(o)
+        and o.fits is not False
+        and _meets(o, deadline_s)
+    ]
+    if not sized:
+        return f"{head}; no priced option sized to the job meets the deadline"
+    best = min(sized, key=lambda o: (o.usd, _time(o), o.instance or ""))
+    name = best.device if best.count == 1 else f"{best.device} x{best.count}"
+    return f"{head}; sized to the job: {name} on {best.instance}, ${best.usd:,.2f}"
+
+
 def _holding(options: list[Option]) -> list[Option]:
     """The options that may hold the job (fits true or unknown); all of them when none may."""
     held = [o for o in options if o.fits is not False]
@@ -108,27 +139,33 @@ def cheapest(
     meeting = [o for o in priced if _meets(o, deadline_s)]
     if meeting:
         best = min(meeting, key=lambda o: (o.usd, _time(o), o.instance or ""))
-        return _choice(best, deadline_s, ["the cheapest option that meets the deadline"], [])
-    best = min(priced, key=lambda o: (_time(o), o.usd, o.instance or ""))
-    return _choice(best, deadline_s, ["no priced option meets the deadline: the fastest"], [])
+        why = ["the cheapest option that meets the deadline"]
+    else:
+        best = min(priced, key=lambda o: (_time(o), o.usd, o.instance or ""))
+        why = ["no priced option meets the deadline: the fastest"]
+    note = sized_note(best, priced, deadline_s)
+    return _choice(best, deadline_s, [*why, *([note] if note else [])], [])
 
 
 def fastest(options: Iterable[Option], deadline_s: float | None = None) -> Choice | None:
     """The option with the shortest time (the cheaper of equals; unpriced ones too)."""
+    options = list(options)
     timed = _holding([o for o in options if o.time_s is not None and math.isfinite(o.time_s)])
     if not timed:
         return None
     best = min(timed, key=lambda o: (o.time_s, math.inf if o.usd is None else o.usd))
-    return _choice(best, deadline_s, ["the shortest estimated time"], [])
+    note = sized_note(best, options, deadline_s)
+    return _choice(best, deadline_s, ["the shortest estimated time", *([note] if note else [])], [])
 
 
 def cheapest_instance(
     catalog: InstanceCatalog, device_id: str, count: int = 1, *, spot: bool = False
 ) -> Instance | None:
-    """The cheapest priced instance carrying ``count`` x ``device_id`` (spot price if asked)."""
+    """The cheapest priced instance carrying ``count`` x ``device_id`` (spot price if asked),
+    by what the job is billed there (:meth:`~hwadvisor.catalog.instance_rows.Instance.hourly_for`)."""
 
     def price(i: Instance) -> float | None:
-        return i.spot_price if spot else i.price
+        return i.hourly_for(count, spot=spot)
 
     rows = [i for i in catalog.offering(device_id, count) if price(i) is not None]
     return min(rows, key=lambda i: (price(i), i.instance_type), default=None)
@@ -153,18 +190,20 @@ def instance_options(
     from hwadvisor.cost.job import BILLING_MINIMUM_S, billed_usd
 
     least = BILLING_MINIMUM_S if minimum_s is None else minimum_s
-    nodes = nodes_for(inst, count or 1)
+    used = count or max(inst.accelerator_count, 1)
+    nodes = 1 if inst.per_gpu else nodes_for(inst, used)
     on_demand = Option(
         device=inst.device_id if inst.is_cpu else device.id,
         instance=inst.instance_type,
-        usd=billed_usd(None if inst.price is None else inst.price * nodes, time_s, minimum_s=least),
+        usd=billed_usd(inst.hourly_for(used), time_s, minimum_s=least),
         time_s=time_s,
         cpu=inst.is_cpu,
-        count=count or max(inst.accelerator_count, 1),
+        count=used,
         released=device.released,
         price_date=inst.price_date,
         price_source=inst.source,
         nodes=nodes,
+        billed_gpus=inst.billed_gpus(used) or None,
     )
     if not spot or inst.spot_price is None:
         return [on_demand]
@@ -173,7 +212,7 @@ def instance_options(
         on_demand,
         replace(
             on_demand,
-            usd=billed_usd(inst.spot_price * nodes, slow, minimum_s=least),
+            usd=billed_usd(inst.hourly_for(used, spot=True), slow, minimum_s=least),
             time_s=slow,
             spot=True,
         ),

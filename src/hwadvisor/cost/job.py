@@ -2,7 +2,9 @@
 
 A job of ``time_s`` seconds on an instance is billed per second with a one-minute
 minimum (AWS and Google Cloud bill Linux instances so; Azure per minute, the same within
-a minute). The whole instance is billed even when the job uses fewer of its GPUs. Energy
+a minute). The whole instance is billed even when the job uses fewer of its GPUs, and the
+cost says so; a marketplace that sells GPUs singly (RunPod, Vast.ai:
+:data:`~hwadvisor.catalog.instance_rows.MARKETPLACES`) bills the job's GPUs alone. Energy
 is the board power of the devices the job uses times its time: the host (CPU, DRAM,
 fans, power-supply losses) is not counted, and a device below full load draws less, so
 for a GPU it is an upper bound of the GPU's own share.
@@ -78,7 +80,7 @@ def job_cost(
 
     _check_time(time_s)
     used = devices_used or max(inst.accelerator_count, 1)
-    nodes = nodes_for(inst, used)
+    nodes = 1 if inst.per_gpu else nodes_for(inst, used)
     power, power_source = device_power(device)
     frac = allowance.fraction()
     spot_time = None if time_s is None else time_s * (1 + frac)
@@ -86,7 +88,12 @@ def job_cost(
     carried = nodes * inst.accelerator_count
     if nodes > 1:
         notes.append(f"{nodes} nodes of {inst.instance_type} for the job's {used} GPUs, all billed")
-    if not inst.is_cpu and used < carried:
+    if inst.per_gpu and used < inst.accelerator_count:
+        notes.append(
+            f"{inst.cloud} sells these GPUs singly: billed for the job's {used} of the "
+            f"offer's {inst.accelerator_count} at the per-GPU price"
+        )
+    elif not inst.is_cpu and used < carried:
         notes.append(f"the job uses {used} of {carried} GPUs: the whole instance is billed")
     if inst.price is None and inst.spot_price is None:
         notes.append(inst.note or "unpriced")
@@ -96,10 +103,10 @@ def job_cost(
     return Cost(
         instance=inst.instance_type,
         devices=used,
-        hourly_usd=inst.price,
+        hourly_usd=inst.hourly_for(used) if inst.per_gpu else inst.price,
         time_s=time_s,
-        on_demand_usd=billed_usd(_times(inst.price, nodes), time_s, minimum_s=minimum_s),
-        spot_usd=billed_usd(_times(inst.spot_price, nodes), spot_time, minimum_s=minimum_s),
+        on_demand_usd=billed_usd(inst.hourly_for(used), time_s, minimum_s=minimum_s),
+        spot_usd=billed_usd(inst.hourly_for(used, spot=True), spot_time, minimum_s=minimum_s),
         spot_allowance=frac if inst.spot_price is not None else None,
         spot_basis=allowance.basis() if inst.spot_price is not None else None,
         energy_kwh=energy_kwh(power, time_s, used if not inst.is_cpu else 1),
@@ -111,10 +118,6 @@ def job_cost(
         instances=nodes if nodes > 1 else None,
         notes=notes,
     )
-
-
-def _times(hourly: float | None, nodes: int) -> float | None:
-    return None if hourly is None else hourly * nodes
 
 
 def own_cost(

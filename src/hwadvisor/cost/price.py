@@ -12,8 +12,13 @@ An estimate row runs on one of four things (:class:`Runs`):
   without, they get their cloud equivalent for reference, and are not options.
 
 A job is priced for its estimated time (inference without a dataset size: per 1,000
-requests); with a QPS (:class:`Requirement`), serving is priced by the month instead, enough
-instances for the QPS, billed busy or idle. Energy is board power x time throughout.
+requests, billed by their own time: no instance minimum); with a QPS (:class:`Requirement`),
+serving is priced by the month instead, enough instances for the QPS, billed busy or idle,
+and per 1,000 requests as that month's bill over that month's traffic
+(:func:`per_requests_usd`). A GPU row is priced on the cheapest offer by what the job is
+billed there: a whole instance, or on a marketplace its own GPUs; a whole instance larger
+than the job says so, and names the offer sized to it where the catalog has one.
+Energy is board power x time throughout.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING
 
+from hwadvisor.catalog.instance_rows import UPDATE_COMMAND
 from hwadvisor.cost.choose import (
     Option,
     budget_low,
@@ -209,6 +215,50 @@ def _noted(cost: Cost, *notes: str) -> Cost:
     return cost.model_copy(update={"notes": [*notes, *cost.notes]})
 
 
+def per_requests_usd(monthly_usd: float | None, qps: float | None) -> float | None:
+    """A month's bill spread over the month's traffic: dollars per 1,000 requests at the
+    QPS, every request at its share of the hours billed (no per-request minimum)."""
+    if monthly_usd is None or not qps:
+        return None
+    return monthly_usd / (qps * HOURS_PER_MONTH * 3600 / REQUESTS)
+
+
+def _with_requests(cost: Cost, qps: float | None) -> Cost:
+    """A monthly serving cost with its price per 1,000 requests over that month's traffic."""
+    usd = per_requests_usd(cost.monthly_usd, qps)
+    if usd is None or not qps:
+        return cost
+    month = qps * HOURS_PER_MONTH * 3600
+    return _noted(
+        cost,
+        f"${usd:.4g} per {REQUESTS:,} requests over the month's {month:,.0f} requests at "
+        f"{qps:g} QPS (no per-request billing minimum)",
+    )
+
+
+def _sized_note(inst: Instance, count: int, device: str, catalog: InstanceCatalog) -> str | None:
+    """Where the cheapest instance bills more GPUs than the job uses: the smallest priced
+    offer of the device, or that the catalog has none (never a silent whole-node bill)."""
+    billed = inst.billed_gpus(count)
+    if inst.is_cpu or billed <= count:
+        return None
+    smaller = [
+        i
+        for i in catalog.offering(device, count)
+        if not i.is_cpu and i.price is not None and i.billed_gpus(count) < billed
+    ]
+    if not smaller:
+        return (
+            f"no priced offer of fewer than {billed} x {device}: a job on {count} pays for "
+            f"{billed} (`hwadvisor prices update` brings single-GPU offers)"
+        )
+    best = min(smaller, key=lambda i: (i.billed_gpus(count), i.hourly_for(count) or 0.0))
+    return (
+        f"sized to the job: {best.instance_type} ({best.cloud or 'cloud'}) bills "
+        f"{best.billed_gpus(count)} x {device} at ${best.hourly_for(count) or 0:,.2f}/h"
+    )
+
+
 def _meets_latency(est: DeviceEstimate, target: Requirement) -> bool:
     latency = est.step_time_s
     return latency is None or target.latency_target_s is None or latency <= target.latency_target_s
@@ -220,7 +270,7 @@ def _on_instance(
     entry = runs.entry
     tput = _throughput(est, target)
     if tput is not None:
-        cost = _serve_cost(inst, est, entry, target, tput, today)
+        cost = _with_requests(_serve_cost(inst, est, entry, target, tput, today), target.qps)
         return Priced(cost, [_serve(inst, est, entry, target, tput)])
     time_s, what = job_time(est, target)
     least = _minimum(what)
@@ -249,7 +299,7 @@ def _on_device(
         options = [_serve(i, est, entry, target, tput) for i in offering]
         if inst is None:
             return Priced(_unpriced_gpu(entry, runs.count, None), options)
-        cost = _serve_cost(inst, est, entry, target, tput, today)
+        cost = _with_requests(_serve_cost(inst, est, entry, target, tput, today), target.qps)
         return Priced(_noted(cost, f"the cheapest priced instance with {entry.id}"), options)
     time_s, what = job_time(est, target)
     least = _minimum(what)
@@ -259,9 +309,9 @@ def _on_device(
     cost = job_cost(
         inst, time_s, device=entry, devices_used=runs.count, today=today, minimum_s=least
     )
-    return Priced(
-        _noted(cost, f"priced {what}", f"the cheapest priced instance with {entry.id}"), options
-    )
+    sized = _sized_note(inst, runs.count, entry.id, catalog)
+    notes = [f"priced {what}", f"the cheapest priced instance with {entry.id}"]
+    return Priced(_noted(cost, *notes, *([sized] if sized else [])), options)
 
 
 def _unpriced_gpu(entry: DeviceEntry, count: int, time_s: float | None) -> Cost:
@@ -351,15 +401,23 @@ def _monthly(cost: Cost, qps: float, tput: float) -> Cost:
     hourly = cost.hourly_usd
     month_s = HOURS_PER_MONTH * 3600
     power = cost.power_w
+    monthly = None if hourly is None else hourly * count * HOURS_PER_MONTH
+    per_k = per_requests_usd(monthly, qps)
+    requests = (
+        [f"${per_k:.4g} per {REQUESTS:,} requests over the month's traffic at {qps:g} QPS"]
+        if per_k is not None
+        else []
+    )
     return cost.model_copy(
         update={
             "on_demand_usd": None,
             "time_s": None,
             "energy_kwh": None if power is None else power * count * busy * month_s / 3.6e6,
-            "monthly_usd": None if hourly is None else hourly * count * HOURS_PER_MONTH,
+            "monthly_usd": monthly,
             "instances": count,
             "notes": [
                 f"{count} machine(s) like it for the QPS, {busy:.2%} busy: billed the whole month",
+                *requests,
                 *cost.notes,
             ],
         }
@@ -446,5 +504,5 @@ def stale_note(costs: Sequence[Cost | None]) -> str | None:
     return (
         f"{len(names)} price{'s' if len(names) > 1 else ''} used {'are' if len(names) > 1 else 'is'} "
         f"more than a year old (the oldest: {oldest.instance}, dated {oldest.price_date}); "
-        "refresh with --prices FILE (a SkyPilot or gpuhunt catalog)"
+        f"refresh with `{UPDATE_COMMAND}` (or --prices FILE, a SkyPilot or gpuhunt catalog)"
     )
