@@ -7,13 +7,15 @@ range is a :class:`~hwadvisor.errors.UsageError` naming the file and the field (
 exit 2). The limits sit far above any published model (DeepSeek-V3 has 61 layers, Llama-4
 a 202,048-token vocabulary and a 10,485,760-token context, Kimi-K2 384 experts) and far
 below what would make a product of them overflow or a per-layer tuple exhaust memory.
+Layers, vocabulary, context, widths and bytes are the limits ``hwadvisor.bounds`` holds
+catalog entries and reports to (``LAYERS``, ``VOCAB``, ``CONTEXT``, ``WIDTH``, ``BYTES``).
 
 | what | limit | fields |
 |---|---|---|
 | layers | 10,000 | num_hidden_layers, block_count, first_k_dense_replace, num_nextn_predict_layers |
 | vocabulary | 10^7 | vocab_size, tokenizer.ggml.tokens |
 | context | 10^8 | max_position_embeddings, sliding_window, attention_chunk_size, context_length |
-| widths | 10^6 | hidden_size, intermediate_size, moe_intermediate_size, head_dim, lora ranks |
+| widths | 10^7 | hidden_size, intermediate_size, moe_intermediate_size, head_dim, lora ranks |
 | heads | 10^5 | num_attention_heads, num_key_value_heads |
 | experts | 10^5 | num_local_experts, n_routed_experts, n_shared_experts, num_experts_per_tok |
 | bits | 64 | bits, w_bit |
@@ -32,7 +34,7 @@ from hwadvisor.errors import UsageError
 MAX_LAYERS = 10_000
 MAX_VOCAB = 10_000_000
 MAX_CONTEXT = 100_000_000
-MAX_WIDTH = 1_000_000
+MAX_WIDTH = 10_000_000
 MAX_HEADS = 100_000
 MAX_EXPERTS = 100_000
 MAX_BITS = 64

@@ -4,8 +4,9 @@ A safetensors file starts with an 8-byte little-endian header length and a JSON 
 naming each tensor's dtype, shape and byte range (the format's specification,
 huggingface/safetensors README); only the header is read, never the data. A sharded
 checkpoint's ``model.safetensors.index.json`` names the shards and states
-``metadata.total_size``. GGUF files are read with the ``gguf`` package's ``GGUFReader``
-(tensor types -> bytes). Element counts of packed formats (GPTQ/AWQ ``qweight`` holds 8
+``metadata.total_size``. GGUF files are read by their header's tensor table
+(:mod:`hwadvisor.llm.gguf_header`; tensor types -> bytes). Every offset, shape and size is
+bounded (:mod:`hwadvisor.llm.bounds`) and shard names must be plain file names. Element counts of packed formats (GPTQ/AWQ ``qweight`` holds 8
 4-bit values per int32) are not parameter counts: bytes are exact, parameters come from
 the config.
 """
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from hwadvisor.errors import UsageError
-from hwadvisor.llm._data import optional_module
+from hwadvisor.llm.bounds import MAX_DIMS, MAX_ITEMS, whole
+from hwadvisor.llm.gguf_header import GgufHeader
 
 #: A safetensors header larger than this is refused (the format caps it at 100 MB).
 MAX_HEADER_BYTES = 100_000_000
@@ -75,50 +77,86 @@ def _header(path: Path) -> tuple[dict[str, Any], int]:
     return header, size - 8 - length
 
 
-def safetensors_file(path: Path) -> WeightFiles:
-    """Bytes by dtype of one safetensors file, from its header; a cut-short file is refused."""
-    header, data_size = _header(path)
+def header_summary(header: dict[str, Any], where: str) -> tuple[dict[str, int], int, int]:
+    """Bytes by dtype, stored elements and the data's end, from a safetensors header;
+    every entry bounded (offsets, dimensions) or one UsageError naming it."""
+    if len(header) > MAX_ITEMS:
+        raise UsageError(f"safetensors header has {len(header):,} entries", where=where)
     by_dtype: Counter[str] = Counter()
     elements, end = 0, 0
     for name, info in header.items():
         if name == "__metadata__":
             continue
+        label = f"tensor {str(name)[:60]}"
         try:
-            start, stop = (int(x) for x in info["data_offsets"])
-            count = 1
-            for dim in info["shape"]:
-                count *= int(dim)
-            dtype = str(info["dtype"])
+            start, stop = (
+                whole(x, f"{label} data_offsets", where, "bytes", minimum=0)
+                for x in info["data_offsets"]
+            )
+            shape = info["shape"]
+            dtype = str(info["dtype"])[:16]
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(
-                f"safetensors header entry '{name}' is malformed", where=str(path)
+                f"safetensors header entry '{str(name)[:60]}' is malformed", where=where
             ) from exc
+        if not isinstance(shape, list) or len(shape) > MAX_DIMS or stop < start:
+            raise UsageError(
+                f"safetensors header entry '{str(name)[:60]}' is malformed", where=where
+            )
+        count = 1
+        for dim in shape:
+            count *= whole(dim, f"{label} shape", where, "dim", minimum=0)
         by_dtype[dtype] += stop - start
         elements += count
         end = max(end, stop)
+    return dict(by_dtype), elements, end
+
+
+def safetensors_file(path: Path) -> WeightFiles:
+    """Bytes by dtype of one safetensors file, from its header; a cut-short file is refused."""
+    header, data_size = _header(path)
+    by_dtype, elements, end = header_summary(header, str(path))
     if end > data_size:
         raise UsageError(
             f"safetensors file is truncated ({data_size:,} data bytes of {end:,})", where=str(path)
         )
-    return WeightFiles(sum(by_dtype.values()), dict(by_dtype), elements, 1, str(path))
+    return WeightFiles(sum(by_dtype.values()), by_dtype, elements, 1, str(path))
+
+
+def shard_names(index: Any, where: str) -> list[str]:
+    """The shard file names a safetensors index maps tensors to (plain names only)."""
+    try:
+        weight_map = index["weight_map"]
+        names = sorted({str(v) for v in weight_map.values()})
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(f"not a safetensors index ({type(exc).__name__})", where=where) from exc
+    if len(names) > 100_000:
+        raise UsageError(f"safetensors index names {len(names):,} shards", where=where)
+    for name in names:
+        if "/" in name or "\\" in name or name.startswith(".") or not name.endswith(".safetensors"):
+            raise UsageError(
+                f"safetensors index names a shard outside its folder: {name[:60]!r}", where=where
+            )
+    return names
+
+
+def index_total(index: Any, where: str) -> int | None:
+    """The index's ``metadata.total_size``, bounded; None when absent."""
+    meta = index.get("metadata") if isinstance(index, dict) else None
+    total = meta.get("total_size") if isinstance(meta, dict) else None
+    return None if total is None else whole(total, "metadata.total_size", where, "bytes")
 
 
 def safetensors_index(path: Path) -> WeightFiles:
     """A sharded checkpoint: each shard's header where present, else the index's total_size."""
+    where = str(path)
     try:
+        if path.stat().st_size > 64 * 1024 * 1024:
+            raise UsageError("safetensors index is too large to be an index", where=where)
         index = json.loads(path.read_text(encoding="utf-8"))
-        shards = sorted(set(index["weight_map"].values()))
-    except (
-        OSError,
-        UnicodeDecodeError,
-        json.JSONDecodeError,
-        KeyError,
-        TypeError,
-        AttributeError,
-    ) as exc:
-        raise UsageError(
-            f"not a safetensors index ({type(exc).__name__})", where=str(path)
-        ) from exc
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise UsageError(f"not a safetensors index ({type(exc).__name__})", where=where) from exc
+    shards = shard_names(index, where)
     files = [path.parent / s for s in shards]
     if files and all(f.is_file() for f in files):
         parts = [safetensors_file(f) for f in files]
@@ -126,39 +164,30 @@ def safetensors_index(path: Path) -> WeightFiles:
         for p in parts:
             by.update(p.bytes_by_dtype)
         elements = sum(p.stored_elements or 0 for p in parts)
-        return WeightFiles(sum(by.values()), dict(by), elements, len(parts), str(path))
-    total = (index.get("metadata") or {}).get("total_size")
-    if not isinstance(total, int) or total <= 0:
+        return WeightFiles(sum(by.values()), dict(by), elements, len(parts), where)
+    total = index_total(index, where)
+    if not total:
         raise UsageError(
-            "safetensors index has no metadata.total_size and its shards are absent",
-            where=str(path),
+            "safetensors index has no metadata.total_size and its shards are absent", where=where
         )
-    return WeightFiles(total, {}, None, len(shards), str(path))
+    return WeightFiles(total, {}, None, len(shards), where)
 
 
 def gguf_file(path: Path) -> WeightFiles:
-    """Bytes by tensor type of a GGUF file (``gguf.GGUFReader``); truncated -> UsageError."""
-    reader = open_gguf(path)
+    """Bytes by tensor type of a GGUF file, from its header's tensor table."""
+    from hwadvisor.llm.gguf_meta import read_gguf
+
+    return gguf_weights(read_gguf(path), str(path))
+
+
+def gguf_weights(header: GgufHeader, source: str) -> WeightFiles:
+    """Bytes by tensor type of a GGUF header's tensor table."""
     by_type: Counter[str] = Counter()
     elements = 0
-    for tensor in reader.tensors:
-        by_type[str(tensor.tensor_type.name)] += int(tensor.n_bytes)
-        elements += int(tensor.n_elements)
-    return WeightFiles(sum(by_type.values()), dict(by_type), elements, 1, str(path))
-
-
-def open_gguf(path: Path) -> Any:
-    """A ``gguf.GGUFReader`` over ``path``; any failure to parse is one UsageError line."""
-    gguf = optional_module("gguf")
-    try:
-        return gguf.GGUFReader(str(path))
-    except FileNotFoundError as exc:
-        raise UsageError("GGUF file not found", where=str(path)) from exc
-    except Exception as exc:  # the reader raises ValueError, struct.error, IndexError...
-        reason = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
-        raise UsageError(
-            f"not a readable GGUF file (truncated or corrupt: {reason})", where=str(path)
-        ) from exc
+    for tensor in header.tensors:
+        by_type[tensor.type_name] += tensor.n_bytes
+        elements += tensor.n_elements
+    return WeightFiles(sum(by_type.values()), dict(by_type), elements, 1, source)
 
 
 def weight_files(folder: Path) -> WeightFiles | None:
