@@ -4,17 +4,40 @@ fractions), models (cost) and families."""
 from __future__ import annotations
 
 from enum import Enum
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from hwadvisor import bounds
 from hwadvisor.models.memory import CatalogMemoryCounts
 from hwadvisor.models.workload import ModelKind
 
+# A user's ``--catalog`` file is untrusted: every number has its limit from the table of
+# :mod:`hwadvisor.bounds`, and no number may be NaN or infinite (the entries' config).
+Tflops = Annotated[float, bounds.TFLOPS]
+Watts = Annotated[float, bounds.WATTS]
+Ghz = Annotated[float, bounds.CLOCK_GHZ]
+Cores = Annotated[int, bounds.CORES]
+Width = Annotated[int, bounds.WIDTH]
+Heads = Annotated[int, bounds.HEADS]
+Context = Annotated[int, bounds.CONTEXT]
+Bytes = Annotated[float, bounds.BYTES]
+
 
 class _Entry(BaseModel):
-    """Catalog entries refuse unknown fields, so a typo in a user's file is an error."""
+    """Catalog entries refuse unknown fields, so a typo in a user's file is an error;
+    a number must be finite and a string valid Unicode."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_text(cls, data: Any) -> Any:
+        """Refuse a string that is not valid Unicode (a lone surrogate), naming the field."""
+        bad = bounds.text_problem(data)
+        if bad is not None:
+            raise ValueError(f"{bad}: not valid Unicode (a lone surrogate)")
+        return data
 
 
 class DeviceKind(str, Enum):
@@ -28,16 +51,16 @@ class DeviceKind(str, Enum):
 class Peaks(_Entry):
     """Dense peak rate per data type, TFLOP/s (TOPS for int8); absent where unsupported."""
 
-    fp32: float | None = None
-    tf32: float | None = None
-    bf16: float | None = None
-    fp16: float | None = None
-    fp8: float | None = None
-    fp4: float | None = Field(
+    fp32: Tflops | None = None
+    tf32: Tflops | None = None
+    bf16: Tflops | None = None
+    fp16: Tflops | None = None
+    fp8: Tflops | None = None
+    fp4: Tflops | None = Field(
         None,
         description="4-bit floating point (NVFP4/MXFP4) on Blackwell and CDNA 4 tensor cores, dense",
     )
-    int8: float | None = None
+    int8: Tflops | None = None
 
 
 class Interconnect(_Entry):
@@ -46,8 +69,8 @@ class Interconnect(_Entry):
     kind: str = Field(
         description="nvlink2, nvlink3, nvlink4, pcie3, pcie4, pcie5, infinity-fabric, none"
     )
-    gb_s_per_direction: float | None = None
-    network_gb_s_per_gpu: float | None = Field(
+    gb_s_per_direction: Tflops | None = None
+    network_gb_s_per_gpu: Tflops | None = Field(
         None,
         gt=0,
         description="the network between nodes, per GPU and direction, of the vendor's "
@@ -98,16 +121,16 @@ class DeviceEntry(_Entry):
     kind: DeviceKind
     vendor: str
     peaks_tflops: Peaks
-    memory_bytes: int = Field(gt=0)
-    bandwidth_gb_s: float = Field(gt=0)
+    memory_bytes: Annotated[int, bounds.SIZE]
+    bandwidth_gb_s: Tflops = Field(gt=0)
     interconnect: Interconnect
-    tdp_watts: float | None = None
+    tdp_watts: Watts | None = None
     achieved: Achieved
     notes: str | None = None
     source: str = Field(min_length=3)
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
     # Power and CPU topology (issue 13): energy per job and CPU instances priced by vCPU.
-    board_power_w: float | None = Field(
+    board_power_w: Watts | None = Field(
         None,
         gt=0,
         description="power the part draws at full load: the GPU's board power, the CPU package's TDP",
@@ -116,11 +139,13 @@ class DeviceEntry(_Entry):
     released: int | None = Field(
         None, ge=1990, le=2100, description="year of launch (tells a previous generation)"
     )
-    cores: int | None = Field(None, gt=0, description="CPU: physical cores over all its sockets")
-    threads: int | None = Field(None, gt=0, description="CPU: hardware threads (cores x SMT)")
-    sockets: int | None = Field(None, gt=0, description="CPU: sockets the peaks and cores cover")
-    base_ghz: float | None = Field(None, gt=0, description="CPU: base clock")
-    all_core_ghz: float | None = Field(
+    cores: Cores | None = Field(None, description="CPU: physical cores over all its sockets")
+    threads: Cores | None = Field(None, description="CPU: hardware threads (cores x SMT)")
+    sockets: Annotated[int, bounds.SOCKETS] | None = Field(
+        None, description="CPU: sockets the peaks and cores cover"
+    )
+    base_ghz: Ghz | None = Field(None, description="CPU: base clock")
+    all_core_ghz: Ghz | None = Field(
         None, gt=0, description="CPU: sustained all-core turbo clock, where the vendor states it"
     )
     microarchitecture: str | None = Field(
@@ -153,16 +178,18 @@ class ModelEntry(_Entry):
     id: str
     name: str
     kind: ModelKind
-    params: int = Field(gt=0)
-    flops_per_sample: float = Field(gt=0, description="real forward FLOPs per sample (not MACs)")
-    input_shape: list[int] | None = None
-    seq_len: int | None = None
-    layers: int | None = None
-    hidden: int | None = None
-    heads: int | None = None
-    kv_heads: int | None = None
-    vocab: int | None = None
-    activation_bytes_per_sample: float | None = Field(
+    params: Annotated[int, bounds.PARAMS]
+    flops_per_sample: Annotated[float, bounds.FLOPS_PER_SAMPLE] = Field(
+        description="real forward FLOPs per sample (not MACs)"
+    )
+    input_shape: list[Annotated[int, bounds.SHAPE_DIM]] | None = Field(None, max_length=16)
+    seq_len: Context | None = None
+    layers: Annotated[int, bounds.LAYERS] | None = None
+    hidden: Width | None = None
+    heads: Heads | None = None
+    kv_heads: Heads | None = None
+    vocab: Annotated[int, bounds.VOCAB] | None = None
+    activation_bytes_per_sample: Bytes | None = Field(
         None,
         description="fp32 bytes saved for backward per sample (CNNs; measured on meta tensors)",
     )
@@ -170,7 +197,7 @@ class ModelEntry(_Entry):
         None,
         description="peaks of one training step and one inference pass per precision, counted on fake tensors (scripts/count_activations.py)",
     )
-    memory_bytes_per_sample: float | None = Field(
+    memory_bytes_per_sample: Bytes | None = Field(
         None, description="fp32 bytes moved by memory-bound forward operators per sample"
     )
     conv_fraction: float = Field(
@@ -180,39 +207,45 @@ class ModelEntry(_Entry):
         None,
         description="[effective product size, share of convolution FLOPs] pairs, counted at batch 32",
     )
-    kernels: int | None = Field(None, description="operator launches per forward pass")
-    backward_memory_bytes_per_sample: float | None = Field(
+    kernels: Annotated[int, bounds.KERNELS] | None = Field(
+        None, description="operator launches per forward pass"
+    )
+    backward_memory_bytes_per_sample: Bytes | None = Field(
         None, description="cost-weighted bytes of the backward's memory-bound operators per sample"
     )
-    backward_kernels: int | None = Field(None, description="operator launches per backward pass")
+    backward_kernels: Annotated[int, bounds.KERNELS] | None = Field(
+        None, description="operator launches per backward pass"
+    )
     dropout: float = Field(
         0.0, ge=0, lt=1, description="dropout probability in training (transformers)"
     )
     dataset: str | None = Field(
         None, description="the data set the model is usually trained on, when there is one"
     )
-    dataset_size: int | None = Field(
+    dataset_size: Annotated[int, bounds.PARAMS] | None = Field(
         None,
         gt=0,
         description="samples in that data set's training split (the default --dataset-size)",
     )
     activation_depends_on: str
     # The LLM shape of a decoder, from its published config.json (issue 12).
-    head_dim: int | None = Field(None, gt=0, description="attention head width (config head_dim)")
-    intermediate: int | None = Field(None, gt=0, description="MLP width (intermediate_size)")
+    head_dim: Width | None = Field(None, description="attention head width (config head_dim)")
+    intermediate: Width | None = Field(None, description="MLP width (intermediate_size)")
     tied_embeddings: bool | None = Field(None, description="lm_head shares the embedding matrix")
     attention_bias: bool | None = Field(None, description="q/k/v projections have biases (Qwen2)")
-    norms_per_layer: int | None = Field(None, gt=0, description="norm weight vectors per layer")
-    experts: int | None = Field(None, gt=0, description="MoE: experts per layer")
-    experts_per_token: int | None = Field(None, gt=0, description="MoE: experts routed per token")
-    active_params: int | None = Field(None, gt=0, description="MoE: parameters one token uses")
-    sliding_window: int | None = Field(None, gt=0, description="sliding-window attention span")
+    norms_per_layer: Width | None = Field(None, description="norm weight vectors per layer")
+    experts: Heads | None = Field(None, description="MoE: experts per layer")
+    experts_per_token: Heads | None = Field(None, description="MoE: experts routed per token")
+    active_params: Annotated[int, bounds.PARAMS] | None = Field(
+        None, description="MoE: parameters one token uses"
+    )
+    sliding_window: Context | None = Field(None, description="sliding-window attention span")
     sliding_layers: str | None = Field(
         None,
         pattern=r"^(all|alternate)$",
         description="which layers slide: all, or alternate (layer 0 sliding, 1 global, ...)",
     )
-    max_context: int | None = Field(None, gt=0, description="max_position_embeddings")
+    max_context: Context | None = Field(None, description="max_position_embeddings")
     dtype: str | None = Field(None, description="torch_dtype of the published checkpoint")
     hf_repo: str | None = Field(None, description="the Hugging Face repository of the config")
     source: str = Field(min_length=3)

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
 
+from pydantic import ConfigDict, Field
+
+from hwadvisor import bounds
 from hwadvisor.models.common import Document, Versioned
 from hwadvisor.models.plain import utc_now
+
+# The limits of every number are the table of :mod:`hwadvisor.bounds`.
+Seconds = Annotated[float, bounds.SECONDS]
+Threads = Annotated[int, bounds.CORES]
+Ratio = Annotated[float, bounds.RATIO]
+Load = Annotated[float, bounds.LOAD]
 
 #: IQR / median above which a figure is not trusted: torch.utils.benchmark's own warning
 #: threshold (``_IQR_WARN_THRESHOLD`` = 0.1 in torch/utils/benchmark/utils/common.py,
@@ -35,7 +44,13 @@ def shape_text(kernel: str, shape: tuple[int, ...] | list[int]) -> str:
     return "x".join(str(d) for d in shape)
 
 
-class BenchResult(Document):
+class _Measured(Document):
+    """A part of the bench document: no number in it may be NaN or infinite."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+
+class BenchResult(_Measured):
     """One measured figure: a kernel at one dtype and shape on one device."""
 
     device: str = Field(description="cpu, cuda:N, mps, xpu:N")
@@ -43,20 +58,24 @@ class BenchResult(Document):
         description="matmul (one figure per square size), conv2d, conv2d_backward, copy, triad, dispatch (CPU), h2d, d2h (CUDA); reports from older versions may hold other kernels, which readers ignore"
     )
     dtype: str
-    shape: list[int]
-    value: float = Field(description="throughput in `unit`, from the median time")
+    shape: Annotated[list[Annotated[int, bounds.SHAPE_DIM]], Field(max_length=16)]
+    value: Annotated[float, bounds.GFLOPS] = Field(
+        description="throughput in `unit`, from the median time"
+    )
     unit: str = Field(
         description="GFLOP/s, GOP/s (int8), GB/s, or Mop/s (dispatch: millions of operators per second)"
     )
-    median_s: float
-    iqr_s: float
-    runs: int
-    threads: int | None = None
-    efficiency: float | None = Field(
+    median_s: Seconds
+    iqr_s: Seconds
+    runs: Annotated[int, bounds.RUNS]
+    threads: Threads | None = None
+    efficiency: Ratio | None = Field(
         None,
         description="value / theoretical peak, where the peak is known; above 1 only when the peak is understated (a CPU whose top clock is unknown gets its peak from the base clock)",
     )
-    peak: float | None = Field(None, description="the peak used for efficiency, in `unit`")
+    peak: Annotated[float, bounds.GFLOPS] | None = Field(
+        None, description="the peak used for efficiency, in `unit`"
+    )
     note: str | None = Field(
         None, description="how the size was reached, e.g. an out-of-memory back-off"
     )
@@ -64,7 +83,7 @@ class BenchResult(Document):
         None,
         description="reports from older versions only (their memory sweep): the level the working set was sized for (l2, l3, dram)",
     )
-    working_set_bytes: int | None = Field(
+    working_set_bytes: Annotated[int, bounds.BYTES] | None = Field(
         None,
         description="reports from older versions only (their memory sweep): bytes one call reads and writes",
     )
@@ -72,7 +91,7 @@ class BenchResult(Document):
         None,
         description="false: too unsteady to draw conclusions from alone (spread over 10%, fewer than 4 timed runs, or a busy machine); the figure stays, with its spread; null in reports made before it was assessed (taken as reliable)",
     )
-    spread: float | None = Field(
+    spread: Ratio | None = Field(
         None,
         description="IQR / median of the timed runs (null with fewer than 4 runs: unknown)",
     )
@@ -82,7 +101,7 @@ class BenchResult(Document):
     )
 
 
-class BenchSkip(Document):
+class BenchSkip(_Measured):
     """A kernel that was not measured, and why."""
 
     device: str
@@ -91,42 +110,44 @@ class BenchSkip(Document):
     reason: str
 
 
-class BenchDevice(Document):
+class BenchDevice(_Measured):
     """A device the microbenchmark ran on."""
 
     device: str
     name: str | None = None
     uuid: str | None = None
-    threads: int | None = None
+    threads: Threads | None = None
 
 
-class Derived(Document):
+class Derived(_Measured):
     """A comparison drawn from the figures, e.g. the bf16 speed-up over fp32."""
 
     id: str = Field(description="stable key, e.g. cpu.bf16_over_fp32")
-    ratio: float
+    ratio: Ratio
     text: str
 
 
 class BenchReport(Versioned):
     """All figures of one microbenchmark run."""
 
+    model_config = ConfigDict(allow_inf_nan=False)
+
     generated_at: str = Field(default_factory=utc_now)
     torch_version: str | None = None
-    load_avg_1m: float | None = Field(
+    load_avg_1m: Load | None = Field(
         None,
         description="1-minute load average when the run started: above the usable cores, other programs competed",
     )
-    load_avg_1m_end: float | None = Field(
+    load_avg_1m_end: Load | None = Field(
         None,
         description="1-minute load average when the run ended (it includes the run's own threads)",
     )
-    usable_cores: int | None = Field(
+    usable_cores: Threads | None = Field(
         None, description="cores this process may use (the probe's usable_cores) while measuring"
     )
-    budget_s: float
-    elapsed_s: float
-    torch_import_s: float | None = Field(
+    budget_s: Seconds
+    elapsed_s: Seconds
+    torch_import_s: Seconds | None = Field(
         None,
         description="seconds the run spent importing torch, counted in the budget; a budget below it, or too short to measure every kernel once, is overrun",
     )

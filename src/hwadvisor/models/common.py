@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hwadvisor.bounds import show, text_problem
 from hwadvisor.errors import FactsError
 from hwadvisor.models.plain import SCHEMA_MAJOR, SCHEMA_VERSION, ProbeStatus, ToolInfo
 
@@ -74,14 +75,38 @@ def check_schema_version(data: dict[str, Any], *, where: str, what: str) -> None
 
 
 def validate_document(model: Validates[D], data: dict[str, Any], *, where: str, what: str) -> D:
-    """Check the version, then validate ``data`` as ``model``; errors name the field."""
+    """Check the version, then validate ``data`` as ``model``; errors name the field.
+
+    Every string must be valid Unicode (a lone surrogate, which a JSON ``\\ud800`` escape
+    decodes to, cannot be printed or written) and every number within its field's limit
+    (:mod:`hwadvisor.bounds`, in the models' types).
+    """
     check_schema_version(data, where=where, what=what)
+    bad = text_problem(data)
+    if bad is not None:
+        raise FactsError(
+            f"invalid {what}: field {bad}: not valid Unicode (a lone surrogate)", where=where
+        )
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"]) or "(document)"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise FactsError(f"invalid {what}: field {loc}: {first['msg']}{more}", where=where) from exc
+        raise FactsError(
+            f"invalid {what}: field {loc}: {error_text(first)}{more}", where=where
+        ) from exc
     except RecursionError as exc:
         raise FactsError(f"{what} is nested too deeply", where=where) from exc
+
+
+#: Pydantic's errors that break a limit (of :mod:`hwadvisor.bounds`): the line adds the value.
+_RANGE = frozenset({"less_than_equal", "less_than", "greater_than_equal", "greater_than"})
+
+
+def error_text(error: Any) -> str:
+    """One pydantic error as a short phrase: its own message, and for a number out of
+    range the value too (a 5,000-digit number as its digit count)."""
+    if error["type"] not in _RANGE:
+        return str(error["msg"])
+    return f"{error['msg']}, got {show(error.get('input'))}"

@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
+from hwadvisor import bounds
 from hwadvisor.errors import FactsError
 from hwadvisor.models.plain import (
     SCHEMA_VERSION,
-    Bound,
     Doc,
     FieldSpec,
     ProbeStatus,
@@ -34,12 +34,17 @@ if TYPE_CHECKING:
 
 P = TypeVar("P", bound="Part")
 
-#: A count of something there is at least one of (sockets, cores, PCIe lanes...).
-Count = Annotated[int | None, Bound(ge=1)]
-#: A whole amount that may be zero (bytes, links).
-Amount = Annotated[int | None, Bound(ge=0)]
-#: A measure that may be zero (GFLOP/s, watts, milliseconds).
-Rate = Annotated[float | None, Bound(ge=0)]
+# Every number's limits are the table of :mod:`hwadvisor.bounds` (one place for them all).
+#: Bytes of memory, cache or /dev/shm.
+Bytes = Annotated[int | None, bounds.BYTES]
+#: Cores, hardware threads.
+Cores = Annotated[int | None, bounds.CORES]
+#: Sockets, NUMA nodes.
+Sockets = Annotated[int | None, bounds.SOCKETS]
+#: A clock in MHz.
+Clock = Annotated[float | None, bounds.CLOCK_MHZ]
+#: A peak rate of the whole machine (GFLOP/s, GOP/s).
+Gflops = Annotated[float | None, bounds.GFLOPS]
 
 
 _ADAPTERS: dict[type, Any] = {}
@@ -120,7 +125,7 @@ class Host(Part):
         str | None, Doc("container runtime (docker, podman, kubernetes, ...) or null")
     ] = None
     shm_bytes: Annotated[
-        Amount, Doc("size of /dev/shm (data loader workers share tensors through it)")
+        Bytes, Doc("size of /dev/shm (data loader workers share tensors through it)")
     ] = None
 
 
@@ -151,9 +156,9 @@ class CpuFeatures(Part):
 class PeakGflops(Part):
     """Theoretical peak of all usable cores: ISA FLOPs/cycle × cores × clock."""
 
-    fp32: Rate = None
-    bf16: Rate = None
-    int8: Annotated[Rate, Doc("GOP/s of int8 multiply-accumulate, counted as 2 ops")] = None
+    fp32: Gflops = None
+    bf16: Gflops = None
+    int8: Annotated[Gflops, Doc("GOP/s of int8 multiply-accumulate, counted as 2 ops")] = None
     basis: Annotated[str | None, Doc("how the peak was derived, for a person to check")] = None
 
 
@@ -167,17 +172,17 @@ class Cpu(Part):
     microarchitecture: Annotated[str | None, Doc("a guess from vendor/family/model and flags")] = (
         None
     )
-    sockets: Count = None
-    physical_cores: Count = None
-    logical_cores: Count = None
-    affinity_cores: Count = None
-    cgroup_quota_cores: Annotated[float | None, Bound(gt=0)] = None
-    usable_cores: Annotated[Count, Doc("min(affinity, ceil(cgroup quota))")] = None
-    base_mhz: Annotated[float | None, Bound(gt=0)] = None
-    max_mhz: Annotated[float | None, Bound(gt=0)] = None
-    numa_nodes: Count = None
-    l2_bytes: Annotated[Amount, Doc("L2 per core")] = None
-    l3_bytes: Annotated[Amount, Doc("L3 in total over all sockets")] = None
+    sockets: Sockets = None
+    physical_cores: Cores = None
+    logical_cores: Cores = None
+    affinity_cores: Cores = None
+    cgroup_quota_cores: Annotated[float | None, bounds.QUOTA_CORES] = None
+    usable_cores: Annotated[Cores, Doc("min(affinity, ceil(cgroup quota))")] = None
+    base_mhz: Clock = None
+    max_mhz: Clock = None
+    numa_nodes: Sockets = None
+    l2_bytes: Annotated[Bytes, Doc("L2 per core")] = None
+    l3_bytes: Annotated[Bytes, Doc("L3 in total over all sockets")] = None
     features: CpuFeatures = field(default_factory=CpuFeatures)
     flags: list[str] = field(default_factory=list)
     peak_gflops: PeakGflops = field(default_factory=PeakGflops)
@@ -188,9 +193,9 @@ class Cpu(Part):
 class Memory(Part):
     """System memory and the container's limit."""
 
-    total_bytes: Annotated[int | None, Bound(gt=0)] = None
-    available_bytes: Amount = None
-    cgroup_limit_bytes: Annotated[int | None, Bound(gt=0)] = None
+    total_bytes: Annotated[int | None, bounds.SIZE] = None
+    available_bytes: Bytes = None
+    cgroup_limit_bytes: Annotated[int | None, bounds.SIZE] = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -213,23 +218,23 @@ class Gpu(Part):
     pci_bus_id: str | None = None
     vendor: str
     name: str | None = None
-    memory_total_bytes: Amount = None
-    memory_free_bytes: Amount = None
+    memory_total_bytes: Bytes = None
+    memory_free_bytes: Bytes = None
     compute_capability: Annotated[str | None, Doc("MAJOR.MINOR for NVIDIA, gfx target for AMD")] = (
         None
     )
     architecture: str | None = None
-    multiprocessors: Count = None
+    multiprocessors: Annotated[int | None, bounds.UNITS] = None
     supports: GpuSupports = field(default_factory=GpuSupports)
     driver_version: str | None = None
     cuda_driver_version: Annotated[str | None, Doc("highest CUDA version the driver runs")] = None
-    pcie_generation: Count = None
-    pcie_width: Count = None
-    nvlink_active_links: Amount = None
+    pcie_generation: Annotated[int | None, bounds.LINK_GEN] = None
+    pcie_width: Annotated[int | None, bounds.LINK_GEN] = None
+    nvlink_active_links: Annotated[int | None, bounds.LINKS] = None
     mig_enabled: bool | None = None
-    power_limit_watts: Rate = None
-    temperature_c: Annotated[float | None, Bound(ge=-273.15)] = None
-    utilization_percent: Annotated[float | None, Bound(ge=0, le=100)] = None
+    power_limit_watts: Annotated[float | None, bounds.WATTS] = None
+    temperature_c: Annotated[float | None, bounds.CELSIUS] = None
+    utilization_percent: Annotated[float | None, bounds.PERCENT] = None
     unified_memory: bool = False
 
 
@@ -262,7 +267,7 @@ class ProbeRecord(Part):
     name: str
     status: ProbeStatus
     source: str | None = None
-    elapsed_ms: Rate = None
+    elapsed_ms: Annotated[float | None, bounds.MILLISECONDS] = None
     error: str | None = None
 
 

@@ -95,6 +95,22 @@ class PricingOptions:
     years: float | None = None
     electricity_usd_kwh: float | None = None
 
+    def __post_init__(self) -> None:
+        """Each price finite and within its limit (:mod:`hwadvisor.bounds`), or one line
+        naming the option (exit 2)."""
+        from hwadvisor import bounds
+
+        bounds.check(bounds.USD_PER_HOUR, self.price_per_hour, "--price-per-hour", "USD/h")
+        bounds.check(bounds.USD, self.purchase_usd, "--purchase-usd", "USD")
+        bounds.check(bounds.YEARS, self.years, "--years", "years")
+        bounds.check(
+            bounds.USD_PER_KWH, self.electricity_usd_kwh, "--electricity-usd-kwh", "USD/kWh"
+        )
+        if self.purchase_usd is not None and self.years is not None:
+            # A purchase spread over a moment is no price: the hourly figure has its limit too.
+            hourly = self.purchase_usd / (self.years * 8760)
+            bounds.check(bounds.USD_PER_HOUR, hourly, "--purchase-usd over --years", "USD/h")
+
 
 @dataclass(frozen=True)
 class RunOptions:
