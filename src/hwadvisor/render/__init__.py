@@ -1,6 +1,7 @@
 """Human output: one rich view per document (check, bench, advice, estimate, fleet, rules),
-with ``layout`` (tables that fit the terminal), ``llm`` and ``cost``; and the HTML
-report (``html``, ``charts``, ``report_data``, ``report_sections``).
+with ``layout`` (tables that fit the terminal), ``llm``, ``cost`` and ``chosen`` (the
+row the verdict chose, in words); and the HTML report (``html``, ``charts``,
+``llm_charts``, ``report_data``, ``report_sections``, ``report_llm``).
 
 Tables and charts go to stdout; progress bars and warnings go to stderr, so that
 ``--json`` output stays clean and ``hwadvisor ... | less`` shows the report.

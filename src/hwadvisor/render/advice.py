@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+
 from hwadvisor.render import stdout_console, yes_no
+from hwadvisor.render.chosen import chosen_line
 from hwadvisor.render.cost import picks_of, render_costs
 from hwadvisor.render.estimate import with_band
 from hwadvisor.render.layout import Col, FitTable, Hanging
@@ -33,6 +36,9 @@ def _verdict(doc: Advice, con: Console) -> None:
         f"  ·  fits this machine: {yes_no(v.fits_here)}  ·  confidence: {v.confidence.value}"
     )
     body = f"{head}\n\n{v.summary}"
+    chosen = chosen_line(doc)
+    if chosen is not None:
+        body += f"\n[bold]chosen:[/] {escape(chosen)}"
     if v.fits_reasons:
         body += "\n[dim]" + "; ".join(v.fits_reasons) + "[/]"
     if v.confidence_reasons:

@@ -135,7 +135,8 @@ def _config(chart: Any) -> Any:
     )
 
 
-def _spec(chart: Any) -> dict[str, Any]:
+def to_spec(chart: Any) -> dict[str, Any]:
+    """The chart's Vega-Lite spec as a dict, sized to its container, in the page's style."""
     sized = chart.properties(autosize={"type": "fit-x", "contains": "padding"})
     spec: dict[str, Any] = _config(sized).to_dict()
     spec.pop("$schema", None)  # a URL; the page never fetches it
@@ -196,7 +197,7 @@ def time_chart(
             )
         )
     chart = alt.layer(*layers).properties(width="container", height=BAR_STEP * len(known))
-    return _spec(chart)
+    return to_spec(chart)
 
 
 def cost_chart(rows: Sequence[OptionRow]) -> dict[str, Any]:
@@ -227,7 +228,7 @@ def cost_chart(rows: Sequence[OptionRow]) -> dict[str, Any]:
                 x="spot_usd:Q", tooltip=[alt.Tooltip("spot_usd:Q", title="spot US$", format=",.2f")]
             )
         )
-    return _spec(alt.layer(*layers).properties(width="container", height=BAR_STEP * len(priced)))
+    return to_spec(alt.layer(*layers).properties(width="container", height=BAR_STEP * len(priced)))
 
 
 def memory_chart(rows: Sequence[MemoryRow]) -> dict[str, Any]:
@@ -261,7 +262,7 @@ def memory_chart(rows: Sequence[MemoryRow]) -> dict[str, Any]:
     )
     layers.append(capacity.encode(x="capacity_gib:Q", tooltip=tooltip))
     layers.append(base.mark_text(align="left", dx=6, fontSize=12).encode(x="end:Q", text="text:N"))
-    return _spec(alt.layer(*layers).properties(width="container", height=BAR_STEP * len(rows)))
+    return to_spec(alt.layer(*layers).properties(width="container", height=BAR_STEP * len(rows)))
 
 
 def _decades(domain: Sequence[float]) -> list[float]:
@@ -392,7 +393,7 @@ def roofline_chart(points: Sequence[RoofPoint], roofs: Sequence[Roof]) -> dict[s
     chart = alt.layer(slope_line, roof_lines, roof_text, slope_text, dots).properties(
         width="container", height=380
     )
-    return _spec(chart)
+    return to_spec(chart)
 
 
 def _dtype_order(dtype: str) -> int:

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from hwadvisor.errors import MissingDependencyError
 from hwadvisor.render import report_data as rd
+from hwadvisor.render import report_llm as llm
 from hwadvisor.render import report_sections as sec
 from hwadvisor.render.charts import cost_chart, memory_chart, require, roofline_chart, time_chart
+from hwadvisor.render.llm_charts import curve_chart, memory_parts_chart
 from hwadvisor.render.report_sections import esc
 from hwadvisor.units import duration
 
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from hwadvisor.models.advice import Advice
     from hwadvisor.models.bench import BenchReport
     from hwadvisor.models.estimate import EstimateReport
+    from hwadvisor.models.workload import Workload
 
 __all__ = [
     "advice_html",
@@ -143,6 +146,35 @@ def _memory(page: Page, rows: Sequence[Any]) -> None:
         page.chart("Memory against capacity", caption, memory_chart(rows))
 
 
+def _language_model(
+    page: Page,
+    wl: Workload,
+    serving: Sequence[llm.ServingRow],
+    finetune: Sequence[llm.FinetuneRow],
+) -> None:
+    """Serving and fine-tuning sections, each with its charts, when the rows carry them."""
+    if serving:
+        page.parts.append(llm.serving_section(serving, wl))
+        for row in serving:
+            points = llm.curve_of(row.serving)
+            if points:
+                caption = (
+                    "Continuous batching: aggregate tokens/s (solid, left axis) and time to "
+                    "first token (dashed, right axis) as more requests are in flight; a "
+                    "hollow point's KV cache does not fit."
+                )
+                page.chart(f"Batching curve of {row.label}", caption, curve_chart(points))
+    parts = [(r, p) for r in finetune if (p := llm.memory_parts(r.finetune, r.memory))]
+    if finetune:
+        page.parts.append(llm.finetune_section(finetune, wl))
+    if parts:
+        caption = (
+            "The job as written, per GPU, by part; the black tick is the GPU's capacity. "
+            "Host (paged or offloaded) memory is not on the GPU and not in the bar."
+        )
+        page.chart("Fine-tuning memory by part", caption, memory_parts_chart(parts))
+
+
 def _rooflines(page: Page, bench: BenchReport) -> None:
     for device, title in rd.bench_devices(bench):
         points, roofs = rd.roof_points(bench, device), rd.roofs(bench, device)
@@ -165,7 +197,8 @@ def _rooflines(page: Page, bench: BenchReport) -> None:
 
 
 def advice_html(advice: Advice) -> str:
-    """The advice as a page: verdict, time, cost and memory per option, findings, bench."""
+    """The advice as a page: verdict, time, cost and memory per option, a language model's
+    serving or fine-tuning figures, findings, bench."""
     wl = advice.workload
     page = Page(
         f"hwadvisor advice: {wl.model or 'workload'} for {advice.scenario.value}",
@@ -179,6 +212,7 @@ def advice_html(advice: Advice) -> str:
         page, rd.advice_options(advice), title, deadline, f"deadline {duration(deadline)}"
     )
     page.parts.append(sec.choices(advice.estimates))
+    _language_model(page, wl, llm.advice_serving(advice), llm.advice_finetune(advice))
     _memory(page, rd.advice_memory(advice))
     page.parts.append(sec.findings(advice.findings, "Findings"))
     if advice.bench is not None:
@@ -188,7 +222,8 @@ def advice_html(advice: Advice) -> str:
 
 
 def estimate_html(report: EstimateReport) -> str:
-    """The estimate as a page: time, cost and memory per device, the table, the guidance."""
+    """The estimate as a page: time, cost and memory per device, a language model's serving
+    or fine-tuning figures, the table, the guidance."""
     wl = report.workload
     page = Page(
         f"hwadvisor estimate: {wl.model or 'workload'} ({wl.task.value})", sec.workload_line(wl)
@@ -197,6 +232,7 @@ def estimate_html(report: EstimateReport) -> str:
     title, limit, limit_text = rd.time_basis(wl)
     _options_charts(page, rd.estimate_options(report), title, limit, limit_text)
     page.parts.append(sec.choices(report))
+    _language_model(page, wl, llm.estimate_serving(report), llm.estimate_finetune(report))
     _memory(page, rd.estimate_memory(report))
     page.parts.append(sec.estimates_table(report))
     if report.guidance:

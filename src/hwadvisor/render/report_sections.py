@@ -10,6 +10,7 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hwadvisor.render.chosen import chosen_line
 from hwadvisor.render.cost import on_nodes
 from hwadvisor.units import duration, human_bytes
 
@@ -72,6 +73,9 @@ th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 details { margin-top: 6px; } summary { cursor: pointer; color: var(--muted); font-size: 13px; }
 ol.steps li { margin: 6px 0; }
+h3 { font-size: 15px; margin: 16px 0 6px; }
+.verdict .chosen { margin: 0 0 10px; }
+.scroll { overflow-x: auto; }
 footer { font-size: 13px; padding-bottom: 28px; }
 """
 
@@ -122,7 +126,8 @@ def machine_line(advice: Advice) -> str:
 
 
 def verdict(advice: Advice) -> str:
-    """The verdict card: device class, summary, fit, confidence, deciding rule, reasons."""
+    """The verdict card: device class, summary, the row chosen, fit, confidence, deciding
+    rule, reasons."""
     v = advice.verdict
     fits = "unknown" if v.fits_here is None else "yes" if v.fits_here else "no"
     kind = "" if v.fits_here is None else "ok" if v.fits_here else "bad"
@@ -132,11 +137,14 @@ def verdict(advice: Advice) -> str:
         _badge(f"rule {v.rule}" if v.rule else "scenario default (no rule decided)"),
     ]
     reasons = "".join(f"<li>{esc(r)}</li>" for r in v.fits_reasons)
+    chosen = chosen_line(advice)
     return (
         f'<section class="card verdict fits-{fits}"><h2>Verdict</h2>'
         f'<p class="device">{esc(DEVICE_TEXT.get(v.device.value, v.device.value))}'
         f" for {esc(advice.scenario.value)}</p>"
-        f'<p class="summary">{esc(v.summary)}</p><ul class="badges">{"".join(badges)}</ul>'
+        f'<p class="summary">{esc(v.summary)}</p>'
+        + (f'<p class="chosen"><strong>chosen:</strong> {esc(chosen)}</p>' if chosen else "")
+        + f'<ul class="badges">{"".join(badges)}</ul>'
         + (f'<ul class="meta">{reasons}</ul>' if reasons else "")
         + f'<p class="meta">{advice.rules_evaluated} rules evaluated.</p></section>'
     )
