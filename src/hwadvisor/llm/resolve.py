@@ -1,8 +1,9 @@
 """One ``--model`` value -> an :class:`LlmArch` (and the weight files, when present).
 
 A catalog id (``llama-3-8b``) uses the catalog's shape; a local folder or ``config.json``
-its config; a ``.gguf`` file its metadata; an ``org/name`` Hub id the config in the
-local Hugging Face cache (see :mod:`hwadvisor.llm.hub`).
+its config; a ``.gguf`` file its metadata; an ``org/name`` Hub id its config.json and
+weight headers, cached or read on the Hub, and ``org/name/file.gguf`` that GGUF file's
+header (see :mod:`hwadvisor.llm.hub`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from hwadvisor.errors import UsageError
 from hwadvisor.llm.arch import LlmArch
 from hwadvisor.llm.config import arch_from_folder
 from hwadvisor.llm.gguf_meta import arch_from_gguf
-from hwadvisor.llm.hub import Downloader, locate
+from hwadvisor.llm.hub import locate
 from hwadvisor.llm.weights import WeightFiles, gguf_file, weight_files
 
 
@@ -63,17 +64,21 @@ def arch_from_catalog(entry: ModelEntry) -> LlmArch:
     )
 
 
-def resolve_model(
-    spec: str, *, extra_catalogs: Iterable[Path] | None = None, download: Downloader | None = None
-) -> ResolvedModel:
+def resolve_model(spec: str, *, extra_catalogs: Iterable[Path] | None = None) -> ResolvedModel:
     """The model ``spec`` names: a catalog id (any spelling of it) first, then a path, then a Hub id."""
     found = spelled_model(spec, extra_catalogs)
     if found is not None:
         return ResolvedModel(arch_from_catalog(found.entry), "catalog")
-    files = locate(spec, download)
+    files = locate(spec)
+    origin = "hub" if files.hub_id else None
+    if files.gguf_header is not None:
+        arch = arch_from_gguf(Path(files.hub_id or files.name), files.gguf_header)
+        return ResolvedModel(arch.with_changes(source=f"hub:{files.hub_id}"), "hub", files.weights)
     if files.gguf is not None:
-        return ResolvedModel(arch_from_gguf(files.gguf), "gguf", gguf_file(files.gguf))
+        return ResolvedModel(arch_from_gguf(files.gguf), origin or "gguf", gguf_file(files.gguf))
     assert files.config is not None
     arch = arch_from_folder(files.config, name=files.name)
-    weights = weight_files(files.folder) if files.folder is not None else None
-    return ResolvedModel(arch, "hub" if files.hub_id else "config", weights)
+    weights = files.weights
+    if weights is None and files.folder is not None:
+        weights = weight_files(files.folder)
+    return ResolvedModel(arch, origin or "config", weights)

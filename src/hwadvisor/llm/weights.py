@@ -147,8 +147,8 @@ def index_total(index: Any, where: str) -> int | None:
     return None if total is None else whole(total, "metadata.total_size", where, "bytes")
 
 
-def safetensors_index(path: Path) -> WeightFiles:
-    """A sharded checkpoint: each shard's header where present, else the index's total_size."""
+def read_index(path: Path) -> dict[str, Any]:
+    """The JSON object of a ``model.safetensors.index.json`` (at most 64 MiB)."""
     where = str(path)
     try:
         if path.stat().st_size > 64 * 1024 * 1024:
@@ -156,6 +156,15 @@ def safetensors_index(path: Path) -> WeightFiles:
         index = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise UsageError(f"not a safetensors index ({type(exc).__name__})", where=where) from exc
+    if not isinstance(index, dict):
+        raise UsageError("not a safetensors index (not a JSON object)", where=where)
+    return index
+
+
+def safetensors_index(path: Path) -> WeightFiles:
+    """A sharded checkpoint: each shard's header where present, else the index's total_size."""
+    where = str(path)
+    index = read_index(path)
     shards = shard_names(index, where)
     files = [path.parent / s for s in shards]
     if files and all(f.is_file() for f in files):
