@@ -40,7 +40,7 @@ PARTS = (
     "activations",
     "logits",
     "temporaries",
-    "runtime & reserve",
+    "runtime",
 )
 
 
@@ -202,7 +202,7 @@ def memory_parts(ft: FinetuneFigures, mem: MemoryBreakdown | None) -> dict[str, 
         "activations": max(0, activations - logits),
         "logits": logits if activations >= logits else 0,
         "temporaries": mem.temporaries_bytes,
-        "runtime & reserve": mem.runtime_bytes,
+        "runtime": mem.runtime_bytes,
     }
     return {k: v for k, v in parts.items() if v}
 
@@ -495,4 +495,12 @@ def _memory_table(rows: Sequence[FinetuneRow]) -> str:
                 esc(human_bytes(r.finetune.host_bytes or 0)),
             ]
         )
-    return "<h3>Memory per GPU, by part</h3>" + _table(head, cells)
+    note = (
+        "Runtime: the CUDA context and the allocator's reserve. Host: what is held in host "
+        "memory (paged optimizer state, offloaded tensors), not on the GPU nor in the total."
+    )
+    return (
+        "<h3>Memory per GPU, by part</h3>"
+        + _table(head, cells)
+        + f'<p class="caption">{esc(note)}</p>'
+    )
