@@ -120,7 +120,7 @@ def test_device_suggestions_come_from_the_same_family(
         ("resnet18", "resnet50", "resnet"),
         ("llama-3-405b", "llama-3-70b", "llama-"),
         ("bert-bse", "bert-base", "bert-"),
-        ("qwen3-8b", "qwen2.5-7b", "qwen"),
+        ("qwen2.5-8b", "qwen2.5-7b", "qwen"),
     ],
 )
 def test_model_suggestions_come_from_the_same_family(

@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-CONFIGS = Path(__file__).parent.parent / "data" / "llm_configs"
+CONFIGS = Path(__file__).parents[2] / "src" / "hwadvisor" / "catalog" / "data" / "llm_configs"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 TOKEN = "hf_test_token"
 

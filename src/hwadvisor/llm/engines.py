@@ -83,5 +83,5 @@ def find_engine(ident: str) -> Engine:
 
 def default_engine(device_kind: str, format_id: str) -> Engine:
     """llama.cpp for GGUF formats and for CPUs/Apple chips; vLLM for other GPU serving."""
-    ggml = format_id in {"q8_0", "q4_0", "q4_k_m"}
+    ggml = format_id in {"q8_0", "q4_0", "q4_k_m", "q3_k_m", "iq4_xs", "q5_k_m", "q6_k"}
     return find_engine("llama.cpp" if ggml or device_kind != "gpu" else "vllm")

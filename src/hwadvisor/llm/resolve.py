@@ -8,15 +8,17 @@ header (see :mod:`hwadvisor.llm.hub`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from hwadvisor.catalog.loader import spelled_model
 from hwadvisor.catalog.schema import ModelEntry
 from hwadvisor.errors import UsageError
 from hwadvisor.llm.arch import LlmArch
-from hwadvisor.llm.config import arch_from_folder
+from hwadvisor.llm.config import arch_from_dict, arch_from_folder
 from hwadvisor.llm.gguf_meta import arch_from_gguf
 from hwadvisor.llm.hub import locate
 from hwadvisor.llm.weights import WeightFiles, gguf_file, weight_files
@@ -31,8 +33,31 @@ class ResolvedModel:
     weights: WeightFiles | None = None
 
 
+def shipped_config(hf_repo: str | None) -> dict[str, object] | None:
+    """The published config.json shipped for ``hf_repo`` (catalog/data/llm_configs), if any."""
+    if not hf_repo or "/" not in hf_repo:
+        return None
+    name = hf_repo.replace("/", "--") + ".json"
+    folder = resources.files("hwadvisor.catalog").joinpath("data").joinpath("llm_configs")
+    item = folder.joinpath(name)
+    if not item.is_file():
+        return None
+    data = json.loads(item.read_text("utf-8"))
+    return data if isinstance(data, dict) else None
+
+
 def arch_from_catalog(entry: ModelEntry) -> LlmArch:
-    """The LLM shape of a catalog decoder; an entry without one is a UsageError."""
+    """The LLM shape of a catalog decoder; an entry without one is a UsageError.
+
+    An entry whose ``hf_repo`` has its config.json shipped is read from that config
+    (MLA, shared experts, windows, the checkpoint's quantization); others from the
+    entry's own shape fields.
+    """
+    config = shipped_config(entry.hf_repo) if entry.kind.value == "decoder" else None
+    if config is not None:
+        where = f"catalog:{entry.id} (config.json of {entry.hf_repo})"
+        arch = arch_from_dict(config, name=entry.id, where=where)
+        return arch.with_changes(source=f"catalog:{entry.id} ({entry.source})")
     needed = (entry.layers, entry.hidden, entry.heads, entry.vocab, entry.intermediate)
     if entry.kind.value != "decoder" or any(v is None for v in needed):
         raise UsageError(f"catalog model '{entry.id}' is not an LLM with a known shape")
