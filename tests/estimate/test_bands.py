@@ -31,15 +31,14 @@ def _bench() -> BenchReport:
 def test_every_class_names_its_run_and_its_check() -> None:
     bands = load_bands()
     want = {"cpu_measured", "catalog_gpu", "catalog_gpu_host_bound", "multi_gpu", "llm_decode",
-            "cpu_assumed", "catalog_cpu"}  # fmt: skip
+            "cpu_theoretical", "catalog_cpu"}  # fmt: skip
     assert want <= set(bands)
     for spec in bands.values():
         assert spec.basis and spec.check and spec.low_ratio <= spec.high_ratio
     validated = [s for s in bands.values() if s.validated]
     widest = (min(s.low_ratio for s in validated), max(s.high_ratio for s in validated))
-    for name in ("cpu_assumed",):
-        spec = bands[name]
-        assert not spec.validated and (spec.low_ratio, spec.high_ratio) == widest
+    for spec in (s for s in bands.values() if not s.validated):
+        assert (spec.low_ratio, spec.high_ratio) == widest
         assert "widest validated band" in spec.basis
 
 
@@ -72,7 +71,9 @@ def test_each_estimate_gets_its_class() -> None:
     assert got == {"here": "cpu_measured", "a100-80gb": "catalog_gpu",
                    "xeon-6248": "catalog_cpu", "epyc-9654": "catalog_cpu"}  # fmt: skip
     facts = Facts(cpu=Cpu(peak_gflops=PeakGflops(fp32=100.0)))
-    assert _classes(workload=wl, facts=facts, bench=None, on=["here"]) == {"here": "cpu_assumed"}
+    assert _classes(workload=wl, facts=facts, bench=None, on=["here"]) == {
+        "here": "cpu_theoretical"
+    }
     assert _classes(workload=wl, facts=None, bench=None, on=["here"]) == {"here": None}
     multi = _classes(workload=wl, facts=None, bench=None, on=["a100-80gb"], gpus=8)
     assert multi == {"a100-80gb": "multi_gpu"}

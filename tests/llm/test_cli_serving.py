@@ -259,8 +259,9 @@ def test_here_without_bench_figures_prices_tokens_per_second_from_stated_figures
     est = _one(_estimate(cli, "--model", "llama-3-8b", "--task", "serve", "--on", "here"))
     assert est["serving"]["decode_tokens_per_s"] is not None
     assert est["serving"]["kv_cache_bytes_per_token"] == 131072
-    assert any("serving at the assumed" in a for a in est["assumptions"])
-    assert any("GB/s assumed" in a for a in est["assumptions"])
+    assert any("serving at the theoretical" in a for a in est["assumptions"])
+    assert any("no bandwidth figure: theoretical" in a for a in est["assumptions"])
+    assert est["throughput_band"]["band_class"] == "cpu_theoretical"
 
 
 def test_the_terminal_shows_tokens_per_second_and_time_to_first_token(cli: Cli) -> None:

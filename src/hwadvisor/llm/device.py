@@ -4,13 +4,14 @@ A :class:`DeviceSpec` is what :mod:`hwadvisor.llm.serving` and :mod:`hwadvisor.l
 take: peak FLOP/s per compute type, memory bandwidth with the fraction of it streaming
 reaches, memory size and the share of it a GPU may use. Build one from a catalog entry
 (:meth:`DeviceSpec.from_catalog`) or from this machine's measured bandwidth and threads
-(:meth:`DeviceSpec.measured_cpu`), so the estimator can use either.
+(:meth:`DeviceSpec.measured_cpu`), or from its theoretical figures without a bench
+(:meth:`DeviceSpec.theoretical_cpu`), so the estimator can use any of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hwadvisor.catalog.schema import DeviceEntry
 from hwadvisor.errors import UsageError
@@ -140,3 +141,28 @@ class DeviceSpec:
             threads=threads,
             source="measured on this machine",
         )
+
+    @classmethod
+    def theoretical_cpu(
+        cls,
+        *,
+        name: str,
+        bandwidth_bytes_s: float,
+        threads: int,
+        flops_per_thread: float,
+        memory_bytes: float,
+        source: str,
+    ) -> DeviceSpec:
+        """This machine's CPU without a bench: the streaming bandwidth the catalog or the
+        CPU's class states, and its theoretical peak at the assumed GEMM efficiency
+        (:func:`hwadvisor.estimate.timing.cpu.here_model`). Both are already achieved
+        rates, priced as :meth:`measured_cpu` prices measured ones; ``source`` says where
+        they come from."""
+        spec = cls.measured_cpu(
+            name=name,
+            bandwidth_bytes_s=bandwidth_bytes_s,
+            threads=threads,
+            flops_per_thread=flops_per_thread,
+            memory_bytes=memory_bytes,
+        )
+        return replace(spec, source=source)

@@ -6,9 +6,10 @@ from pydantic import Field
 
 from hwadvisor.models.common import Document
 
-#: The band classes of this machine's own estimates (cpu_measured, then cpu_assumed): they
-#: rest on its bench, which its load moves from one run to the next.
-HERE_CLASSES = ("cpu_measured", "cpu_assumed")
+#: The band classes of this machine's own estimates: cpu_measured (from its bench, which
+#: its load moves from one run to the next), then cpu_theoretical (without a bench: the
+#: theoretical peak and the stated memory bandwidth).
+HERE_CLASSES = ("cpu_measured", "cpu_theoretical")
 
 
 class TimeBand(Document):
@@ -17,7 +18,7 @@ class TimeBand(Document):
     low: float = Field(description="the estimate x the lowest measured/estimated ratio seen")
     high: float = Field(description="the estimate x the highest measured/estimated ratio seen")
     band_class: str = Field(
-        description="cpu_measured, cpu_assumed, catalog_cpu, catalog_gpu, catalog_gpu_host_bound, multi_gpu, llm_decode"
+        description="cpu_measured, cpu_theoretical, catalog_cpu, catalog_gpu, catalog_gpu_host_bound, multi_gpu, llm_decode"
     )
     validated: bool = Field(
         True,

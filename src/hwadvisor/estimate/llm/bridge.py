@@ -229,5 +229,7 @@ def _device_estimate(
         time_breakdown_s=parts,
         serving=figures,
     )
-    # The decode band was validated on GPUs (llama.cpp); a CPU's serving has no band yet.
-    return with_bands(est, "llm_decode") if target.gpu else est
+    # The decode band was validated on GPUs (llama.cpp); this CPU without a bench has the
+    # theoretical class's band, validated with llama.cpp CPU decode among its rows.
+    band = "llm_decode" if target.gpu else target.band_class
+    return with_bands(est, band) if band else est

@@ -3,10 +3,12 @@ this machine measured, or a catalog entry."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from hwadvisor.catalog.schema import DeviceEntry, DeviceKind
 from hwadvisor.errors import UsageError
+from hwadvisor.estimate.timing.bands import band_class
 from hwadvisor.estimate.timing.cpu import here_model
 from hwadvisor.llm import DeviceSpec
 from hwadvisor.models.bench import BenchReport
@@ -27,6 +29,8 @@ class LlmDevice:
     device_memory_bytes: int | None
     basis: str
     notes: list[str] = field(default_factory=list)
+    #: The error band class of its tokens/s (None: no validated band for this kind).
+    band_class: str | None = None
 
     @property
     def gpu(self) -> bool:
@@ -52,8 +56,9 @@ def _memory_only(name: str, kind: str, memory: float, fraction: float = 1.0) -> 
 
 def here_target(facts: Facts | None, bench: BenchReport | None) -> LlmDevice:
     """This machine's CPU: its bandwidth, usable cores and matmul rate, measured by the
-    bench or, without its figures, stated (the theoretical peak at an assumed efficiency
-    and a bandwidth a core: :func:`hwadvisor.estimate.timing.cpu.here_model`); unknown
+    bench or, without its figures, theoretical (the peak at an assumed efficiency and the
+    bandwidth of the catalog's entry or the CPU class's memory:
+    :func:`hwadvisor.estimate.timing.cpu.here_model`, band class ``cpu_theoretical``); unknown
     only without the cores or the memory. The memory fit uses the machine's memory (the
     cgroup limit when there is one)."""
     rates = here_model(facts, bench, Precision.FP32)
@@ -62,15 +67,23 @@ def here_target(facts: Facts | None, bench: BenchReport | None) -> LlmDevice:
     threads = facts.cpu.usable_cores if facts is not None else None
     rate = max((r for _, r in rates.gemm_points), default=None)
     spec = None
+    band: str | None = None
     if rates.bandwidth and rate and threads and mem:
-        spec = DeviceSpec.measured_cpu(
+        measured = rates.basis.startswith("measured")
+        make = (
+            DeviceSpec.measured_cpu
+            if measured
+            else functools.partial(DeviceSpec.theoretical_cpu, source=rates.basis)
+        )
+        spec = make(
             name="here",
             bandwidth_bytes_s=rates.bandwidth,
             threads=threads,
             flops_per_thread=rate / threads,
             memory_bytes=float(mem),
         )
-        how = "measured" if rates.basis.startswith("measured") else "assumed"
+        band = None if measured else band_class(rates, 1, {})
+        how = "measured" if measured else "theoretical"
         notes.append(
             f"here: llama.cpp-style CPU serving at the {how} {rates.bandwidth / 1e9:.1f} GB/s "
             f"and {rate / 1e9:.0f} GFLOP/s over {threads} threads"
@@ -81,7 +94,7 @@ def here_target(facts: Facts | None, bench: BenchReport | None) -> LlmDevice:
             "give --facts FILE (hwadvisor check --json)"
         )
     memory = _memory_only("here", "cpu", float(mem)) if mem else None
-    return LlmDevice("here", rates.name, "cpu", 1, spec, memory, mem, rates.basis, notes)
+    return LlmDevice("here", rates.name, "cpu", 1, spec, memory, mem, rates.basis, notes, band)
 
 
 def catalog_target(entry: DeviceEntry, gpus: int) -> LlmDevice:

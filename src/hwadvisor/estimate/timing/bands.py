@@ -1,10 +1,10 @@
 """Error bands: how far each class of time estimate was from measurement, and how to check.
 
 The bands are data (``catalog/data/error_bands.yaml``): for each class of estimate (this
-CPU measured here, a catalog GPU, a host-bound GPU step, several GPUs, LLM decode, ...) the
-lowest and highest ratio of measured to estimated time that the project's own validation
-run found, the run it comes from, and the command that checks an estimate on the user's
-machine. A class no run covers takes the widest validated band and says so.
+CPU measured here, this CPU without a bench, a catalog GPU, a host-bound GPU step, several
+GPUs, LLM decode, ...) the lowest and highest ratio of measured to estimated time that the
+project's own validation run found, the run it comes from, and the command that checks an
+estimate on the user's machine. A class no run covers takes the widest validated band and says so.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def load_bands() -> dict[str, BandSpec]:
 def band_class(rates: DeviceModel, gpus: int, parts: dict[str, float]) -> str:
     """The validation class of an estimate made with ``rates`` on ``gpus`` devices."""
     if rates.device == "here":
+        # Measured here: its bench; else the theoretical peak and stated bandwidth.
         return HERE_CLASSES[0] if rates.basis.startswith("measured") else HERE_CLASSES[1]
     if not rates.gpu:
         return "catalog_cpu"

@@ -9,8 +9,12 @@ This machine ("here"), with bench figures:
   bandwidth;
 - each eager operator at the measured ``dispatch`` cost.
 
-Without bench figures: the facts' theoretical peak at the job's precision times an
-assumed efficiency (:data:`ASSUMED_GEMM`, :data:`ASSUMED_CONV`). A figure the bench marked
+Without bench figures ("theoretical", band class ``cpu_theoretical``): the facts'
+theoretical peak at the job's precision times an assumed efficiency (:data:`ASSUMED_GEMM`,
+:data:`ASSUMED_CONV`), and the memory bandwidth of the catalog's entry for this processor
+or of its class's default memory
+(:func:`~hwadvisor.estimate.timing.cpu_memory.stated_memory_bandwidth`); without a peak,
+the cores at :data:`ASSUMED_GHZ`. Unknown only without the cores. A figure the bench marked
 unsteady is still used where no steady one of its kind exists (interference only slows a
 run, so it is a floor), and the assumptions say so.
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hwadvisor.estimate.timing.cpu_memory import stated_memory_bandwidth
 from hwadvisor.estimate.timing.device import (
     DeviceModel,
     catalog_peak,
@@ -52,11 +57,11 @@ CPU_HALF_RATE_SIZE = 64.0
 #: The effective size (cube root of M·N·K) of a ResNet-like 3×3 layer at 56×56 with 64
 #: channels and batch 8, at which a catalog CPU's convolutions are priced on its curve.
 CONV_SIZE = (8 * 56 * 56 * 64 * 576) ** (1.0 / 3.0)
-#: Streaming bandwidth a core is taken to draw where the bench measured none: a server
-#: socket's share, eight DDR5-4800 channels (307 GB/s) over the 56 cores of a Xeon
-#: Platinum 8480+ (Intel ARK), rounded down; a desktop's two channels over its few cores
-#: give each more.
-DEFAULT_BANDWIDTH_PER_CORE = 5e9
+#: The clock taken where the facts state a core count but no peak (no clock found): the
+#: base clock of most server and laptop parts lies at 2-3 GHz, so 2 GHz errs slow.
+ASSUMED_GHZ = 2.0
+#: The basis of every estimate here without bench figures starts with this word.
+THEORETICAL = "theoretical"
 #: A measured matmul rate under this share of the theoretical peak is a busy machine,
 #: not its speed: such a bench is set aside.
 IMPLAUSIBLE_FRACTION = 0.02
@@ -141,7 +146,8 @@ def _threads(bench: BenchReport | None, facts: Facts | None) -> int | None:
 
 def _peak(facts: Facts | None, dtype: str, notes: list[str]) -> float | None:
     """The facts' theoretical peak (FLOP/s) at the job's dtype: bf16 where the CPU has a
-    native bf16 dot product (its bf16 peak above its fp32 one), else fp32."""
+    native bf16 dot product (its bf16 peak above its fp32 one), else fp32; without a peak
+    in the facts, :func:`assumed_peak`."""
     if facts is None:
         return None
     peaks = facts.cpu.peak_gflops
@@ -149,7 +155,26 @@ def _peak(facts: Facts | None, dtype: str, notes: list[str]) -> float | None:
         return peaks.bf16 * 1e9
     if dtype != "fp32":
         notes.append(f"no native {dtype} dot product known here: the fp32 peak is used")
-    return peaks.fp32 * 1e9 if peaks.fp32 else None
+    return peaks.fp32 * 1e9 if peaks.fp32 else assumed_peak(facts, notes)
+
+
+def assumed_peak(facts: Facts, notes: list[str]) -> float | None:
+    """An fp32 peak for a CPU whose facts give cores but no peak (its clock was not found):
+    the cores at :data:`ASSUMED_GHZ`, 32 FLOPs a cycle with AVX2 and FMA, else 8 (SSE or
+    NEON, one 128-bit unit). None without the cores."""
+    cores = facts.cpu.usable_cores
+    if facts.cpu.physical_cores and cores:
+        cores = min(cores, facts.cpu.physical_cores)
+    if not cores:
+        return None
+    f = facts.cpu.features
+    per_cycle = 32 if (f.avx2 and f.fma) else 8
+    peak = cores * ASSUMED_GHZ * 1e9 * per_cycle
+    notes.append(
+        f"no theoretical peak in the facts (no clock found): {cores} cores x {ASSUMED_GHZ:g} GHz "
+        f"x {per_cycle} FLOPs a cycle = {peak / 1e9:.0f} GFLOP/s assumed"
+    )
+    return peak
 
 
 def _plausible(
@@ -187,21 +212,52 @@ def here_model(facts: Facts | None, bench: BenchReport | None, precision: Precis
         return _measured(bench, dtype, pts, name, notes, memory, threads, facts)
     peak = _peak(facts, dtype, notes)
     if peak is None:
-        notes.append("no bench figures and no theoretical peak: time here is unknown")
+        notes.append("no bench figures and the cores are unknown: time here is unknown")
         return DeviceModel("here", name, (), None, None, None, CPU_OP_OVERHEAD_S,
                            assumptions=tuple(notes), basis="unknown", memory_bytes=memory, threads=threads)  # fmt: skip
-    bandwidth = _best(bench, ("triad", "copy"), "fp32") if bench is not None else None
-    bandwidth = bandwidth or stated_bandwidth(facts, threads, notes)
+    peak *= _avx512_clock(facts, notes)
+    measured = _best(bench, ("triad", "copy"), "fp32") if bench is not None else None
+    bandwidth = measured or stated_bandwidth(facts, threads, notes)
     notes.append(
         f"no usable bench figures: {ASSUMED_GEMM:.0%} of the theoretical {dtype} peak "
         f"({peak / 1e9:.0f} GFLOP/s) assumed for products, {ASSUMED_CONV:.0%} for convolutions"
         + ("" if bandwidth else "; memory bandwidth unknown")
     )
+    basis = (
+        f"{THEORETICAL}: {ASSUMED_GEMM:.0%} of the {peak / 1e9:.0f} GFLOP/s {dtype} peak assumed"
+        + (f", {bandwidth / 1e9:.1f} GB/s" if bandwidth else "")
+        + (" measured" if measured else " stated" if bandwidth else "")
+        + " (no bench)"
+    )
+    # A product is split over the cores, as a catalog CPU's is (catalog_cpu_model).
+    split = float(max(1, threads or 1)) ** (1.0 / 3.0)
+    pts = size_curve(peak * ASSUMED_GEMM, CPU_HALF_RATE_SIZE, split)
     return DeviceModel(
-        "here", name, ((1024.0, peak * ASSUMED_GEMM),), peak * ASSUMED_CONV, None, bandwidth,
+        "here", name, pts, peak * ASSUMED_CONV, None, bandwidth,
         CPU_OP_OVERHEAD_S, conv_size=CONV_SIZE, cost_weighted=True, assumptions=tuple(notes),
-        basis="assumed efficiency x theoretical peak (no bench)", memory_bytes=memory, threads=threads,
+        basis=basis, memory_bytes=memory, threads=threads,
     )  # fmt: skip
+
+
+def _avx512_clock(facts: Facts | None, notes: list[str]) -> float:
+    """The factor from a peak at an Intel part's maximum turbo to its base clock where it
+    runs AVX-512: Intel lowers the clock under AVX-512 to licence frequencies near the base
+    (its specification updates list them per SKU; the catalog keeps Intel parts at the
+    base clock for the same reason: :func:`sustained_scale`). 1 elsewhere."""
+    if facts is None:
+        return 1.0
+    cpu = facts.cpu
+    at_max = "(max)" in (cpu.peak_gflops.basis or "")
+    intel = (cpu.vendor or "").lower().startswith("intel")
+    if not (intel and cpu.features.avx512f and at_max and cpu.base_mhz and cpu.max_mhz):
+        return 1.0
+    scale = min(1.0, cpu.base_mhz / cpu.max_mhz)
+    if scale < 1.0:
+        notes.append(
+            f"AVX-512 on an Intel part runs near its base clock: the peak at "
+            f"{cpu.base_mhz / 1e3:.2f} GHz, not the {cpu.max_mhz / 1e3:.2f} GHz turbo ({scale:.2f}x)"
+        )
+    return scale
 
 
 def _measured(
@@ -258,17 +314,15 @@ def _conv_size(bench: BenchReport) -> float:
 
 
 def stated_bandwidth(facts: Facts | None, threads: int | None, notes: list[str]) -> float | None:
-    """This CPU's streaming bandwidth where the bench measured none:
-    :data:`DEFAULT_BANDWIDTH_PER_CORE` for each core the job runs on (None without them)."""
-    cores = threads or (facts.cpu.usable_cores if facts is not None else None)
-    if not cores:
+    """This CPU's streaming bandwidth where the bench measured none, on ``threads`` cores:
+    the catalog's or the CPU class's memory at the streaming share, at most what the
+    cores draw (:func:`~hwadvisor.estimate.timing.cpu_memory.stated_memory_bandwidth`);
+    None without the facts' cores."""
+    found = stated_memory_bandwidth(facts, threads) if facts is not None else None
+    if found is None:
         return None
-    bandwidth = cores * DEFAULT_BANDWIDTH_PER_CORE
-    notes.append(
-        f"no bandwidth figure: {bandwidth / 1e9:.0f} GB/s assumed for {cores} cores "
-        f"({DEFAULT_BANDWIDTH_PER_CORE / 1e9:.0f} GB/s a core); hwadvisor bench measures it"
-    )
-    return bandwidth
+    notes.append(f"no bandwidth figure: {found.text}; hwadvisor bench measures it")
+    return found.bytes_s
 
 
 def sustained_scale(entry: DeviceEntry) -> tuple[float, str | None]:
