@@ -156,13 +156,15 @@ def test_budget_low_advice_cites_s2_and_c5_with_the_numbers(cli: Cli) -> None:
     assert result.code == 0, result.err
     doc = result.json()
     low = doc["estimates"]["budget_low"]
-    assert low["spot"] and low["meets_deadline"]
+    # Spot and on-demand weighed together: here a per-GPU RunPod A100 on demand ($1.39/h)
+    # undercuts every spot offer with its interruption allowance.
+    assert low["meets_deadline"] and low["usd"] <= doc["estimates"]["cheapest"]["usd"]
     # Previous generations are weighed under --budget low: the V100s and the A100 40GB.
     assert {"v100-16gb", "a100-40gb"} <= {a["device"] for a in doc["estimates"]["alternatives"]}
     found = next(f for f in doc["findings"] if f["rule"] == "HW803")
     assert set(found["source"]) == {"S2", "C5"}
     assert f"{low['usd']:.2f} USD" in found["message"] and low["price_date"] in found["message"]
-    assert "on spot" in found["message"]
+    assert ("on spot" in found["message"]) == low["spot"]
 
 
 def test_s5_300_bert_requests_a_day_cost_less_on_a_cpu_instance_and_the_verdict_says_cpu(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import urllib.error
 import urllib.request
 import zipfile
@@ -53,11 +54,22 @@ FILE_NAME = "instances.csv"
 
 
 def cache_file() -> Path | None:
-    """Where the fetched catalog is kept; None when the cache is off."""
-    from hwadvisor.bench.remembered import cache_dir
+    """Where the fetched catalog is kept; None when the cache is off.
 
-    folder = cache_dir()
-    return None if folder is None else folder / "prices" / FILE_NAME
+    The folder is the one the remembered bench figures use
+    (:func:`hwadvisor.bench.remembered.cache_dir`, the same rule: ``$HWADVISOR_CACHE_DIR``,
+    ``off`` for none, else ``$XDG_CACHE_HOME/hwadvisor`` or ``~/.cache/hwadvisor``), read
+    here again because the catalog layer may not import the bench's.
+    """
+    raw = os.environ.get("HWADVISOR_CACHE_DIR")
+    if raw is not None:
+        if raw.strip().lower() in ("", "off", "0", "no"):
+            return None
+        folder = Path(raw)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        folder = Path(xdg) / "hwadvisor" if xdg else Path.home() / ".cache" / "hwadvisor"
+    return folder / "prices" / FILE_NAME
 
 
 @dataclass(frozen=True)
