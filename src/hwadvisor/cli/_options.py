@@ -160,6 +160,24 @@ PRICING = Group(
 #: where the output goes.
 _LAST = frozenset({"rules_dirs", "require_fit", "json_out", "output", "html", "verbose"})
 
+#: A command's own count options that no model bounds, and their limits
+#: (:mod:`hwadvisor.bounds`): typer refuses a value outside with one line naming the option.
+_BOUNDED = {"--gpus": "GPUS"}
+
+
+def _bounded(param: inspect.Parameter) -> inspect.Parameter:
+    """``param`` with its option's limit from :data:`_BOUNDED`, if it has one."""
+    from hwadvisor import bounds
+
+    decls = getattr(param.default, "param_decls", None) or ()
+    name = next((_BOUNDED[d] for d in decls if d in _BOUNDED), None)
+    if name is None:
+        return param
+    limit = bounds.LIMITS[name]
+    option = copy.copy(param.default)
+    option.min, option.max = int(limit.ge if limit.ge is not None else 0), int(limit.le or 0)
+    return param.replace(default=option)
+
 
 def _in_panel(option: Any, title: str) -> Any:
     """A copy of a typer option shown under ``title`` in the help."""
@@ -178,7 +196,7 @@ def shared(*groups: Group) -> Callable[[F], F]:
 
     def add(func: F) -> F:
         sig = inspect.signature(func)
-        own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        own = [_bounded(p) for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
         names = {p.name for p in own}
         extra = [
             inspect.Parameter(
