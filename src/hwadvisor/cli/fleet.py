@@ -90,6 +90,7 @@ def fleet(
 
 def _shown(limit: int | None, show_all: bool) -> int | None:
     """The groups the table shows (None: all); a bad --limit is one line, exit 2."""
+    from hwadvisor import bounds
     from hwadvisor.errors import UsageError
     from hwadvisor.render.fleet import DEFAULT_LIMIT
 
@@ -97,4 +98,6 @@ def _shown(limit: int | None, show_all: bool) -> int | None:
         raise UsageError("--limit and --all cannot be combined: --all shows every group")
     if limit is not None and limit < 1:
         raise UsageError(f"--limit must be 1 or more, got {limit}")
+    if limit is not None:
+        bounds.check(bounds.FLEET_LIMIT, limit, "--limit", "groups")
     return None if show_all else (limit or DEFAULT_LIMIT)

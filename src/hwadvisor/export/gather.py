@@ -10,12 +10,15 @@ Inputs: report files (``check --json`` documents), folders (read recursively: ev
 left out), and ``-`` for JSON Lines on stdin (one report per line). A folder with no
 report in it is a skip naming the folder, so a fleet of nothing is bad input.
 
-Identical hardware is estimated once. Reports whose documents are the same apart from
-the host name, ``generated_at`` and the probes' elapsed times share one *hardware key*:
-the document is validated once per key (later reports of the key share its validated
-parts, with their own host name and date) and the estimate, the rule engine's verdict
-and the price are computed once per key. A real fleet's measured benchmarks differ from
-machine to machine, so each such machine is its own key: nothing is shared that differs.
+Every report is validated (a value out of its limit, :mod:`hwadvisor.bounds`, or a
+string that is not valid Unicode skips that report, with the reason). Identical
+hardware is estimated once: reports whose documents are the same apart from the host
+name and the momentary state (:data:`MOMENTARY`: ``generated_at``, the probes' elapsed
+times, free memory, GPU temperature and utilisation, when a bench ran and the load
+around it) share one *hardware key*, and the estimate, the rule engine's verdict and the
+price are computed once per key; the parts a report shares with the first of its key
+are held once. Measured benchmark figures differ from machine to machine, and the
+estimate rests on them, so machines whose figures differ are keys of their own.
 
 "here" in the estimator prices a machine's CPU; a GPU machine is priced on its GPU's
 catalog entry (matched by name and memory, see :func:`hwadvisor.catalog.match.match_gpu`),
@@ -29,14 +32,16 @@ as ``recommend --facts`` would give), which orders machines of equal status, and
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
+from hwadvisor import bounds
 from hwadvisor.catalog.match import match_gpu
-from hwadvisor.errors import HwadvisorError
+from hwadvisor.errors import FactsError, HwadvisorError
 from hwadvisor.export.fleet import Candidate, rank_fleet
 from hwadvisor.export.report import Report, report_from_data
 from hwadvisor.models.fleet import FleetReport, FleetSkip, RankBy
@@ -47,6 +52,8 @@ if TYPE_CHECKING:
     from hwadvisor.catalog.schema import DeviceEntry
     from hwadvisor.cost.model import OwnHardware
     from hwadvisor.engine import RuleSet
+    from hwadvisor.models.bench import BenchReport
+    from hwadvisor.models.facts import Facts, Part
 
 #: Scenarios whose work belongs on a CPU (GUIDANCE S1, S7, S8): ranked on CPU estimates.
 CPU_SCENARIOS = frozenset({"prototyping", "edge", "preprocessing"})
@@ -66,24 +73,48 @@ class ReadReports(NamedTuple):
 # -- reading -------------------------------------------------------------------------------
 
 
+#: What changes from moment to moment on one machine, left out of its hardware key: the
+#: probes' elapsed times, free memory, and each GPU's free memory, temperature and
+#: utilisation; in a bench report, when it ran, for how long and the load around it.
+MOMENTARY: dict[str, frozenset[str]] = {
+    "": frozenset({"generated_at"}),
+    "host": frozenset({"hostname"}),
+    "memory": frozenset({"available_bytes"}),
+    "gpus": frozenset({"memory_free_bytes", "temperature_c", "utilization_percent"}),
+    "probes": frozenset({"elapsed_ms"}),
+    "bench": frozenset(
+        {"generated_at", "elapsed_s", "load_avg_1m", "load_avg_1m_end", "torch_import_s"}
+    ),
+}
+
+
+def _without(value: object, drop: frozenset[str]) -> object:
+    """``value`` (a section, or a list of them) without the keys in ``drop``."""
+    if isinstance(value, dict):
+        return {k: v for k, v in value.items() if k not in drop}
+    if isinstance(value, list):
+        return [_without(v, drop) if isinstance(v, dict) else v for v in value]
+    return value
+
+
 def hardware_key(data: dict[str, Any]) -> str:
     """The document as canonical text without what differs between identical machines:
-    the host name, ``generated_at`` and the probes' elapsed times."""
-    rest = {k: v for k, v in data.items() if k != "generated_at"}
-    host = rest.get("host")
-    if isinstance(host, dict):
-        rest["host"] = {k: v for k, v in host.items() if k != "hostname"}
-    probes = rest.get("probes")
-    if isinstance(probes, list):
-        rest["probes"] = [
-            {k: v for k, v in p.items() if k != "elapsed_ms"} if isinstance(p, dict) else p
-            for p in probes
-        ]
+    the host name and the momentary state (:data:`MOMENTARY`). Machines that share it
+    are one hardware group: one estimate, verdict and price for all of them."""
+    rest = {k: v for k, v in data.items() if k not in MOMENTARY[""]}
+    for section, drop in MOMENTARY.items():
+        if section and section in rest:
+            rest[section] = _without(rest[section], drop)
     return json.dumps(rest, separators=(",", ":"), default=str)
 
 
 class _Reader:
-    """Validates each hardware key once; later reports of a key share its parts."""
+    """Validates the first report of each hardware key; a later report of the key differs
+    from it only in its name and momentary state, so only those are checked (as
+    validation would check them) and its other parts are the first's own objects: 10,000
+    reports of a few kinds of machine hold a few copies of them. A later report keeps
+    its own host name, dates, free memory and GPU state; its probe records are the
+    first's (their elapsed times checked, not kept)."""
 
     def __init__(self) -> None:
         self.seen: dict[str, Report] = {}
@@ -91,20 +122,111 @@ class _Reader:
     def report(self, data: dict[str, Any], where: str) -> tuple[Report, str]:
         key = hardware_key(data)
         first = self.seen.get(key)
-        host = data.get("host")
-        name = host.get("hostname") if isinstance(host, dict) else None
-        stamp = data.get("generated_at")
-        if first is None or not isinstance(name, str | None) or not isinstance(stamp, str):
-            report = report_from_data(data, where=where)
-            self.seen.setdefault(key, report)
+        if first is None:
+            report = self.seen[key] = report_from_data(data, where=where)
             return report, key
-        facts = first.facts.model_copy(
-            update={
-                "host": first.facts.host.model_copy(update={"hostname": name}),
-                "generated_at": stamp,
-            }
-        )
+        try:
+            facts = _momentary(first.facts, data)
+        except _Bad as exc:
+            raise FactsError(
+                f"invalid facts report: field {exc.loc}: {exc.why}", where=where
+            ) from None
         return Report(facts=facts, verdicts=first.verdicts, source=where), key
+
+
+class _Bad(Exception):
+    """A momentary value that validation would refuse: where, and why."""
+
+    def __init__(self, loc: str, why: str) -> None:
+        super().__init__(f"{loc}: {why}")
+        self.loc, self.why = loc, why
+
+
+_MS = bounds.MILLISECONDS
+#: A bench report's momentary numbers and their limits (None: the field may be null).
+_BENCH_MOMENTARY = {
+    "elapsed_s": (bounds.SECONDS, False),
+    "torch_import_s": (bounds.SECONDS, True),
+    "load_avg_1m": (bounds.LOAD, True),
+    "load_avg_1m_end": (bounds.LOAD, True),
+}
+
+
+def _text(value: object, loc: str, *, nullable: bool) -> str | None:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str):
+        raise _Bad(loc, "Input should be a valid string")
+    if bounds.text_problem(value) is not None:
+        raise _Bad(loc, "not valid Unicode (a lone surrogate)")
+    return value
+
+
+def _number(cls: type[Part], section: Any, name: str, loc: str) -> int | float | None:
+    from hwadvisor.models.facts import checked_number
+
+    try:
+        return checked_number(cls, name, section.get(name) if isinstance(section, dict) else None)
+    except ValueError as exc:
+        raise _Bad(loc, str(exc)) from None
+
+
+def _momentary(facts: Facts, data: dict[str, Any]) -> Facts:
+    """``facts`` (the first report of a hardware key) with the name and momentary state of
+    ``data``, a report of the same key: the rest of ``data`` equals the first's document."""
+    from hwadvisor.models.facts import Gpu, Memory, ProbeRecord
+
+    host = data.get("host")
+    name = _text(
+        host.get("hostname") if isinstance(host, dict) else None, "host.hostname", nullable=True
+    )
+    stamp = _text(data.get("generated_at", facts.generated_at), "generated_at", nullable=False)
+    free = _number(Memory, data.get("memory"), "available_bytes", "memory.available_bytes")
+    changes: dict[str, Any] = {"generated_at": stamp}
+    if name != facts.host.hostname:
+        changes["host"] = facts.host.model_copy(update={"hostname": name})
+    if free != facts.memory.available_bytes:
+        changes["memory"] = facts.memory.model_copy(update={"available_bytes": free})
+    gpus = []
+    for i, (gpu, raw) in enumerate(zip(facts.gpus, data.get("gpus") or [], strict=False)):
+        now = {f: _number(Gpu, raw, f, f"gpus.{i}.{f}") for f in MOMENTARY["gpus"]}
+        same = all(getattr(gpu, f) == v for f, v in now.items())
+        gpus.append(gpu if same else gpu.model_copy(update=now))
+    changes["gpus"] = gpus
+    # The probes' elapsed times are checked but not kept: nothing a fleet shows reads
+    # them, and a copy of every probe record of 10,000 machines is most of the time.
+    top = _MS.le or 0.0
+    for i, raw in enumerate(data.get("probes") or []):
+        ms = raw.get("elapsed_ms") if isinstance(raw, dict) else None
+        if not (ms is None or (type(ms) in (int, float) and 0 <= ms <= top)):
+            _number(ProbeRecord, raw, "elapsed_ms", f"probes.{i}.elapsed_ms")
+    bench = data.get("bench")
+    if facts.bench is not None and isinstance(bench, dict):
+        changes["bench"] = _bench_momentary(facts.bench, bench)
+    return facts.model_copy(update=changes)
+
+
+def _bench_momentary(first: BenchReport, raw: dict[str, Any]) -> BenchReport:
+    """``first`` with the time and load of ``raw``, a bench report of the same key."""
+    update: dict[str, Any] = {
+        "generated_at": _text(
+            raw.get("generated_at", first.generated_at), "bench.generated_at", nullable=False
+        )
+    }
+    for name, (bound, nullable) in _BENCH_MOMENTARY.items():
+        value = raw.get(name)
+        loc = f"bench.{name}"
+        if value is None and nullable:
+            update[name] = None
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _Bad(loc, "Input should be a valid number")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _Bad(loc, "Input should be a finite number")
+        if not bound.admits(value):
+            raise _Bad(loc, f"must be {bounds.describe(bound)}, got {bounds.show(value)}")
+        update[name] = float(value)
+    return first.model_copy(update=update)
 
 
 def _folder_files(folder: Path) -> list[Path]:
@@ -129,6 +251,8 @@ def _lines(text: str | IO[str], where: str) -> Iterator[tuple[str, dict[str, Any
             yield spot, parse_json_document(line, where=spot, what="facts report")
         except HwadvisorError as exc:
             yield spot, FleetSkip(source=spot, reason=exc.message)
+        except ValueError as exc:
+            yield spot, FleetSkip(source=spot, reason=_unparsed(exc))
 
 
 def _documents(
@@ -164,6 +288,14 @@ def _documents(
                 yield where, read_json_document(f, what="facts report")
             except HwadvisorError as exc:
                 yield where, FleetSkip(source=where, reason=exc.message)
+            except ValueError as exc:
+                yield where, FleetSkip(source=where, reason=_unparsed(exc))
+
+
+def _unparsed(exc: ValueError) -> str:
+    """Why a report's JSON could not be parsed where the parser raised a plain
+    ``ValueError`` (an integer of more than 4,300 digits, Python's own limit)."""
+    return f"not valid JSON (facts report): {str(exc).split(';')[0]}"
 
 
 def read_reports(paths: Sequence[str | Path], *, stdin: IO[str] | None = None) -> ReadReports:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
@@ -294,6 +295,31 @@ class Facts(Part):
         """Whether probe ``name`` ran and succeeded."""
         rec = self.probe(name)
         return rec is not None and rec.status is ProbeStatus.OK
+
+
+def checked_number(cls: type[Part], name: str, value: object) -> int | float | None:
+    """``value`` as number field ``name`` of facts class ``cls`` takes it when validated:
+    None, or a number of the field's kind (a whole float for an int), finite and within
+    the field's limit; else ``ValueError`` saying why. For checking the few fields that
+    differ between reports of one machine without validating the whole document again.
+    """
+    spec = field_specs(cls)[name]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or spec.kind is None:
+        raise ValueError("Input should be a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("Input should be a finite number")
+    if spec.kind is int and isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError("Input should be a valid integer")
+        value = int(value)
+    bound = spec.bound
+    if bound is not None and not bound.admits(value):
+        from hwadvisor.bounds import describe, show
+
+        raise ValueError(f"must be {describe(bound)}, got {show(value)}")
+    return spec.kind(value)
 
 
 def validate_facts(data: dict[str, Any], *, where: str, what: str = "facts") -> Facts:
