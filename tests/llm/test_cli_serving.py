@@ -290,7 +290,7 @@ def test_fleet_ranks_machines_by_serving(cli: Cli, data_dir: Path) -> None:
     reports = data_dir / "reports"
     code, out, err = cli(
         "fleet", "--scenario", "inference", "--model", "llama-3-8b", "--quant", "q4_k_m",
-        "--qps", "0.5", str(reports / "synthetic-t4-inference.json"),
+        "--qps", "0.5", "--concurrency", "1", str(reports / "synthetic-t4-inference.json"),
         str(reports / "synthetic-rtx4090-workstation.json"), "--json",
     )  # fmt: skip
     assert code == 0, err

@@ -92,6 +92,7 @@ WORKLOAD = Group(
         Shared("prompt_tokens", int | None, wl.PROMPT_TOKENS),
         Shared("output_tokens", int | None, wl.OUTPUT_TOKENS),
         Shared("concurrency", int | None, wl.CONCURRENCY),
+        Shared("max_throughput", bool, wl.MAX_THROUGHPUT),
         Shared("engine", ServingEngine | None, wl.ENGINE),
         Shared("checkpointing", Checkpointing | None, wl.CHECKPOINTING),
         Shared("framework", Framework | None, wl.FRAMEWORK),

@@ -147,7 +147,14 @@ OUTPUT_TOKENS = typer.Option(
     None, "--output-tokens", help="Serving: generated tokens per request (default 128)."
 )
 CONCURRENCY = typer.Option(
-    None, "--concurrency", help="Serving: sequences decoded together (default 1)."
+    None,
+    "--concurrency",
+    help="Serving: sequences decoded together (default 1; with --qps, the most that fit memory and --latency-ms).",
+)
+MAX_THROUGHPUT = typer.Option(
+    False,
+    "--max-throughput",
+    help="Serving: the most sequences the memory holds, decoded together (continuous batching), as engines' own benchmarks run.",
 )
 ENGINE = typer.Option(
     None,

@@ -55,6 +55,9 @@ class Option:
     plan: str
     strategy: str
     fixes: tuple[str, ...]
+    instance: str | None = None
+    instances: int | None = None
+    concurrency: int | None = None
 
     @classmethod
     def of(cls, raw: dict[str, Any]) -> Option:
@@ -75,6 +78,9 @@ class Option:
             plan=str(raw["plan"]),
             strategy=str(raw["strategy"]),
             fixes=tuple(raw["fixes"] or ()),
+            instance=raw.get("instance"),
+            instances=raw.get("instances"),
+            concurrency=raw.get("concurrency"),
         )
 
     @property

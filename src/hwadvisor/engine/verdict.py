@@ -125,7 +125,11 @@ def _requirement(ctx: Context) -> str:
 def _price(o: Option) -> str:
     if o.usd is None:
         return ""
-    return f" (${o.usd:,.2f} {'a month' if o.per == 'month' else 'for the job'})"
+    if o.per != "month":
+        return f" (${o.usd:,.2f} for the job)"
+    where = f" on {o.instances} instance(s) of {o.instance}" if o.instances and o.instance else ""
+    batch = f", {o.concurrency} sequences at a time on each" if o.concurrency else ""
+    return f" (${o.usd:,.2f} a month{where}{batch})"
 
 
 def _where(o: Option) -> str:

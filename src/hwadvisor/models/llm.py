@@ -25,6 +25,17 @@ class ServingOption(Document):
     max_concurrency: int = Field(ge=0)
 
 
+class BatchingPoint(Document):
+    """One concurrency of a continuous-batching curve, per replica (tp GPUs)."""
+
+    concurrency: int = Field(ge=1)
+    aggregate_tokens_per_s: float = Field(ge=0)
+    ttft_s: float = Field(ge=0)
+    itl_s: float = Field(ge=0)
+    requests_per_s: float = Field(ge=0)
+    fits: bool
+
+
 class ServingFigures(Document):
     """Tokens/s, time to first token and memory of serving one model on one device."""
 
@@ -60,6 +71,25 @@ class ServingFigures(Document):
         ge=0, description="what a GPU may hold: usable memory x the engine's memory utilization"
     )
     decode_bound: str | None = Field(None, description="memory or compute")
+    concurrency: int | None = Field(
+        None,
+        description="the sequences decoded together these figures are at: --concurrency, or the one continuous batching chose (concurrency_chosen)",
+    )
+    concurrency_chosen: str | None = Field(
+        None,
+        description="why that concurrency, when chosen here: the most that fit memory, or the most that also meet --latency-ms",
+    )
+    itl_s: float | None = Field(
+        None,
+        description="inter-token latency: the time between a sequence's tokens at that concurrency",
+    )
+    requests_per_s_per_gpu: float | None = Field(
+        None, description="requests completed per second per GPU at that concurrency"
+    )
+    curve: list[BatchingPoint] = Field(
+        default_factory=list,
+        description="continuous batching over concurrency 1 ... the memory's limit, per replica (when the concurrency was chosen here)",
+    )
     compute_type: str | None = None
     options: list[ServingOption] = Field(
         default_factory=list,

@@ -73,6 +73,8 @@ class WorkloadOptions:
     prompt_tokens: int | None = None
     output_tokens: int | None = None
     concurrency: int | None = None
+    #: ``--max-throughput``: serve at the most sequences the memory holds.
+    max_throughput: bool = False
     engine: ServingEngine | str | None = None
     checkpointing: Checkpointing | str | None = None
     framework: Framework | str | None = None

@@ -419,6 +419,13 @@ class Workload(Document):
     prompt_tokens: int = Field(512, ge=0, le=10**7, description="prompt tokens per request")
     output_tokens: int = Field(128, ge=0, le=10**7, description="generated tokens per request")
     concurrency: int = Field(1, gt=0, le=10**6, description="sequences decoded together")
+    max_throughput: bool = Field(
+        False, description="--max-throughput: serve at the most sequences the memory holds"
+    )
+    concurrency_auto: bool = Field(
+        False,
+        description="serving: the concurrency is chosen per device by continuous batching (--qps or --max-throughput without --concurrency): the most sequences that fit its memory and meet --latency-ms",
+    )
     engine: ServingEngine | None = Field(
         None,
         description="serving engine class (null: llama.cpp for GGUF formats and CPUs, else vllm)",
@@ -487,6 +494,7 @@ OPTIONS = {
     "prompt_tokens": "--prompt-tokens",
     "output_tokens": "--output-tokens",
     "concurrency": "--concurrency",
+    "max_throughput": "--max-throughput",
     "engine": "--engine",
     "checkpointing": "--checkpointing",
     "framework": "--framework",

@@ -97,6 +97,9 @@ def option(est: DeviceEstimate, wl: Workload, gpu: bool) -> dict[str, Any]:
         "spot_usd": spot,
         "per": per,
         "plan": text,
+        "instance": est.cost.instance if est.cost else None,
+        "instances": est.cost.instances if est.cost else None,
+        "concurrency": est.serving.concurrency if est.serving else None,
         "strategy": (plan.strategy if plan is not None and gpus > 1 else "single"),
     }
 

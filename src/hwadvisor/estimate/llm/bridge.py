@@ -8,6 +8,8 @@ when it does not fit) or fine-tuning (:mod:`hwadvisor.estimate.llm.finetune`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hwadvisor.errors import UsageError
 from hwadvisor.estimate.llm.finetune import finetune_estimate
 from hwadvisor.estimate.llm.target import LlmDevice
@@ -28,9 +30,16 @@ from hwadvisor.llm import (
     memory_fit,
     smallest_fit,
 )
+from hwadvisor.llm.device import DeviceSpec
 from hwadvisor.llm.fit import TP_SIZES
+from hwadvisor.llm.serving import (
+    CurvePoint,
+    batching_curve,
+    largest_meeting,
+    max_fitting_concurrency,
+)
 from hwadvisor.models.estimate import DeviceEstimate, MemoryBreakdown, MemoryFix
-from hwadvisor.models.llm import ServingFigures, ServingOption
+from hwadvisor.models.llm import BatchingPoint, ServingFigures, ServingOption
 from hwadvisor.models.workload import Task, Workload
 
 #: Lighter weight formats each engine class serves, most bits first (what to suggest
@@ -118,6 +127,35 @@ def _option(
     )
 
 
+def _format_that_fits(
+    arch: LlmArch,
+    fmt: QuantFormat,
+    note: str,
+    engine: Engine,
+    target: LlmDevice,
+    wl: Workload,
+    tp: int,
+) -> tuple[QuantFormat, str]:
+    """Sizing a deployment (--qps, --max-throughput) with no --quant: the checkpoint's
+    format when one sequence fits, else the engine's first lighter format that does, as
+    an operator serving it there would quantize it (vLLM's fp8, say)."""
+    assert target.memory is not None
+    one = {**_sizes(wl), "concurrency": 1}
+    if memory_fit(arch, fmt, engine, target.memory, tp=tp, **one).fits:
+        return fmt, note
+    for q in ENGINE_FORMATS.get(engine.id, ()):
+        lighter = find_format(q)
+        if lighter.bits_per_weight >= fmt.bits_per_weight:
+            continue
+        if memory_fit(arch, lighter, engine, target.memory, tp=tp, **one).fits:
+            return lighter, (
+                f"weights in {lighter.id}: the checkpoint's {fmt.id} does not fit one "
+                f"sequence here, so the deployment is sized as served in {lighter.id} "
+                "(give --quant to fix the format)"
+            )
+    return fmt, note
+
+
 def serving_options(
     arch: LlmArch, fmt: QuantFormat, engine: Engine, target: LlmDevice, wl: Workload, tp: int
 ) -> list[ServingOption]:
@@ -149,6 +187,13 @@ def serve_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
     notes = [*wl.assumptions, *target.notes, fmt_note]
     tp, replicas = _tp(arch, target.gpus, notes)
     est = None
+    chosen: Chosen | None = None
+    if wl.concurrency_auto and wl.quant is None and target.memory is not None:
+        fmt, fmt_note = _format_that_fits(arch, fmt, fmt_note, engine, target, wl, tp)
+    if target.spec is not None and wl.concurrency_auto:
+        chosen = choose_concurrency(wl, arch, fmt, engine, target.spec, tp)
+        if chosen is not None:
+            wl = wl.model_copy(update={"concurrency": chosen.point.concurrency})
     if target.spec is not None:
         est = estimate_serving(arch, fmt, engine, target.spec, serving_request(wl), tp=tp)
         notes += [n for n in est.assumptions if not n.startswith("weights in ")]
@@ -189,8 +234,61 @@ def serve_estimate(wl: Workload, target: LlmDevice) -> DeviceEstimate:
         decode_bound=est.decode_bound if est else None,
         compute_type=est.compute_type if est else None,
         options=options,
+        concurrency=wl.concurrency,
+        concurrency_chosen=chosen.why if chosen else None,
+        itl_s=1.0 / est.decode_tokens_per_s if est and est.decode_tokens_per_s else None,
+        requests_per_s_per_gpu=est.requests_per_s / tp if est and est.requests_per_s else None,
+        curve=chosen.curve if chosen else [],
     )
+    if chosen is not None:
+        notes.append(chosen.why)
     return _device_estimate(wl, target, fit, figures, notes)
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The concurrency continuous batching runs at on one device, why, and its curve."""
+
+    point: CurvePoint
+    why: str
+    curve: list[BatchingPoint]
+
+
+def choose_concurrency(
+    wl: Workload, arch: LlmArch, fmt: QuantFormat, engine: Engine, spec: DeviceSpec, tp: int
+) -> Chosen | None:
+    """The most sequences that fit the memory and, with ``--latency-ms``, give the first
+    token within it (None: not even one fits). Engines batch every request in flight up
+    to what the KV cache holds (vLLM's scheduler, SGLang's, TensorRT-LLM's in-flight
+    batching); a QPS is then met with replicas."""
+    req = serving_request(wl)
+    curve = batching_curve(arch, fmt, engine, spec, req, tp=tp)
+    top = max_fitting_concurrency(curve)
+    if top is None:
+        return None
+    points = [
+        BatchingPoint(
+            concurrency=p.concurrency,
+            aggregate_tokens_per_s=p.aggregate_tokens_s,
+            ttft_s=p.ttft_s,
+            itl_s=p.itl_s,
+            requests_per_s=p.requests_s,
+            fits=p.fits,
+        )
+        for p in curve
+    ]
+    if wl.latency_ms is None:
+        why = f"{top.concurrency} sequences at a time: the most the memory holds"
+        return Chosen(top, why, points)
+    ok = largest_meeting(curve, ttft_s=wl.latency_ms / 1000.0)
+    if ok is None:
+        why = f"1 sequence at a time: even alone the first token misses {wl.latency_ms:g} ms"
+        return Chosen(curve[0], why, points)
+    why = (
+        f"{ok.concurrency} sequences at a time: the most that fit the memory and give the "
+        f"first token within {wl.latency_ms:g} ms"
+    )
+    return Chosen(ok, why, points)
 
 
 def _device_estimate(

@@ -153,6 +153,18 @@ def llm_workload(
             given = given.model_copy(update={"context": need})
         serving_request(given)
         fields = _serve_fields(shape, given, notes, batch_given)
+        if "concurrency" not in said and (given.qps is not None or given.max_throughput):
+            fields["concurrency_auto"] = True
+            notes.append(
+                "concurrency chosen per device by continuous batching: the most sequences "
+                "that fit its memory"
+                + (
+                    f" and give the first token within {given.latency_ms:g} ms"
+                    if given.latency_ms
+                    else ""
+                )
+                + (", then replicas for the QPS" if given.qps is not None else "")
+            )
         finetune_only = sorted(said & _FINETUNE_OPTIONS)
         if finetune_only:
             names = ", ".join(OPTIONS[k] for k in finetune_only)
@@ -183,6 +195,7 @@ _KEPT = (
     "qps",
     "latency_ms",
     "deadline_hours",
+    "max_throughput",
     *LLM_OPTIONS,
 )
 
