@@ -227,3 +227,74 @@ def test_default_mode_follows_umask(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert os.stat(tmp_path / "r.json").st_mode & 0o777 == 0o644
+
+
+def test_an_existing_file_keeps_its_mode(tmp_path: Path) -> None:
+    """A 0600 file stays 0600, and a format's mode (the Ansible fact's 0755) is for new
+    files only: it never turns an existing file into a script."""
+    target = tmp_path / "private.json"
+    target.write_text("old")
+    target.chmod(0o600)
+    atomic_write_text(target, "{}", mode=0o755)
+    assert (target.read_text(), target.stat().st_mode & 0o777) == ("{}", 0o600)
+
+
+def test_a_new_file_with_a_format_mode_follows_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0o077)
+    try:
+        atomic_write_text(tmp_path / "hwadvisor.fact", "#!/bin/sh\n", mode=0o755)
+    finally:
+        os.umask(old)
+    assert (tmp_path / "hwadvisor.fact").stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("dangling", [False, True], ids=["link", "dangling-link"])
+def test_a_symlink_is_refused_and_left_alone(tmp_path: Path, dangling: bool) -> None:
+    real = tmp_path / "real.json"
+    if not dangling:
+        real.write_text("old")
+    link = tmp_path / "out.json"
+    link.symlink_to(real)
+    with pytest.raises(OutputError, match="is a symbolic link"):
+        atomic_write_text(link, "{}")
+    assert link.is_symlink()
+    assert (real.read_text() if not dangling else real.exists()) == (
+        "old" if not dangling else False
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["out.json", *([] if dangling else ["real.json"])]
+    )
+
+
+def test_a_legal_long_name_is_written(tmp_path: Path) -> None:
+    """A 255-byte name is legal; the temporary file's own name must stay short."""
+    name = "a" * 250 + ".json"
+    atomic_write_text(tmp_path / name, "{}")
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+    with pytest.raises(OutputError):
+        atomic_write_text(tmp_path / ("b" * 256), "{}")  # too long: one line, no leftovers
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_devices_are_not_read_as_documents(device: str) -> None:
+    if not Path(device).exists():
+        pytest.skip(f"no {device} here")
+    with pytest.raises(FactsError, match="not a regular file"):
+        read_json_document(device, what="facts")
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    """Opened non-blocking: with no writer, a blocking open would never return."""
+    fifo = tmp_path / "facts.json"
+    os.mkfifo(fifo)
+    with pytest.raises(FactsError, match="not a regular file"):
+        read_json_document(fifo, what="facts")
+
+
+def test_dash_is_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    stdin = io.TextIOWrapper(io.BytesIO(b'{"schema_version": "1.0"}'))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert read_json_document("-", what="facts") == {"schema_version": "1.0"}

@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -25,14 +26,25 @@ def _current_umask() -> int:
     return mask
 
 
+#: The mode of a new file: what ``open()`` gives, 0666 less the umask.
+NEW_FILE_MODE = 0o666
+
+
 def atomic_write_text(path: str | Path, text: str, *, mode: int | None = None) -> None:
     """Write ``text`` to ``path`` through a dot-file in the same folder, then rename.
 
     Readers see the old file or the whole new one, never a half-written one; on any
-    failure (read-only folder, full disk) the temporary file is removed and an
-    :class:`OutputError` names the path. A symlink is written through (its file is
-    replaced, the link kept); a device or pipe (``/dev/null``, ``/dev/stdout``) is
-    written to directly.
+    failure (read-only folder, full disk, a name too long) the temporary file is
+    removed and an :class:`OutputError` names the path.
+
+    - A symbolic link at ``path`` is refused (one line): writing through it would
+      replace a file the user did not name, and replacing the link would break what
+      it was for. A link to a device or pipe (``/dev/stdout``) is written to, as below.
+    - A device or pipe (``/dev/null``, a FIFO) is written to directly, as a shell
+      redirect would; renaming over it would replace the device node itself.
+    - An existing file keeps its permission bits; a new file gets ``mode`` (default
+      0666) less the umask, as ``open()`` would give it. ``mode`` is for formats that
+      need more (the Ansible fact is executable by design).
     """
     target = Path(path)
     try:
@@ -45,22 +57,29 @@ def atomic_write_text(path: str | Path, text: str, *, mode: int | None = None) -
         # shell redirect would; atomicity means nothing for a stream.
         _write_stream(target, text)
         return
-    if target.is_symlink():
-        # Replace the file the link names, not the link: other paths to it stay valid.
-        target = Path(os.path.realpath(target))
+    if _is_link(target):
+        raise OutputError(
+            "is a symbolic link; hwadvisor does not write through links: give the file "
+            "it points to, or remove the link",
+            where=str(target),
+        )
+    if info is not None and stat.S_ISREG(info.st_mode):
+        final_mode = stat.S_IMODE(info.st_mode)  # an existing file keeps its mode
+    else:
+        final_mode = (mode if mode is not None else NEW_FILE_MODE) & ~_current_umask()
     folder = target.parent if str(target.parent) else Path(".")
     fd = -1
     tmp = ""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        # A short temporary name: the target's own may be up to 255 bytes, the longest
+        # a name may be, and a prefix or suffix on it would be refused.
+        fd, tmp = tempfile.mkstemp(prefix=".hwadvisor-", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             fd = -1
             handle.write(text)
             handle.flush()
+            os.fchmod(handle.fileno(), final_mode)  # mkstemp creates 0600
             os.fsync(handle.fileno())
-        # mkstemp creates 0600; a report is meant to be read by others (an Ansible run,
-        # node_exporter), so give it the mode a plain open() would: 0666 less the umask.
-        os.chmod(tmp, mode if mode is not None else 0o666 & ~_current_umask())
         os.replace(tmp, target)
         tmp = ""
     except OSError as exc:
@@ -73,6 +92,15 @@ def atomic_write_text(path: str | Path, text: str, *, mode: int | None = None) -
                 os.unlink(tmp)
 
 
+def _is_link(path: Path) -> bool:
+    """Whether ``path`` is a symbolic link (False where it cannot be looked at: the
+    write reports why)."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _write_stream(target: Path, text: str) -> None:
     """Write ``text`` to a device or pipe at ``target`` (no temporary file, no rename)."""
     try:
@@ -80,6 +108,48 @@ def _write_stream(target: Path, text: str) -> None:
             handle.write(text)
     except OSError as exc:
         raise OutputError(exc.strerror or str(exc), where=str(target)) from exc
+
+
+#: The path that means standard input wherever a file is read.
+STDIN = "-"
+
+
+def read_regular_bytes(p: Path, limit: int, error: type[HwadvisorError], *, what: str) -> bytes:
+    """The bytes of the regular file ``p`` (``-``: standard input), at most ``limit``.
+
+    A device (``/dev/zero``, ``/dev/urandom``), FIFO or socket is refused without
+    reading it: it is opened non-blocking (a FIFO with no writer would block the open)
+    and checked with ``fstat`` on the open descriptor, so the check and the read see
+    the same file. A file past ``limit`` is refused from its size, and the read stops
+    at ``limit + 1`` bytes, so a file that grows meanwhile is refused too.
+    """
+    if str(p) == STDIN:
+        data = sys.stdin.buffer.read(limit + 1)
+    else:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(21, "Is a directory", str(p))
+            if not stat.S_ISREG(info.st_mode):
+                raise error(
+                    f"{what} is not a regular file (a device, pipe or socket); give a file, "
+                    "or - for standard input",
+                    where=str(p),
+                )
+            if info.st_size > limit:
+                raise error(
+                    f"{what} is {info.st_size} bytes, over the {limit}-byte limit", where=str(p)
+                )
+            with os.fdopen(fd, "rb") as handle:
+                fd = -1
+                data = handle.read(limit + 1)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+    if len(data) > limit:
+        raise error(f"{what} is over the {limit}-byte limit", where=str(p))
+    return data
 
 
 def read_limited_text(
@@ -91,14 +161,12 @@ def read_limited_text(
     missing: str,
     folder: str | None = None,
 ) -> str:
-    """The UTF-8 text of ``p``, refused (one ``error`` line naming ``what``) when over
-    ``limit`` bytes, unreadable or not UTF-8; ``missing`` is the line for a file that is
+    """The UTF-8 text of the regular file ``p`` (``-``: standard input), refused (one
+    ``error`` line naming ``what``) when over ``limit`` bytes, not a regular file
+    (:func:`read_regular_bytes`), unreadable or not UTF-8; ``missing`` is the line for a file that is
     not there and ``folder`` (when given) the line for a folder."""
     try:
-        size = p.stat().st_size
-        if size > limit:
-            raise error(f"{what} is {size} bytes, over the {limit}-byte limit", where=str(p))
-        return p.read_text(encoding="utf-8")
+        return read_regular_bytes(p, limit, error, what=what).decode("utf-8")
     except FileNotFoundError as exc:
         raise error(missing, where=str(p)) from exc
     except (OSError, UnicodeDecodeError) as exc:

@@ -244,23 +244,24 @@ def test_measure_runs_the_steps_in_a_fresh_process(
         measure_here(build_workload(model="resnet50"))
 
 
-def test_the_measuring_process_says_a_models_error_in_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_the_measuring_child_times_steps_and_raises_the_models_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """What the contained child runs (``measure_data``), here in this process: the
+    timing as JSON-ready data, or the model's own error (the child turns it into one
+    line: tests/hardening/test_user_code.py)."""
     import json
 
-    from hwadvisor.estimate.timing.measure import main
+    from hwadvisor.estimate.timing.measure import measure_data
 
     wl = _measured_model(tmp_path, monkeypatch)
     step = {"model": wl.model, "batch_size": 2, "input_shape": [4], "task": "train",
             "optimizer": "adamw", "precision": "fp32"}  # fmt: skip
-    broken = {**step, "model": wl.model.replace(":build", ":broken")}
-    job = {"workload": broken, "threads": 1, "min_run_s": 0.01}
-    assert main([json.dumps(job)]) == 2
-    out = capsys.readouterr()
-    assert out.out == "" and out.err == "ValueError: no steps today\n"
-    assert main([json.dumps({**job, "workload": step})]) == 0
-    assert json.loads(capsys.readouterr().out)["median_s"] > 0
+    broken = wl.model.replace(":build", ":broken")
+    with pytest.raises(ValueError, match="no steps today"):
+        measure_data(broken, {**step, "model": broken}, min_run_s=0.01)
+    got = measure_data(wl.model, step, min_run_s=0.01)
+    assert json.loads(json.dumps(got))["median_s"] > 0 and got["runs"] >= 1
 
 
 @pytest.mark.slow
@@ -272,7 +273,7 @@ def test_measure_of_a_model_that_fails_is_one_usage_error(
     wl = _measured_model(tmp_path, monkeypatch)
     with pytest.raises(UsageError) as err:
         measure_here(wl.model_copy(update={"model": wl.model.replace(":build", ":broken")}))
-    assert err.value.message.endswith("failed: ValueError: no steps today")
+    assert err.value.message.endswith("the model's code raised ValueError: no steps today")
 
 
 def _two_precisions(bf16_over_fp32: float) -> BenchReport:

@@ -297,9 +297,11 @@ def test_reader_gone_is_exit_0_and_quiet(command: list[str]) -> None:
 
 
 def test_output_to_devices_pipes_and_links(tmp_path: Path, cli: Callable[..., Any]) -> None:
-    """--output at a device (a /dev/null twin made with mknod), a FIFO or a symlink: the
-    device and the link survive as they were and receive the document; renaming a
-    temporary file over them (as root) replaced /dev/null with a plain file."""
+    """--output at a device (a /dev/null twin made with mknod) or a FIFO: the device
+    survives as it was and receives the document (renaming a temporary file over it, as
+    root, replaced /dev/null with a plain file). At a symlink, live or dangling: refused
+    with one line, exit 2, the link and the file it names untouched (writing through
+    it would clobber a file the user did not name)."""
     import stat
     import threading
 
@@ -307,12 +309,19 @@ def test_output_to_devices_pipes_and_links(tmp_path: Path, cli: Callable[..., An
     real.write_text("old")
     (tmp_path / "link.json").symlink_to(real)
     (tmp_path / "dangling.json").symlink_to(tmp_path / "created.json")
+    for name in ("link.json", "dangling.json"):
+        result = cli("check", "--json", "--output", str(tmp_path / name))
+        assert result.code == 2, (name, result.err)
+        (line,) = result.error_lines()
+        assert "is a symbolic link" in line and name in line
+    assert real.read_text() == "old" and not (tmp_path / "created.json").exists()
+    assert (tmp_path / "link.json").is_symlink() and (tmp_path / "dangling.json").is_symlink()
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     received: list[str] = []
     reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
     reader.start()
-    targets = ["link.json", "dangling.json", "fifo"]
+    targets = ["fifo"]
     try:
         os.mknod(tmp_path / "null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
         targets.append("null")
@@ -323,10 +332,7 @@ def test_output_to_devices_pipes_and_links(tmp_path: Path, cli: Callable[..., An
         assert result.code == 0, (name, result.err)
     reader.join(timeout=30)
     doc = json.loads(result.out)
-    assert json.loads(real.read_text())["tool"] == doc["tool"]
-    assert json.loads((tmp_path / "created.json").read_text())["tool"] == doc["tool"]
     assert json.loads(received[0])["tool"] == doc["tool"]
-    assert (tmp_path / "link.json").is_symlink() and (tmp_path / "dangling.json").is_symlink()
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     if "null" in targets:
         assert stat.S_ISCHR(os.stat(tmp_path / "null").st_mode)

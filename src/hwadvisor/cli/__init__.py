@@ -77,9 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     with the code (:func:`~hwadvisor.cli._boundary.leave_now`); with an ``argv`` (tests,
     Python callers) it always returns.
     """
-    from hwadvisor.cli._boundary import exit_code_for, leave_now
+    from hwadvisor.cli._boundary import exit_code_for, leave_now, start_program
 
     program = argv is None
+    if program and (refused := start_program()) is not None:
+        return refused
     if program:
         # hwadvisor uses no pydantic plugins; looking for them scans every installed
         # distribution's entry points when the first model is built (~20 ms of a start-up

@@ -85,6 +85,34 @@ def exit_code_for(exc: BaseException, wants_json: bool) -> int:
     return report_error(HwadvisorError(detail), wants_json, code=ExitCode.UNKNOWN)
 
 
+def stdout_closed() -> bool:
+    """Whether the program started with its stdout closed (``hwadvisor check >&-``).
+
+    Python then sets ``sys.stdout`` to None, and the first file the command opens could
+    take descriptor 1 and receive what was meant for stdout: the run stops before that.
+    """
+    if sys.stdout is None:
+        return True
+    try:
+        os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return sys.__stdout__ is None
+    return False
+
+
+def start_program() -> int | None:
+    """Checks and settings for the program itself (not for a library caller) before
+    any command runs: an exit code when it cannot run, else None."""
+    from hwadvisor.render.encoding import install
+
+    install()
+    if stdout_closed():
+        sys.stderr.write("hwadvisor: error: standard output is closed; nothing can be written\n")
+        sys.stderr.flush()
+        return int(ExitCode.BAD_INPUT)
+    return None
+
+
 def leave_now(code: int) -> None:
     """End the process with ``code`` at once, without the interpreter's teardown.
 

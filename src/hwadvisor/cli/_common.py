@@ -12,7 +12,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hwadvisor.errors import HwadvisorError
@@ -108,18 +108,28 @@ def emit(
     as_json: bool,
     output: str | None,
     render: object = None,
+    then: Callable[[], None] | None = None,
 ) -> None:
     """Write ``doc`` to ``--output`` (atomically) and to stdout as JSON or through ``render``.
 
     ``render`` is a callable taking the document that prints the human view; with
-    ``--json`` stdout carries nothing but the JSON document.
+    ``--json`` stdout carries nothing but the JSON document. ``then`` (the ``--html``
+    report) runs after the ``--output`` file is written and before stdout: a report
+    that fails leaves the JSON file written, and stdout with one error document only.
     """
     from hwadvisor.io import atomic_write_text
 
     text = document_json(doc)
     if output:
         atomic_write_text(output, text)
+    if then is not None:
+        then()
     if as_json:
+        from hwadvisor.render.encoding import can_carry
+
+        if not can_carry(sys.stdout, text):
+            # An ASCII stdout: the same JSON, its non-ASCII characters escaped.
+            text = json.dumps(json.loads(text), indent=2, ensure_ascii=True) + "\n"
         sys.stdout.write(text)
         sys.stdout.flush()
     elif callable(render):

@@ -61,7 +61,8 @@ def bench(
 
     from hwadvisor.cli._common import emit
     from hwadvisor.pipeline import bench_here
-    from hwadvisor.render.html import require_for, write_report
+    from hwadvisor.render.html import require_for
+    from hwadvisor.render.html_guard import write_html
     from hwadvisor.render.progress import progress_callback
 
     if seconds is not None and budget is not None:
@@ -80,9 +81,14 @@ def bench(
 
         render_bench(doc, verbose=verbose)
 
-    # the report first: a write that fails leaves stdout with one error document only
-    write_report(html, report)
-    emit(report, as_json=json_out, output=output, render=render)
+    # --output, then --html, then stdout (see emit)
+    emit(
+        report,
+        as_json=json_out,
+        output=output,
+        render=render,
+        then=partial(write_html, html, report),
+    )
     if report.interrupted:
         sys.stderr.write("hwadvisor: interrupted: the figures measured so far were reported\n")
         raise typer.Exit(int(ExitCode.INTERRUPTED))

@@ -48,6 +48,8 @@ def estimate(
     **options: Any,
 ) -> None:
     """Estimate time per step, total time and memory fit here and on catalog devices."""
+    from functools import partial
+
     from hwadvisor.cli._common import (
         emit,
         pricing_options,
@@ -57,7 +59,8 @@ def estimate(
     )
     from hwadvisor.models.estimate import EstimateReport
     from hwadvisor.pipeline import estimate as run_estimate
-    from hwadvisor.render.html import require_for, write_report
+    from hwadvisor.render.html import require_for
+    from hwadvisor.render.html_guard import write_html
 
     require_for(html)
     report = run_estimate(
@@ -81,8 +84,13 @@ def estimate(
 
         render_estimate(doc, verbose=verbose)
 
-    # the report first: a write that fails leaves stdout with one error document only
-    write_report(html, report)
-    emit(report, as_json=json_out, output=output, render=render)
+    # --output, then --html, then stdout (see emit)
+    emit(
+        report,
+        as_json=json_out,
+        output=output,
+        render=render,
+        then=partial(write_html, html, report),
+    )
     # After the output is written: a failed write stays one line, a closed pipe quiet.
     warn_stale(e.cost for e in report.estimates)

@@ -48,9 +48,12 @@ def recommend(
     **options: Any,
 ) -> None:
     """Recommend CPU, GPU or multi-GPU for a workload, with the evidence and the reasons."""
+    from functools import partial
+
     from hwadvisor.cli._common import emit, progress_bar, run_options, warn_stale
     from hwadvisor.pipeline import recommend as recommend_advice
-    from hwadvisor.render.html import require_for, write_report
+    from hwadvisor.render.html import require_for
+    from hwadvisor.render.html_guard import write_html
 
     require_for(html)
     result = recommend_advice(
@@ -66,9 +69,14 @@ def recommend(
 
         render_advice(doc)
 
-    # the report first: a write that fails leaves stdout with one error document only
-    write_report(html, advice)
-    emit(advice, as_json=json_out, output=output, render=render)
+    # --output, then --html, then stdout (see emit)
+    emit(
+        advice,
+        as_json=json_out,
+        output=output,
+        render=render,
+        then=partial(write_html, html, advice),
+    )
     # After the output is written: a failed write stays one line, a closed pipe quiet.
     warn_stale([here.cost if here else None, *(a.cost for a in advice.estimates.alternatives)])
     if result.interrupted:

@@ -3,15 +3,14 @@
 The result is labelled measured, never mixed with the estimates: it needs the model's
 code, so catalog entries (which carry only their figures) cannot be measured.
 
-The steps run in a fresh Python process, as the user's job will: memory this process
-freed before would spare them page faults the job's own steps pay.
+The steps run in a fresh Python process, as the user's job will (memory this process
+freed before would spare them page faults the job's own steps pay): the contained child
+(:mod:`hwadvisor.estimate.workload.contained`), with its deadline and memory limit, its
+output kept off stdout, and any way the model's code ends as one error line.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -55,7 +54,7 @@ def _input(model: Any, wl: Workload, dtype: Any = None) -> Any:
 def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimate:
     """Seconds of real steps of ``wl``'s model on this CPU, as a measured estimate.
 
-    The steps run in a fresh process (:func:`_child`) on torch's current number of
+    The steps run in the contained child (:func:`measure_data`) on torch's current number of
     threads, timed by ``torch.utils.benchmark.Timer``: the median over blocks of steps,
     after :data:`WARMUP` untimed ones.
     """
@@ -63,22 +62,11 @@ def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimat
         raise UsageError(
             "--measure needs your own model (--model module:callable or file.py:callable)"
         )
-    torch = import_torch()  # a broken torch is a clear error (exit 3), not a traceback
-    threads = torch.get_num_threads()
+    from hwadvisor.estimate.workload.contained import run_contained
+
     step = wl.model_dump(mode="json", include=_STEP_FIELDS)
-    job = {"workload": step, "threads": threads, "min_run_s": min_run_s}
-    done = subprocess.run(
-        [sys.executable, "-m", "hwadvisor.estimate.timing.measure", json.dumps(job)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        raise UsageError(f"--measure: the steps of '{wl.model}' failed: {why}")
-    got = json.loads(lines[-1])
-    seconds, runs = float(got["median_s"]), int(got["runs"])
+    got = run_contained("measure", wl.model, spec=wl.model, workload=step, min_run_s=min_run_s)
+    seconds, runs, threads = float(got["median_s"]), int(got["runs"]), int(got["threads"])
     return DeviceEstimate(
         device="here",
         name="this machine (measured)",
@@ -88,27 +76,32 @@ def measure_here(wl: Workload, *, min_run_s: float = MIN_RUN_S) -> DeviceEstimat
         basis=f"measured: median of {runs} timed runs of real steps here, in a fresh process",
         measured=True,
         assumptions=[
-            f"measured with torch {torch.__version__}, {threads} threads, "
+            f"measured with torch {got['torch']}, {threads} threads, "
             "timed by torch.utils.benchmark in a fresh process, as the job will run",
             _PRECISION_NOTES[wl.precision],
         ],
     )
 
 
-def _child(job: dict[str, Any]) -> dict[str, float]:
-    """The steps of ``job`` (what :func:`measure_here` sends), timed in this process."""
-    import torch
-
-    torch.set_num_threads(int(job["threads"]))
-    wl = Workload(**job["workload"])
-    step = _one_step(torch, load_callable(str(wl.model))(), wl)
+def measure_data(spec: str, workload: dict[str, Any], min_run_s: float) -> dict[str, Any]:
+    """The steps of ``workload`` (what :func:`measure_here` sends; ``spec`` is its model),
+    timed in this process, the contained child: median seconds, runs, threads, torch."""
+    torch = import_torch()  # a broken torch is a clear error (exit 3), not a traceback
+    threads = torch.get_num_threads()
+    wl = Workload(**workload)
+    step = _one_step(torch, load_callable(spec)(), wl)
     for _ in range(WARMUP):
         step()
     from torch.utils.benchmark import Timer
 
-    timer = Timer(stmt="step()", globals={"step": step}, num_threads=int(job["threads"]))
-    m = timer.blocked_autorange(min_run_time=float(job["min_run_s"]))
-    return {"median_s": float(m.median), "runs": len(m.times)}
+    timer = Timer(stmt="step()", globals={"step": step}, num_threads=threads)
+    m = timer.blocked_autorange(min_run_time=float(min_run_s))
+    return {
+        "median_s": float(m.median),
+        "runs": len(m.times),
+        "threads": threads,
+        "torch": str(torch.__version__),
+    }
 
 
 def _one_step(torch: Any, model: Any, wl: Workload) -> Callable[[], None]:
@@ -146,19 +139,3 @@ def _one_step(torch: Any, model: Any, wl: Workload) -> Callable[[], None]:
             opt.step()
 
     return step
-
-
-def main(argv: list[str]) -> int:
-    """The fresh process of :func:`measure_here`: the timing as one JSON line on stdout,
-    or the model's error as one line on stderr (exit 2)."""
-    try:
-        print(json.dumps(_child(json.loads(argv[0]))))
-    except Exception as exc:  # the model's own error, as one line for the parent
-        first = (str(exc).strip().splitlines() or [""])[0]
-        print(f"{type(exc).__name__}: {first}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

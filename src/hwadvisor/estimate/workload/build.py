@@ -15,13 +15,11 @@ from typing import Any
 from hwadvisor.catalog.loader import model_notes
 from hwadvisor.catalog.schema import ModelEntry
 from hwadvisor.errors import UsageError
-from hwadvisor.estimate.workload.counting import build_on_meta, count_model, has_recurrent
 from hwadvisor.estimate.workload.defaults import DEFAULT_BATCH, practitioner_defaults
 from hwadvisor.estimate.workload.llm import ignored_note, llm_workload, shape_workload
 from hwadvisor.estimate.workload.llm_shape import language_model
-from hwadvisor.estimate.workload.loading import load_callable, looks_like_user_model
-from hwadvisor.estimate.workload.profile import analytic_profile, attention_flops, counted_profile
-from hwadvisor.estimate.workload.usermem import user_memory_counts
+from hwadvisor.estimate.workload.loading import looks_like_user_model
+from hwadvisor.estimate.workload.profile import analytic_profile, attention_flops
 from hwadvisor.models.options import WorkloadOptions
 from hwadvisor.models.workload import (
     FinetuneMethod,
@@ -31,7 +29,10 @@ from hwadvisor.models.workload import (
     Workload,
     checked_workload,
 )
-from hwadvisor.optional import import_torch
+
+#: The longest ``--model`` value: a catalog name, a Hugging Face id (96 characters at
+#: most), a module or file path with its callable; past this it is a mistake or an attack.
+MAX_MODEL_CHARS = 255
 
 
 def build_workload(
@@ -59,6 +60,10 @@ def build_workload(
     """
     opts = _options(options, said)
     model, task, precision = opts.model, opts.task, opts.precision
+    if model is not None and len(model) > MAX_MODEL_CHARS:
+        raise UsageError(
+            f"--model is {len(model)} characters long, over the limit of {MAX_MODEL_CHARS}"
+        )
     batch_size, flops_per_sample = opts.batch_size, opts.flops_per_sample
     given = checked_workload(_said(opts))
     llm_given = set(opts.llm_given())
@@ -358,57 +363,18 @@ def _from_sizes(given: Workload, common: dict[str, Any]) -> Workload:
 def _from_user_model(
     spec: str, input_shape: list[int] | None, seq_len: int | None, common: dict[str, Any]
 ) -> Workload:
+    """The workload of the user's own model, counted in a contained child process
+    (:mod:`.contained`): its code never runs in this one."""
+    from hwadvisor.estimate.workload.contained import run_contained
+
     if input_shape is None:
         if seq_len is None:
             raise UsageError(
                 f"model '{spec}' needs --input-shape (one sample, e.g. 3,224,224 or 128)"
             )
         input_shape = [seq_len]
-    # Torch first, quietly and with a clear error: the user's file usually imports it, and
-    # a broken torch (or its import-time warnings) must not surface as the user's fault.
-    import_torch()
-    fn = load_callable(spec)
-    module = build_on_meta(fn, spec)
-    batch = int(common["batch_size"])
-    counted = count_model(module, input_shape, batch, spec, train=common["task"] is Task.TRAIN)
-    fwd = counted.forward
-    kind = ModelKind.CNN if fwd.conv_flops > 0.5 * max(fwd.total_flops, 1.0) else ModelKind.MLP
-    if counted.tokens_input:
-        kind = ModelKind.ENCODER
-    notes = [
-        (
-            f"counted on the meta device with FlopCounterMode at batch {batch}, input shape {input_shape}"
-            if counted.method != "real"
-            else f"FLOPs counted by a real run at batch 1 and 2 on the CPU (the meta device cannot "
-            f"run this model), scaled to batch {batch}; input shape {input_shape}"
-        ),
-        "backward = 2 x forward FLOPs at the same product sizes; its memory-bound operators counted on their own",
-    ]
-    if has_recurrent(module):
-        notes.append(
-            "recurrent layers: operators counted on fake CPU tensors, as a CPU dispatches them "
-            "(an LSTM layer as one oneDNN primitive; a GRU's input product for the whole sequence "
-            "at once); each step's recurrent product priced as its own call of batch rows"
-        )
-    if counted.tokens_input:
-        notes.append("first layer is an embedding: integer token inputs")
-    mem, mem_notes = user_memory_counts(
-        spec, input_shape, batch, precision=common["precision"], optimizer=common["optimizer"]
+    said = {k: v.value if isinstance(v, Enum) else v for k, v in common.items()}
+    data = run_contained(
+        "workload", spec, spec=spec, input_shape=input_shape, seq_len=seq_len, common=said
     )
-    wl = _derived(
-        model=spec,
-        kind=kind,
-        # A model without weights or products (pooling only) leaves them null: the
-        # workload's sizes are above zero or unknown.
-        params=counted.params or None,
-        param_tensors=counted.param_tensors or None,
-        flops_per_sample=(fwd.total_flops / batch) or None,
-        input_shape=input_shape,
-        seq_len=seq_len or (input_shape[0] if counted.tokens_input else None),
-        activation_bytes_per_sample=counted.activation_bytes_per_sample,
-        source="counted",
-        assumptions=[*notes, *mem_notes],
-        **common,
-    )
-    update = {"profile": counted_profile(fwd, batch, counted.backward), "memory_counts": mem}
-    return wl.model_copy(update=update)
+    return Workload.model_validate(data)

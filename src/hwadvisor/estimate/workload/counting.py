@@ -434,7 +434,7 @@ def count_model(
     ``train`` counts in training mode (dropout active, batch norm on batch statistics);
     inference counts in eval mode. A model the meta device cannot run (it reads its
     tensors' values) is counted by a real run on the CPU at batch 2, scaled
-    (:func:`count_real` in a bounded child process, ``method`` says so); one that fails
+    (:func:`count_real`, in the contained child that counts it, ``method`` says so); one that fails
     there too is one UsageError line with its own error.
     """
     tokens = takes_tokens(model)
@@ -451,7 +451,7 @@ def count_model(
             RealRunFailed,
             failed_both,
             one_line,
-            run_child,
+            run_real,
         )
 
         shape = ",".join(str(d) for d in input_shape)
@@ -459,7 +459,7 @@ def count_model(
         if not looks_like_user_model(spec):
             raise UsageError(f"model '{spec}': {what} failed: {one_line(exc)}") from exc
         try:
-            counted: Counted = run_child(
+            counted: Counted = run_real(
                 "operators", spec, input_shape=input_shape, batch=batch, train=train
             )
         except RealRunFailed as failed:
@@ -492,5 +492,5 @@ def count_real(model: Any, input_shape: list[int], batch: int, *, train: bool) -
 
 
 def count_real_spec(spec: str, *, input_shape: list[int], batch: int, train: bool) -> Counted:
-    """:func:`count_real` of the model ``spec`` names (a real run's child calls this)."""
+    """:func:`count_real` of the model ``spec`` names (a real run calls this)."""
     return count_real(load_callable(spec)(), input_shape, batch, train=train)

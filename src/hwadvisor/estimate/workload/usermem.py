@@ -43,7 +43,7 @@ def count_user_model(
 
     Errors are one UsageError line with the model's own error.
     """
-    from hwadvisor.estimate.workload.realrun import RealRunFailed, failed_both, one_line, run_child
+    from hwadvisor.estimate.workload.realrun import RealRunFailed, failed_both, one_line, run_real
 
     fn = load_callable(spec)
 
@@ -60,7 +60,7 @@ def count_user_model(
     except Exception as exc:
         fake_error = one_line(exc)
     try:
-        counts: MemoryCounts = run_child("memory", spec, input_shape=input_shape, **kwargs)
+        counts: MemoryCounts = run_real("memory", spec, input_shape=input_shape, **kwargs)
     except RealRunFailed as exc:
         shape = ",".join(str(d) for d in input_shape)
         what = f"a training step at input shape {shape}"
