@@ -13,6 +13,10 @@
  *   one       one GPU answering name, UUID, PCI, memory and compute capability;
  *             every other NVML function is missing (pynvml: FunctionNotFound)
  *
+ * STANDIN_NVML_LOG, when set, names a file that gets one line "init MODE PID" each time
+ * nvmlInitWithFlags is entered, before the mode acts: a test reads it to show that the
+ * stand-in was loaded and its fault exercised (not stopped earlier, say at "no device").
+ *
  * Build: cc -shared -fPIC -o libnvidia-ml.so.1 libnvidia-ml.c
  */
 #include <signal.h>
@@ -46,8 +50,20 @@ static void announce_hang(void) {
     rename(part, ready);
 }
 
+/* Say "nvmlInit entered" in STANDIN_NVML_LOG (appended: a test may probe twice). */
+static void log_init(void) {
+    const char *log = getenv("STANDIN_NVML_LOG");
+    FILE *f;
+    if (!log) return;
+    f = fopen(log, "a");
+    if (!f) return;
+    fprintf(f, "init %s %ld\n", mode(), (long)getpid());
+    fclose(f);
+}
+
 int nvmlInitWithFlags(unsigned int flags) {
     (void)flags;
+    log_init();
     if (strcmp(mode(), "hang") == 0) {
         announce_hang();
         for (int i = 0; i < 60; i++) sleep(1);
