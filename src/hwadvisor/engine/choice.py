@@ -55,6 +55,8 @@ class Option:
     plan: str
     strategy: str
     fixes: tuple[str, ...]
+    hourly_usd: float | None = None
+    samples_s: float | None = None
     instance: str | None = None
     instances: int | None = None
     concurrency: int | None = None
@@ -78,6 +80,8 @@ class Option:
             plan=str(raw["plan"]),
             strategy=str(raw["strategy"]),
             fixes=tuple(raw["fixes"] or ()),
+            hourly_usd=raw.get("hourly_usd"),
+            samples_s=raw.get("samples_s"),
             instance=raw.get("instance"),
             instances=raw.get("instances"),
             concurrency=raw.get("concurrency"),
@@ -105,7 +109,12 @@ def options_of(raw: Sequence[dict[str, Any]] | None) -> list[Option]:
 
 def _key(budget: Budget, o: Option) -> tuple[float, ...]:
     time = o.time_s if o.time_s is not None else _INF
+    # Without the job's time (no dataset size) the bill is unknown: the hourly price of
+    # what it runs on ranks the options instead, after every option with a bill.
     usd = o.usd if o.usd is not None else _INF
+    if o.usd is None and o.hourly_usd is not None and budget is not Budget.HIGH:
+        per_sample = o.hourly_usd / (3600.0 * o.samples_s) if o.samples_s else _INF
+        return (_INF, per_sample, o.hourly_usd, o.gpus, time)
     if budget is Budget.HIGH:
         return (time, usd, o.gpus)
     if budget is Budget.LOW:
@@ -192,6 +201,8 @@ def _best(pool: Sequence[Option], budget: Budget, *, own: bool) -> Option:
 def _why(budget: Budget, own: list[Option], chosen: Option) -> str:
     if own:
         return "already here"
+    if chosen.usd is None and chosen.hourly_usd is not None and budget is not Budget.HIGH:
+        return "the cheapest option per sample (its hourly price over its rate; give --dataset-size for the bill of the job) that"
     if chosen.usd is None and budget is not Budget.HIGH:
         return "with no prices to compare, the option with the fewest GPUs (then the fastest) that"
     return _PICKED[budget]

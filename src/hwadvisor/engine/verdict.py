@@ -123,6 +123,9 @@ def _requirement(ctx: Context) -> str:
 
 
 def _price(o: Option) -> str:
+    if o.usd is None and o.hourly_usd is not None:
+        on = f" on {o.instance}" if o.instance else ""
+        return f" (${o.hourly_usd:,.2f} an hour{on})"
     if o.usd is None:
         return ""
     if o.per != "month":

@@ -73,6 +73,7 @@ def option(est: DeviceEstimate, wl: Workload, gpu: bool) -> dict[str, Any]:
     timed = plan is not None and gpus != est.gpus
     time_s = plan.total_time_s if timed and plan is not None else est.total_time_s
     step_s = plan.step_time_s if timed and plan is not None else est.step_time_s
+    rate = plan.throughput_samples_s if timed and plan is not None else est.throughput_samples_s
     usd, spot, per = _price(est)
     name = est.name or est.device
     cls = "cpu" if not gpu else "multi_gpu" if gpus > 1 else "gpu"
@@ -93,10 +94,12 @@ def option(est: DeviceEstimate, wl: Workload, gpu: bool) -> dict[str, Any]:
         "meets": _requirement(est, wl, own, time_s),
         "time_s": time_s,
         "step_s": step_s,
+        "samples_s": rate,
         "usd": usd,
         "spot_usd": spot,
         "per": per,
         "plan": text,
+        "hourly_usd": est.cost.hourly_usd if est.cost else None,
         "instance": est.cost.instance if est.cost else None,
         "instances": est.cost.instances if est.cost else None,
         "concurrency": est.serving.concurrency if est.serving else None,
