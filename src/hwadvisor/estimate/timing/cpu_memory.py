@@ -28,6 +28,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from hwadvisor.catalog import load_devices
+from hwadvisor.catalog.match import match_gpu
+from hwadvisor.cost.fleet import match_cpu
+
 if TYPE_CHECKING:
     from hwadvisor.catalog.schema import DeviceEntry
     from hwadvisor.models.facts import Facts
@@ -138,10 +142,6 @@ class Bandwidth:
 def catalog_memory(facts: Facts) -> DeviceEntry | None:
     """The catalog entry of this machine's processor: a CPU entry by model number, or the
     Apple chip of that name (its unified memory); None when the catalog lacks it."""
-    from hwadvisor.catalog import load_devices
-    from hwadvisor.catalog.match import match_gpu
-    from hwadvisor.cost.fleet import match_cpu
-
     devices = load_devices()
     entry = match_cpu(facts.cpu.model, devices)
     if entry is not None:
