@@ -25,6 +25,7 @@ from hwadvisor.models.estimate import EstimateReport
 from hwadvisor.models.options import RunOptions, WorkloadOptions
 from hwadvisor.models.workload import Scenario
 from hwadvisor.pipeline import estimate, recommend
+from hwadvisor.render.report_data import label_of
 from hwadvisor.units import duration, human_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +113,7 @@ def qlora_advice() -> Advice:
 
 
 def serving_advice() -> Advice:
-    return _advice("h100x8-nvlink.json", Scenario.INFERENCE, model="mixtral-8x7b", qps=20.0)
+    return _advice("t4-cloud.json", Scenario.INFERENCE, model="mixtral-8x7b", qps=20.0)
 
 
 def full_estimate() -> EstimateReport:
@@ -297,7 +298,8 @@ def test_the_serving_page_shows_each_device() -> None:
     from hwadvisor.render.html import advice_html
 
     advice = serving_advice()
-    text = Page(advice_html(advice)).section("Serving")
+    page = Page(advice_html(advice))
+    text = page.section("Serving")
     rows = [a for a in advice.estimates.alternatives if a.serving is not None]
     assert len(rows) >= 5
     for a in rows:
@@ -307,11 +309,26 @@ def test_the_serving_page_shows_each_device() -> None:
         cells = f"{_rate(s.prefill_tokens_per_s)} {_rate(s.decode_tokens_per_s)}"
         assert cells in text, cells
         assert duration(s.ttft_s) in text and f"{s.requests_per_s:.3g}" in text
-        assert duration(1 / s.decode_tokens_per_s) in text  # one sequence's inter-token time
+        # the row's inter-token latency, else one sequence's alone
+        assert duration(s.itl_s if s.itl_s is not None else 1 / s.decode_tokens_per_s) in text
+        assert s.concurrency is not None and f" {s.concurrency:,} " in text
     eight = next(a.serving for a in rows if a.gpus == 8)
-    assert eight is not None and eight.requests_per_s is not None
-    assert f"{eight.requests_per_s / 8:.3g} per GPU" in text
+    assert eight is not None and eight.requests_per_s_per_gpu is not None
+    assert f"{eight.requests_per_s_per_gpu:.3g} per GPU" in text
+    assert "the most the memory holds" in text  # the concurrency chosen by batching
     assert "lighter formats, in order" in text
+    # each row with a batching curve: its points in a table and a chart
+    curved = [a for a in rows if a.serving is not None and a.serving.curve]
+    assert curved
+    for a in curved:
+        assert a.serving is not None
+        label = label_of(a.device, a.name, a.gpus)
+        assert f"batching curve of {label} (per replica)" in text
+        assert f"Batching curve of {label}" in page.sections
+        for p in a.serving.curve:
+            assert (
+                f"{p.concurrency:,} {_rate(p.aggregate_tokens_per_s)} {duration(p.ttft_s)}" in text
+            )
 
 
 @needs_report

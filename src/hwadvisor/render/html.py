@@ -159,9 +159,9 @@ def _language_model(
             points = llm.curve_of(row.serving)
             if points:
                 caption = (
-                    "Continuous batching: aggregate tokens/s (solid, left axis) and time to "
-                    "first token (dashed, right axis) as more requests are in flight; a "
-                    "hollow point's KV cache does not fit."
+                    "Continuous batching, per replica: aggregate tokens/s (solid, left axis) "
+                    "and time to first token (dashed, right axis) as more requests are in "
+                    "flight; a hollow point's KV cache does not fit."
                 )
                 page.chart(f"Batching curve of {row.label}", caption, curve_chart(points))
     parts = [(r, p) for r in finetune if (p := llm.memory_parts(r.finetune, r.memory))]

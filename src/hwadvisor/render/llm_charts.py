@@ -113,7 +113,8 @@ def curve_chart(points: Sequence[CurvePointRow]) -> dict[str, Any]:
     tip = [alt.Tooltip("concurrency:Q"), alt.Tooltip("text:N", title="at this concurrency")]
     base = alt.Chart(alt.Data(values=values)).encode(x=x)
     filled = alt.FillOpacity(
-        "fits:N",
+        "fits:O",
+        sort=["fits", "does not fit"],
         scale=alt.Scale(domain=["fits", "does not fit"], range=[1, 0]),
         legend=alt.Legend(title="the KV cache of that many sequences"),
     )

@@ -9,8 +9,10 @@ Fine-tuning: per device, the method, framework, optimizer, checkpointing, strate
 tokens/s and hours; the memory per GPU by part; the row's answers (longest sequence at
 micro-batch 1, largest micro-batch, dataset tokens, hours); the fixes in order.
 
-Every value from a document passes through :func:`esc`. Fields a newer document may
-carry (a row's ``itl_s``, ``concurrency`` or batching curve) are read when present.
+Every value from a document passes through :func:`esc`. Fields an older document lacks
+(a row's ``itl_s``, ``concurrency``, ``requests_per_s_per_gpu`` or ``curve``) are
+shown as unknown, derived (one sequence's inter-token time, requests/s over the GPUs) or
+left out.
 """
 
 from __future__ import annotations
@@ -179,8 +181,8 @@ def curve_points(points: Sequence[object] | None) -> list[CurvePointRow]:
 
 
 def curve_of(serving: ServingFigures) -> list[CurvePointRow]:
-    """The batching curve a serving row carries (none in documents without one)."""
-    return curve_points(_first(serving, "curve", "batching_curve"))
+    """The batching curve a serving row carries (none when its concurrency was given)."""
+    return curve_points(serving.curve)
 
 
 def memory_parts(ft: FinetuneFigures, mem: MemoryBreakdown | None) -> dict[str, int]:
@@ -239,9 +241,8 @@ def _table(head: Sequence[tuple[str, bool]], rows: Sequence[Sequence[str]]) -> s
 
 def _itl(s: ServingFigures) -> str:
     """Inter-token latency: the row's own, else one sequence alone (1 / decode)."""
-    itl = _first(s, "itl_s")
-    if itl is not None:
-        return esc(duration(itl))
+    if s.itl_s is not None:
+        return esc(duration(s.itl_s))
     if s.decode_tokens_per_s:
         return esc(duration(1 / s.decode_tokens_per_s)) + '<br><span class="meta">alone</span>'
     return "unknown"
@@ -251,8 +252,21 @@ def _requests(s: ServingFigures) -> str:
     if s.requests_per_s is None:
         return "unknown"
     gpus = s.tp * s.replicas
-    per = f'<br><span class="meta">{esc(f"{s.requests_per_s / gpus:.3g}")} per GPU</span>'
+    each = s.requests_per_s_per_gpu
+    if each is None:
+        each = s.requests_per_s / gpus
+    per = f'<br><span class="meta">{esc(f"{each:.3g}")} per GPU</span>'
     return esc(f"{s.requests_per_s:.3g}") + (per if gpus > 1 else "")
+
+
+def _in_flight(s: ServingFigures, wl: Workload) -> str:
+    """The concurrency the figures are at, and why, where it was chosen here."""
+    text = esc(f"{s.concurrency if s.concurrency is not None else wl.concurrency:,}")
+    if s.concurrency_chosen:
+        # "44 sequences at a time: the most the memory holds" -> "the most the memory holds"
+        why = s.concurrency_chosen.partition(": ")[2] or s.concurrency_chosen
+        text += f'<br><span class="meta">{esc(why)}</span>'
+    return text
 
 
 def _format(s: ServingFigures) -> str:
@@ -309,7 +323,8 @@ def _curve_table(label: str, points: Sequence[CurvePointRow]) -> str:
         for p in points
     ]
     return (
-        f"<details><summary>batching curve of {esc(label)}</summary>{_table(head, rows)}</details>"
+        f"<details><summary>batching curve of {esc(label)} (per replica)</summary>"
+        f"{_table(head, rows)}</details>"
     )
 
 
@@ -337,7 +352,7 @@ def serving_section(rows: Sequence[ServingRow], wl: Workload) -> str:
             esc(_rate(r.serving.aggregate_tokens_per_s)),
             esc(duration(r.serving.ttft_s)),
             _itl(r.serving),
-            esc(f"{_first(r.serving, 'concurrency') or wl.concurrency:,}"),
+            _in_flight(r.serving, wl),
             esc(f"{r.serving.max_concurrency:,}"),
             _requests(r.serving),
             esc(_fit(r.fits, r.fits_planned)),
@@ -351,7 +366,7 @@ def serving_section(rows: Sequence[ServingRow], wl: Workload) -> str:
         "Prefill, decode and aggregate are tokens/s: decode of one sequence alone, the "
         "aggregate of all sequences in flight (all replicas). TTFT: time to first token; "
         "ITL: inter-token latency (marked alone: one sequence's, 1 / decode). In flight: "
-        "the requests served at once; fit seqs: how many sequences of the context fit "
+        "the requests served at once (given, or chosen by continuous batching); fit seqs: how many sequences of the context fit "
         "beside the weights; req/s: requests completed per second at that concurrency. "
         "A fit 'with fixes' holds in a lighter format or on more GPUs, as listed below."
     )
