@@ -69,6 +69,8 @@ Limit                   Range                  What it bounds, and why there
 ``HEADS``               1 .. 100,000           a catalog model's attention heads and experts
 ``KERNELS``             0 .. 10^9              a catalog model's operator launches per pass
 ``FLEET_LIMIT``         1 .. 10^6              ``fleet --limit``: groups the table shows
+``GIB``                 0 .. 10^16 bytes       memory in GiB (a price file's columns)
+``GPU_COUNT``           0 .. 100,000           GPUs of a price file's row (0: a CPU instance)
 ======================  =====================  =============================================
 
 The workload options (``--batch-size``, ``--params``, ``--qps``, ``--deadline`` ...) are
@@ -154,6 +156,23 @@ FLOPS_PER_SAMPLE = _limit(0, 1e21, above=True)
 HEADS = _limit(1, 100_000)
 KERNELS = _limit(0, 1e9)
 FLEET_LIMIT = _limit(1, 1e6)
+GIB = _limit(0, 1e16 / 2**30)
+GPU_COUNT = _limit(0, 100_000)
+
+#: The number columns of a price file (``--prices``: SkyPilot's, gpuhunt's and ours) and
+#: their limits: an hourly price, a count of vCPUs or GPUs, memory in GiB.
+PRICE_COLUMNS: dict[str, Bound] = {
+    "Price": USD_PER_HOUR,
+    "SpotPrice": USD_PER_HOUR,
+    "price": USD_PER_HOUR,
+    "vCPUs": CORES,
+    "cpu": CORES,
+    "AcceleratorCount": GPU_COUNT,
+    "gpu_count": GPU_COUNT,
+    "MemoryGiB": GIB,
+    "memory": GIB,
+    "gpu_memory": GIB,
+}
 
 #: Every limit by name, as the table above lists them (docs and tests read it).
 LIMITS: dict[str, Bound] = {

@@ -32,12 +32,13 @@ as ``recommend --facts`` would give), which orders machines of equal status, and
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
+
+from pydantic import ValidationError
 
 from hwadvisor import bounds
 from hwadvisor.catalog.match import match_gpu
@@ -143,30 +144,18 @@ class _Bad(Exception):
 
 
 _MS = bounds.MILLISECONDS
-#: A bench report's momentary numbers and their limits (None: the field may be null).
-_BENCH_MOMENTARY = {
-    "elapsed_s": (bounds.SECONDS, False),
-    "torch_import_s": (bounds.SECONDS, True),
-    "load_avg_1m": (bounds.LOAD, True),
-    "load_avg_1m_end": (bounds.LOAD, True),
-}
 
 
-def _text(value: object, loc: str, *, nullable: bool) -> str | None:
-    if value is None and nullable:
-        return None
-    if not isinstance(value, str):
-        raise _Bad(loc, "Input should be a valid string")
-    if bounds.text_problem(value) is not None:
+def _field(cls: type[Part], section: Any, name: str, loc: str) -> Any:
+    """Field ``name`` of ``section`` (a dict of the document) as validating ``cls`` would
+    take it (absent: None), or :class:`_Bad`."""
+    from hwadvisor.models.facts import checked_field
+
+    value = section.get(name) if isinstance(section, dict) else None
+    if isinstance(value, str) and bounds.text_problem(value) is not None:
         raise _Bad(loc, "not valid Unicode (a lone surrogate)")
-    return value
-
-
-def _number(cls: type[Part], section: Any, name: str, loc: str) -> int | float | None:
-    from hwadvisor.models.facts import checked_number
-
     try:
-        return checked_number(cls, name, section.get(name) if isinstance(section, dict) else None)
+        return checked_field(cls, name, value)
     except ValueError as exc:
         raise _Bad(loc, str(exc)) from None
 
@@ -174,22 +163,20 @@ def _number(cls: type[Part], section: Any, name: str, loc: str) -> int | float |
 def _momentary(facts: Facts, data: dict[str, Any]) -> Facts:
     """``facts`` (the first report of a hardware key) with the name and momentary state of
     ``data``, a report of the same key: the rest of ``data`` equals the first's document."""
-    from hwadvisor.models.facts import Gpu, Memory, ProbeRecord
+    from hwadvisor.models.facts import Facts, Gpu, Host, Memory, ProbeRecord
 
-    host = data.get("host")
-    name = _text(
-        host.get("hostname") if isinstance(host, dict) else None, "host.hostname", nullable=True
-    )
-    stamp = _text(data.get("generated_at", facts.generated_at), "generated_at", nullable=False)
-    free = _number(Memory, data.get("memory"), "available_bytes", "memory.available_bytes")
-    changes: dict[str, Any] = {"generated_at": stamp}
+    name = _field(Host, data.get("host"), "hostname", "host.hostname")
+    changes: dict[str, Any] = {}
+    if "generated_at" in data:
+        changes["generated_at"] = _field(Facts, data, "generated_at", "generated_at")
     if name != facts.host.hostname:
         changes["host"] = facts.host.model_copy(update={"hostname": name})
+    free = _field(Memory, data.get("memory"), "available_bytes", "memory.available_bytes")
     if free != facts.memory.available_bytes:
         changes["memory"] = facts.memory.model_copy(update={"available_bytes": free})
     gpus = []
     for i, (gpu, raw) in enumerate(zip(facts.gpus, data.get("gpus") or [], strict=False)):
-        now = {f: _number(Gpu, raw, f, f"gpus.{i}.{f}") for f in MOMENTARY["gpus"]}
+        now = {f: _field(Gpu, raw, f, f"gpus.{i}.{f}") for f in MOMENTARY["gpus"]}
         same = all(getattr(gpu, f) == v for f, v in now.items())
         gpus.append(gpu if same else gpu.model_copy(update=now))
     changes["gpus"] = gpus
@@ -199,7 +186,7 @@ def _momentary(facts: Facts, data: dict[str, Any]) -> Facts:
     for i, raw in enumerate(data.get("probes") or []):
         ms = raw.get("elapsed_ms") if isinstance(raw, dict) else None
         if not (ms is None or (type(ms) in (int, float) and 0 <= ms <= top)):
-            _number(ProbeRecord, raw, "elapsed_ms", f"probes.{i}.elapsed_ms")
+            _field(ProbeRecord, raw, "elapsed_ms", f"probes.{i}.elapsed_ms")
     bench = data.get("bench")
     if facts.bench is not None and isinstance(bench, dict):
         changes["bench"] = _bench_momentary(facts.bench, bench)
@@ -207,26 +194,19 @@ def _momentary(facts: Facts, data: dict[str, Any]) -> Facts:
 
 
 def _bench_momentary(first: BenchReport, raw: dict[str, Any]) -> BenchReport:
-    """``first`` with the time and load of ``raw``, a bench report of the same key."""
-    update: dict[str, Any] = {
-        "generated_at": _text(
-            raw.get("generated_at", first.generated_at), "bench.generated_at", nullable=False
-        )
-    }
-    for name, (bound, nullable) in _BENCH_MOMENTARY.items():
-        value = raw.get(name)
-        loc = f"bench.{name}"
-        if value is None and nullable:
-            update[name] = None
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _Bad(loc, "Input should be a valid number")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise _Bad(loc, "Input should be a finite number")
-        if not bound.admits(value):
-            raise _Bad(loc, f"must be {bounds.describe(bound)}, got {bounds.show(value)}")
-        update[name] = float(value)
-    return first.model_copy(update=update)
+    """``first`` with the time and load of ``raw``, a bench report of the same key
+    (validated whole: its figures stay ``first``'s objects)."""
+    from hwadvisor.models.bench import BenchReport
+    from hwadvisor.models.common import error_text
+
+    if (bad := bounds.text_problem(raw)) is not None:
+        raise _Bad(f"bench.{bad}", "not valid Unicode (a lone surrogate)")
+    try:
+        now = BenchReport.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise _Bad(".".join(["bench", *map(str, err["loc"])]), error_text(err)) from None
+    return first.model_copy(update={f: getattr(now, f) for f in MOMENTARY["bench"]})
 
 
 def _folder_files(folder: Path) -> list[Path]:
@@ -421,12 +401,14 @@ def fleet_pricing(by: str, prices: str | Path | None, price_per_hour: float | No
     from hwadvisor.catalog.loader import did_you_mean
     from hwadvisor.cost.model import OwnHardware
     from hwadvisor.errors import UsageError
+    from hwadvisor.models.options import PricingOptions
 
     choices = [b.value for b in RankBy]
     if by not in choices:
         raise UsageError(
             f"--by must be time, cost or energy, not {by!r}{did_you_mean(by, choices)}"
         )
+    PricingOptions(price_per_hour=price_per_hour)  # its limits (hwadvisor.bounds)
     own = OwnHardware(price_per_hour=price_per_hour) if price_per_hour is not None else None
     return FleetPricing(RankBy(by), own, prices)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
@@ -297,29 +296,36 @@ class Facts(Part):
         return rec is not None and rec.status is ProbeStatus.OK
 
 
-def checked_number(cls: type[Part], name: str, value: object) -> int | float | None:
-    """``value`` as number field ``name`` of facts class ``cls`` takes it when validated:
-    None, or a number of the field's kind (a whole float for an int), finite and within
-    the field's limit; else ``ValueError`` saying why. For checking the few fields that
-    differ between reports of one machine without validating the whole document again.
-    """
-    spec = field_specs(cls)[name]
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or spec.kind is None:
-        raise ValueError("Input should be a number")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError("Input should be a finite number")
-    if spec.kind is int and isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError("Input should be a valid integer")
-        value = int(value)
-    bound = spec.bound
-    if bound is not None and not bound.admits(value):
-        from hwadvisor.bounds import describe, show
+_FIELD_ADAPTERS: dict[tuple[type, str], Any] = {}
 
-        raise ValueError(f"must be {describe(bound)}, got {show(value)}")
-    return spec.kind(value)
+
+def checked_field(cls: type[Part], name: str, value: object) -> Any:
+    """``value`` as field ``name`` of facts class ``cls`` takes it when the document is
+    validated (the same pydantic rules: kind, limit, finite), else ``ValueError`` with
+    pydantic's message. For checking the few fields that differ between reports of one
+    machine without validating the whole document again.
+    """
+    adapter = _FIELD_ADAPTERS.get((cls, name))
+    if adapter is None:
+        import typing
+
+        from pydantic import ConfigDict, TypeAdapter
+
+        from hwadvisor.models.bench import BenchReport
+
+        hints = typing.get_type_hints(
+            cls, localns={"BenchReport": BenchReport}, include_extras=True
+        )
+        config = ConfigDict(allow_inf_nan=False)
+        adapter = _FIELD_ADAPTERS[cls, name] = TypeAdapter(hints[name], config=config)
+    from pydantic import ValidationError
+
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        from hwadvisor.models.common import error_text
+
+        raise ValueError(error_text(exc.errors()[0])) from None
 
 
 def validate_facts(data: dict[str, Any], *, where: str, what: str = "facts") -> Facts:
