@@ -17,6 +17,7 @@ import copy
 import io
 import json
 import math
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -138,6 +139,24 @@ def test_every_report_bad_is_one_line_exit_2(cli: Callable[..., Any], tmp_path: 
     assert res.code == 2, res.err
     (line,) = res.error_lines()
     assert "no report could be read" in line and "(and 1 more)" in line
+
+
+def test_a_file_name_that_is_not_utf8_is_named_not_fatal(
+    cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    """A report named with bytes that are not UTF-8 is read, and a bad one skipped; both
+    are named with U+FFFD where the bytes were, as JSON can carry them."""
+    good = json.dumps(_doc("laptop"))
+    folder = os.fsencode(tmp_path)
+    with open(os.path.join(folder, b"n\xffode.json"), "w") as f:
+        f.write(good)
+    with open(os.path.join(folder, b"bad\xfe.json"), "w") as f:
+        f.write("{")
+    res = cli("fleet", str(tmp_path), *FLEET)
+    assert res.code == 0, res.err
+    doc = res.json()
+    assert [Path(m["source"]).name for m in doc["machines"]] == ["n\ufffdode.json"]
+    assert [Path(s["source"]).name for s in doc["skipped"]] == ["bad\ufffd.json"]
 
 
 # -- the quick check is the whole validation ----------------------------------------------

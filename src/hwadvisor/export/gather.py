@@ -46,6 +46,7 @@ from hwadvisor.errors import FactsError, HwadvisorError
 from hwadvisor.export.fleet import Candidate, rank_fleet
 from hwadvisor.export.report import Report, report_from_data
 from hwadvisor.models.fleet import FleetReport, FleetSkip, RankBy
+from hwadvisor.models.plain import printable
 from hwadvisor.models.workload import Scenario, Workload
 
 if TYPE_CHECKING:
@@ -253,9 +254,14 @@ def _documents(
         p = Path(path)
         files = _folder_files(p) if p.is_dir() else [p]
         if p.is_dir() and not files:
-            yield key, FleetSkip(source=key, reason="no report (*.json or *.jsonl) in this folder")
+            yield (
+                key,
+                FleetSkip(
+                    source=printable(key), reason="no report (*.json or *.jsonl) in this folder"
+                ),
+            )
         for f in files:
-            where = str(f)
+            where = printable(str(f))  # a name that is not UTF-8: U+FFFD, as JSON can hold
             if f.suffix == ".jsonl":
                 try:
                     text = f.read_text(encoding="utf-8")
