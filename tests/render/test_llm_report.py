@@ -146,7 +146,8 @@ def test_the_chosen_row_is_one_line_of_the_verdict_in_words() -> None:
     line = chosen_line(advice)
     assert line is not None
     assert line.startswith(f"this machine's {o.gpus} × {o.name}, {duration(o.time_s)}")
-    assert f"${o.usd:,.2f} for the job" in line
+    # This machine's own GPU, given no price: what it costs is its owner's, not a cloud bill.
+    assert o.usd is None and "unpriced" in line
     assert f"one of {o.feasible} options that fit and finish within the 24 h deadline" in line
     served = serving_advice()
     so = served.verdict.option

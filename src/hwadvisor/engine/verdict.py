@@ -128,6 +128,8 @@ def _price(o: Option) -> str:
         return f" (${o.hourly_usd:,.2f} an hour{on})"
     if o.usd is None:
         return ""
+    if o.per == "1000 requests":
+        return f" (${o.usd:,.4g} per 1,000 requests)"
     if o.per != "month":
         return f" (${o.usd:,.2f} for the job)"
     where = f" on {o.instances} instance(s) of {o.instance}" if o.instances and o.instance else ""
@@ -163,6 +165,10 @@ def _chosen(o: Option, why: str, feasible: int) -> ChosenOption:
         time_s=o.time_s,
         usd=o.usd,
         per=o.per,
+        hourly_usd=o.hourly_usd,
+        instance=o.instance,
+        instances=o.instances,
+        concurrency=o.concurrency,
         why=why,
         feasible=feasible,
     )

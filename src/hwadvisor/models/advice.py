@@ -10,9 +10,9 @@ from hwadvisor.models.band import TimeBand
 from hwadvisor.models.bench import BenchReport
 from hwadvisor.models.common import Document, Versioned
 from hwadvisor.models.cost import Choice, Cost
-from hwadvisor.models.estimate import DeviceEstimate
+from hwadvisor.models.estimate import DeviceEstimate, MemoryBreakdown
 from hwadvisor.models.finding import Finding
-from hwadvisor.models.llm import ServingFigures
+from hwadvisor.models.llm import FinetuneFigures, ServingFigures
 from hwadvisor.models.workload import Budget, Scenario, Team, Workload
 
 
@@ -58,7 +58,18 @@ class ChosenOption(Document):
     here: bool = Field(description="this machine's own CPU or GPUs")
     time_s: float | None = Field(None, description="the job's time there (serving: null)")
     usd: float | None = Field(None, description="what it costs there: per job, or a month")
-    per: str = Field("job", description="what usd pays for: job or month")
+    per: str = Field("job", description="what usd pays for: job, month or 1000 requests")
+    hourly_usd: float | None = Field(
+        None,
+        description="the hourly price of what it runs on (the rank when the job's bill is not known)",
+    )
+    instance: str | None = Field(None, description="the instance type it is priced on")
+    instances: int | None = Field(
+        None, description="serving: instances billed for the month at the QPS"
+    )
+    concurrency: int | None = Field(
+        None, description="serving: sequences decoded together on each replica"
+    )
     why: str = Field(description="how it was chosen among the options that do the job")
     feasible: int = Field(ge=0, description="options in the table that fit and meet the job")
 
@@ -132,6 +143,13 @@ class Alternative(Document):
     serving: ServingFigures | None = Field(
         None, description="--task serve: tokens/s, time to first token, KV cache there"
     )
+    finetune: FinetuneFigures | None = Field(
+        None, description="--task finetune: method, tokens/s, the answers and fixes there"
+    )
+    memory: MemoryBreakdown | None = Field(
+        None, description="the job's memory there by part (per GPU)"
+    )
+    device_memory_bytes: int | None = Field(None, description="one device's memory there")
     time_band_s: TimeBand | None = Field(
         None, description="time_s's error band for its class, with the command that checks it"
     )

@@ -18,7 +18,7 @@ from hwadvisor.units import human_bytes
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from hwadvisor.models.advice import Advice, Alternative
+    from hwadvisor.models.advice import Advice, Alternative, Verdict
     from hwadvisor.models.bench import BenchResult
 
 _SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
@@ -31,9 +31,12 @@ def _verdict(doc: Advice, con: Console) -> None:
     v = doc.verdict
     # The plan the verdict names (how many of which GPU, the strategy, the fixes).
     plan = f": [bold]{v.plan.text}[/]" if v.plan is not None else ""
+    fits = yes_no(v.fits_here) + (
+        f", with {escape(', '.join(v.fixes))}" if v.fits_here and v.fixes else ""
+    )
     head = (
         f"[bold]{_DEVICE_TEXT[v.device.value]}[/] for {doc.scenario.value}{plan}"
-        f"  ·  fits this machine: {yes_no(v.fits_here)}  ·  confidence: {v.confidence.value}"
+        f"  ·  fits this machine: {fits}  ·  confidence: {v.confidence.value}"
     )
     body = f"{head}\n\n{v.summary}"
     chosen = chosen_line(doc)
@@ -43,10 +46,21 @@ def _verdict(doc: Advice, con: Console) -> None:
         body += "\n[dim]" + "; ".join(v.fits_reasons) + "[/]"
     if v.confidence_reasons:
         body += "\n[dim]confidence: " + "; ".join(v.confidence_reasons) + "[/]"
-    rule = f" (rule {v.rule})" if v.rule else " (no rule decided: scenario default)"
+    rule = decided_by(v)
     con.print(
         Panel(body, title=f"Verdict{rule}", border_style="green" if v.fits_here else "yellow")
     )
+
+
+def decided_by(v: Verdict) -> str:
+    """What decided the verdict, for its title: a rule, the estimate table, or neither."""
+    if v.rule and v.option is not None:
+        return f" (rule {v.rule}, from the estimate table)"
+    if v.rule:
+        return f" (rule {v.rule})"
+    if v.option is not None:
+        return " (read off the estimate table)"
+    return " (nothing decided)"
 
 
 def _evidence(doc: Advice, con: Console) -> None:

@@ -36,9 +36,19 @@ def _what(o: ChosenOption, cpu: bool) -> str:
 
 
 def _price(o: ChosenOption) -> str:
+    if o.usd is None and o.hourly_usd is not None:
+        return f"${o.hourly_usd:,.2f} an hour" + (f" on {o.instance}" if o.instance else "")
     if o.usd is None:
         return "unpriced"
-    return f"${o.usd:,.2f} " + ("a month" if o.per == "month" else "for the job")
+    if o.per == "1000 requests":
+        return f"${o.usd:,.4g} per 1,000 requests"
+    if o.per == "month":
+        where = (
+            f" on {o.instances} instance(s) of {o.instance}" if o.instances and o.instance else ""
+        )
+        batch = f", {o.concurrency} sequences at a time on each" if o.concurrency else ""
+        return f"${o.usd:,.2f} a month{where}{batch}"
+    return f"${o.usd:,.2f} for the job"
 
 
 def _why(o: ChosenOption, need: str) -> str:

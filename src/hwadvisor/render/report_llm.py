@@ -120,21 +120,33 @@ def estimate_serving(report: EstimateReport) -> list[ServingRow]:
 
 
 def advice_finetune(advice: Advice) -> list[FinetuneRow]:
-    """This machine's fine-tuning row (the advice's alternatives carry none)."""
+    """This machine's fine-tuning row and each alternative's."""
     here = advice.estimates.here
-    if here is None or here.finetune is None:
-        return []
-    label = label_of(here.device, here.name, here.gpus)
-    return [
-        FinetuneRow(
-            label,
-            here.finetune,
-            here.memory,
-            here.device_memory_bytes,
-            here.fits,
-            here.fits_planned,
+    rows = []
+    if here is not None and here.finetune is not None:
+        rows.append(
+            FinetuneRow(
+                label_of(here.device, here.name, here.gpus),
+                here.finetune,
+                here.memory,
+                here.device_memory_bytes,
+                here.fits,
+                here.fits_planned,
+            )
         )
+    rows += [
+        FinetuneRow(
+            _alternative(a.device, a.name, a.gpus),
+            a.finetune,
+            a.memory,
+            a.device_memory_bytes,
+            a.memory_fit,
+            a.fits_planned,
+        )
+        for a in advice.estimates.alternatives
+        if a.finetune is not None
     ]
+    return rows
 
 
 def estimate_finetune(report: EstimateReport) -> list[FinetuneRow]:

@@ -131,10 +131,14 @@ def verdict(advice: Advice) -> str:
     v = advice.verdict
     fits = "unknown" if v.fits_here is None else "yes" if v.fits_here else "no"
     kind = "" if v.fits_here is None else "ok" if v.fits_here else "bad"
+    with_fixes = f", with {', '.join(v.fixes)}" if v.fits_here and v.fixes else ""
+    decided = (
+        "rule " + v.rule if v.rule else "the estimate table" if v.option else "nothing decided"
+    )
     badges = [
-        _badge(f"fits this machine: {fits}", kind),
+        _badge(f"fits this machine: {fits}{with_fixes}", kind),
         _badge(f"confidence: {v.confidence.value}"),
-        _badge(f"rule {v.rule}" if v.rule else "scenario default (no rule decided)"),
+        _badge(decided),
     ]
     reasons = "".join(f"<li>{esc(r)}</li>" for r in v.fits_reasons)
     chosen = chosen_line(advice)

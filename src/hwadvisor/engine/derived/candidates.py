@@ -54,14 +54,21 @@ def _requirement(est: DeviceEstimate, wl: Workload, own: bool, time_s: float | N
     return True
 
 
-def _price(est: DeviceEstimate) -> tuple[float | None, float | None, str]:
-    """What the option costs (on demand, spot) and what for: the job, or a month."""
+#: The note a cost carries when this machine's own hardware was given no price: what it
+#: shows then is a cloud equivalent, not what running it here costs.
+_OWN_UNPRICED = "own hardware: give --price-per-hour"
+
+
+def _price(est: DeviceEstimate, wl: Workload) -> tuple[float | None, float | None, str]:
+    """What the option costs (on demand, spot) and what for: the job, a month of
+    serving at the QPS, or 1,000 requests (inference without a QPS)."""
     cost = est.cost
-    if cost is None:
+    if cost is None or any(n.startswith(_OWN_UNPRICED) for n in cost.notes):
         return None, None, "job"
     if cost.monthly_usd is not None:
         return cost.monthly_usd, None, "month"
-    return cost.on_demand_usd, cost.spot_usd, "job"
+    per = "job" if wl.task in _JOBS else "1000 requests"
+    return cost.on_demand_usd, cost.spot_usd, per
 
 
 def option(est: DeviceEstimate, wl: Workload, gpu: bool) -> dict[str, Any]:
@@ -74,7 +81,9 @@ def option(est: DeviceEstimate, wl: Workload, gpu: bool) -> dict[str, Any]:
     time_s = plan.total_time_s if timed and plan is not None else est.total_time_s
     step_s = plan.step_time_s if timed and plan is not None else est.step_time_s
     rate = plan.throughput_samples_s if timed and plan is not None else est.throughput_samples_s
-    usd, spot, per = _price(est)
+    usd, spot, per = _price(est, wl)
+    # This machine's hardware, unpriced, costs what its owner pays: no hourly rate either.
+    hourly = est.cost.hourly_usd if est.cost is not None and not (own and usd is None) else None
     name = est.name or est.device
     cls = "cpu" if not gpu else "multi_gpu" if gpus > 1 else "gpu"
     if plan is not None and planned(est):
@@ -99,7 +108,7 @@ def option(est: DeviceEstimate, wl: Workload, gpu: bool) -> dict[str, Any]:
         "spot_usd": spot,
         "per": per,
         "plan": text,
-        "hourly_usd": est.cost.hourly_usd if est.cost else None,
+        "hourly_usd": hourly,
         "instance": est.cost.instance if est.cost else None,
         "instances": est.cost.instances if est.cost else None,
         "concurrency": est.serving.concurrency if est.serving else None,
