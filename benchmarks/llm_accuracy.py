@@ -26,8 +26,9 @@ Sources of the published figures:
   transformers 4.46 with FlashAttention 2, one or two A100 80GB, batch 1).
 - NVIDIA/TensorRT-LLM ``docs/source/performance.md`` (v0.5/v0.6.1, 2023): batch-1 first
   token latency; ``docs/source/performance/perf-overview.md`` (v1.0, PyTorch backend):
-  total output tokens/s under maximum load, ModelOpt FP8 checkpoints (FP8 KV cache
-  assumed, as those checkpoints quantize it).
+  total output tokens/s under maximum load, ModelOpt FP8 and NVFP4 checkpoints (FP8 KV
+  cache assumed, as those checkpoints quantize it); the NVFP4 rows (B200, RTX PRO 6000
+  Blackwell) price the products at the device's fp4 peak. Read at commit 00f37686.
 
     python benchmarks/llm_accuracy.py [--json FILE]
 """
@@ -56,7 +57,7 @@ XJD3 = "XiongjieDai/GPU-Benchmarks-on-LLM-Inference README (llama.cpp, May 2024,
 PR4766 = "ggml-org/llama.cpp PR #4766 (Jan 2024, llama-bench)"
 QWEN = "QwenLM/Qwen2.5 speed_benchmark.rst (2024-11, A100 80GB, batch 1)"
 TRT05 = "NVIDIA/TensorRT-LLM docs/source/performance.md (v0.5, batch-1 first-token latency)"
-TRT10 = "NVIDIA/TensorRT-LLM perf-overview.md (v1.0, PyTorch backend, max throughput)"
+TRT10 = "NVIDIA/TensorRT-LLM perf-overview.md (v1.0, PyTorch backend, max throughput; 00f37686)"
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,21 @@ ROWS: list[Row] = [
             ("h200", 1, 2048, 128, 442), ("h200", 1, 5000, 500, 566),
             ("h100-sxm", 2, 128, 2048, 6651), ("h100-sxm", 2, 1000, 1000, 4205),
             ("h100-sxm", 2, 2048, 128, 762), ("h100-sxm", 2, 5000, 500, 898),
+        ]
+    ),
+    # Llama-3.3-70B NVFP4 (nvidia/Llama-3.3-70B-Instruct-FP4; FP8 KV cache assumed, as for
+    # the FP8 rows) on one GPU with FP4 tensor cores: B200 (DGX B200) and the RTX PRO 6000
+    # Blackwell Server Edition (the catalog's entry is the Workstation Edition: the same
+    # GB202, 96 GB and 1,792 GB/s). The weights' products at the fp4 peak.
+    *(
+        Row("engines", "max_tok_s", "llama-3-70b", "nvfp4", dev, "tensorrt-llm", pub, TRT10,
+            tokens=isl, output=osl, kv_bytes=1)
+        for dev, isl, osl, pub in [
+            ("b200", 128, 128, 11147), ("b200", 128, 2048, 9922), ("b200", 1000, 1000, 7007),
+            ("b200", 2048, 128, 1339), ("b200", 5000, 500, 1459), ("b200", 20000, 2000, 665),
+            ("rtx-pro-6000", 128, 128, 3264), ("rtx-pro-6000", 128, 2048, 2422),
+            ("rtx-pro-6000", 1000, 1000, 1787), ("rtx-pro-6000", 2048, 128, 393),
+            ("rtx-pro-6000", 5000, 500, 401), ("rtx-pro-6000", 20000, 2000, 142),
         ]
     ),
 ]  # fmt: skip

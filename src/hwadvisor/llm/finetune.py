@@ -166,10 +166,32 @@ def lora_params(arch: LlmArch, rank: int, target_modules: str = "attention") -> 
     return arch.layers * sum(rank * (i + o) for i, o in _projections(arch, target_modules))
 
 
+def _attention_projections(arch: LlmArch) -> list[tuple[int, int]]:
+    """(in, out) of the attention projections of one layer.
+
+    Per-head attention: q, k, v and o. Multi-head latent attention has no k or v
+    projection (DeepSeek-V3 ``modeling_deepseek.py``, ``DeepseekV3Attention``): q_a_proj
+    (hidden -> q_lora_rank) and q_b_proj (q_lora_rank -> heads x head_dim), or one q_proj
+    without a query latent; kv_a_proj_with_mqa (hidden -> kv_lora_rank + rope);
+    kv_b_proj (kv_lora_rank -> heads x (nope + v_head_dim)); o_proj (heads x v_head_dim
+    -> hidden).
+    """
+    h = arch.hidden
+    if not arch.is_mla:
+        q_out, kv_out = arch.heads * arch.head_dim, arch.kv_heads * arch.head_dim
+        return [(h, q_out), (h, kv_out), (h, kv_out), (q_out, h)]
+    latent, rope = arch.kv_lora_rank or 0, arch.qk_rope_head_dim or 0
+    v = arch.v_head_dim or arch.head_dim
+    q_out = arch.heads * arch.head_dim
+    q = [(h, arch.q_lora_rank), (arch.q_lora_rank, q_out)] if arch.q_lora_rank else [(h, q_out)]
+    kv = [(h, latent + rope), (latent, arch.heads * (arch.head_dim - rope + v))]
+    return [*q, *kv, (arch.heads * v, h)]
+
+
 def _projections(arch: LlmArch, target_modules: str) -> list[tuple[int, int]]:
     """(in, out) of each adapted projection of one layer (every expert's for an MoE)."""
-    q_out, kv_out, h = arch.heads * arch.head_dim, arch.kv_heads * arch.head_dim, arch.hidden
-    out = [(h, q_out), (h, kv_out), (h, kv_out), (q_out, h)]
+    h = arch.hidden
+    out = _attention_projections(arch)
     if target_modules == "all-linear":
         inner = arch.expert_intermediate or arch.intermediate
         mlp = [(h, inner), (h, inner), (inner, h)] if arch.gated_mlp else [(h, inner), (inner, h)]

@@ -17,7 +17,10 @@ sum of parts that run as separate kernels, each at its own bound:
 - **dequantization** for engines that turn block formats into fp16 before a GEMM
   (llama.cpp's cuBLAS path): reading the blocks and writing fp16, once per pass.
 - **attention**: the longer of reading the KV cache (x the engine's passes over it) and
-  its FLOPs, which run in 16 bits whatever the weights are.
+  its FLOPs, which run in 16 bits whatever the weights are. Decode scores each key at
+  ``arch.attention_flops_per_key`` (multi-head latent attention in its absorbed form,
+  over the cached latent); a prompt at :func:`prefill_flops_per_key` (MLA expanded to
+  per-head keys and values, as engines run prefill).
 - **activations**: the memory-bound kernels between the products (norms, rotary
   embedding, the gated activation, residual adds) read and write each token's vectors.
 - **fixed costs**: the kernels of every layer at the engine's launch cost on this class
@@ -104,6 +107,24 @@ def activation_bytes_per_token(arch: LlmArch) -> float:
     return arch.layers * (18 * arch.hidden + 4 * kv + 6 * inner) * 2.0
 
 
+def prefill_flops_per_key(arch: LlmArch) -> int:
+    """FLOPs of QK^T and AV for one prompt token against one key, in one layer.
+
+    Per-head attention: as in decode (:attr:`LlmArch.attention_flops_per_key`). MLA: the
+    engines run a prompt in the compute-friendly form, the latent expanded to per-head
+    keys of ``head_dim`` (nope + rope) and values of ``v_head_dim`` by ``kv_b_proj``,
+    whose FLOPs the weight products count, then ordinary multi-head attention; decode
+    uses the absorbed form over the latent (vLLM ``vllm/v1/attention/backends/mla/common.py``,
+    module docstring: the compute-friendly approach for prefill, the data-movement
+    friendly one for decode, after the DeepSeek-V2 paper, arXiv:2405.04434). For
+    DeepSeek-V3 (128 heads, 192 + 128 wide) that is 2 x 128 x 320 = 81,920 FLOPs a key
+    against the absorbed form's 2 x 128 x (2 x 512 + 64) = 278,528.
+    """
+    if not arch.is_mla:
+        return arch.attention_flops_per_key
+    return 2 * arch.heads * (arch.head_dim + (arch.v_head_dim or arch.head_dim))
+
+
 def fixed_seconds(engine: Engine, device: DeviceSpec, arch: LlmArch) -> float:
     """Kernel launches of every layer plus the engine's per-step host work.
 
@@ -173,11 +194,9 @@ def forward_seconds(
     if engine.dequantize_for_prefill and fmt.block_quantized and tokens > engine.matvec_max_batch:
         params = arch.body_matrix_params(experts_touched(arch, tokens))
         dequant = params * (fmt.bits_per_weight / 8 + 2) / bandwidth
-    per_key = 4 * arch.heads * arch.head_dim
-    attn_flops = per_key * (
-        decode_seqs * arch.attention_span(max(1, context))
-        + prefill_tokens * arch.attention_span(max(1, prefill_context))
-    )
+    attn_flops = arch.attention_flops_per_key * decode_seqs * arch.attention_span(
+        max(1, context)
+    ) + prefill_flops_per_key(arch) * prefill_tokens * arch.attention_span(max(1, prefill_context))
     peak16, _ = device.flops("bf16")
     kv = decode_seqs * arch.kv_cache_bytes(max(1, context), kv_bytes_per_element)
     t_attn = max(
