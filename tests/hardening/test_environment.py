@@ -133,3 +133,28 @@ def test_html_under_an_address_space_limit_keeps_the_json(tmp_path: Path) -> Non
     assert json.loads(out.read_text())["workload"]["model"] == "resnet50"
     assert json.loads(result.out)["error"]["exit_code"] == 2
     assert not page.exists()
+
+
+def test_an_ansible_fact_never_makes_an_existing_file_a_script(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """`export --format ansible --output` over an unrelated 0644 file made it a 0755
+    script; now the file keeps its mode and a note says how to make the fact run. A new
+    fact is executable, as the format needs (less the umask)."""
+    existing = tmp_path / "notes.txt"
+    existing.write_text("mine")
+    existing.chmod(0o644)
+    result = cli("export", "--format", "ansible", "--output", str(existing))
+    assert result.code == 0, result.err
+    assert existing.stat().st_mode & 0o777 == 0o644
+    assert result.error_lines() == [
+        f"hwadvisor: note: {existing} kept its mode, which is not executable; Ansible reads "
+        f"it as data until you run chmod +x {existing}"
+    ]
+    new = tmp_path / "hwadvisor.fact"
+    old = os.umask(0o022)
+    try:
+        assert cli("export", "--format", "ansible", "--output", str(new)).code == 0
+    finally:
+        os.umask(old)
+    assert new.stat().st_mode & 0o777 == 0o755

@@ -83,7 +83,11 @@ def test_prints_stay_off_stdout(tmp_path: Path, cli: Callable[..., Any]) -> None
     [
         pytest.param("exit0", "called sys.exit(0)", marks=pytest.mark.slow),
         ("exit_msg", "called sys.exit('goodbye')"),
-        ("hard_exit", "ended its process with exit status 0 before answering"),
+        pytest.param(
+            "hard_exit",
+            "ended its process with exit status 0 before answering",
+            marks=pytest.mark.slow,
+        ),
         pytest.param("raises", "ValueError: bad weights", marks=pytest.mark.slow),
     ],
 )
@@ -145,7 +149,7 @@ def _wait_for(path: Path, proc: subprocess.Popen[str], within_s: float = 60.0) -
     ("signum", "to_group", "code"),
     [
         pytest.param(signal.SIGINT, True, 130, marks=pytest.mark.slow),
-        (signal.SIGTERM, False, 143),
+        pytest.param(signal.SIGTERM, False, 143, marks=pytest.mark.slow),
     ],
     ids=["ctrl-c", "sigterm"],
 )

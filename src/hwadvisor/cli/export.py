@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 
 import typer
@@ -114,6 +115,13 @@ def export(
         text = render_metrics(report())
     if output:
         atomic_write_text(output, text, mode=mode)
+        if fmt is ExportFormat.ANSIBLE and not os.access(output, os.X_OK):
+            # An existing file keeps its mode (io.atomic_write_text): never made a script
+            # behind the user's back, but Ansible runs a fact only when it is executable.
+            sys.stderr.write(
+                f"hwadvisor: note: {output} kept its mode, which is not executable; Ansible "
+                f"reads it as data until you run chmod +x {output}\n"
+            )
     if json_out:
         sys.stdout.write(_summary(fmt, output, text, cache_written))
     elif not output:
