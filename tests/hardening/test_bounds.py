@@ -1,6 +1,6 @@
 """Bounds at the boundary (issue 44, class 2): every number read from a facts, bench or
 ``--catalog`` file, or given as an option, is finite and within its limit
-(:mod:`hwadvisor.bounds`), and every string valid Unicode; otherwise one line and exit 2
+(:mod:`hwadvisor.models.bounds`), and every string valid Unicode; otherwise one line and exit 2
 naming the file (or option) and the field. Nothing ends in "internal error" (exit 3).
 
 The documents corrupted here are the recorded facts of ``tests/data/facts`` and the
@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from hwadvisor import bounds
 from hwadvisor.catalog import load_devices
 from hwadvisor.catalog.schema import DeviceEntry
+from hwadvisor.models import bounds
 from hwadvisor.models import facts as F
 from hwadvisor.models.plain import Bound, field_specs
 

@@ -8,12 +8,12 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from hwadvisor import bounds
+from hwadvisor.models import bounds
 from hwadvisor.models.memory import CatalogMemoryCounts
 from hwadvisor.models.workload import ModelKind
 
 # A user's ``--catalog`` file is untrusted: every number has its limit from the table of
-# :mod:`hwadvisor.bounds`, and no number may be NaN or infinite (the entries' config).
+# :mod:`hwadvisor.models.bounds`, and no number may be NaN or infinite (the entries' config).
 Tflops = Annotated[float, bounds.TFLOPS]
 Watts = Annotated[float, bounds.WATTS]
 Ghz = Annotated[float, bounds.CLOCK_GHZ]

@@ -162,13 +162,13 @@ PRICING = Group(
 _LAST = frozenset({"rules_dirs", "require_fit", "json_out", "output", "html", "verbose"})
 
 #: A command's own count options that no model bounds, and their limits
-#: (:mod:`hwadvisor.bounds`): typer refuses a value outside with one line naming the option.
+#: (:mod:`hwadvisor.models.bounds`): typer refuses a value outside with one line naming the option.
 _BOUNDED = {"--gpus": "GPUS"}
 
 
 def _bounded(param: inspect.Parameter) -> inspect.Parameter:
     """``param`` with its option's limit from :data:`_BOUNDED`, if it has one."""
-    from hwadvisor import bounds
+    from hwadvisor.models import bounds
 
     decls = getattr(param.default, "param_decls", None) or ()
     name = next((_BOUNDED[d] for d in decls if d in _BOUNDED), None)

@@ -90,8 +90,8 @@ def fleet(
 
 def _shown(limit: int | None, show_all: bool) -> int | None:
     """The groups the table shows (None: all); a bad --limit is one line, exit 2."""
-    from hwadvisor import bounds
     from hwadvisor.errors import UsageError
+    from hwadvisor.models import bounds
     from hwadvisor.render.fleet import DEFAULT_LIMIT
 
     if limit is not None and show_all:

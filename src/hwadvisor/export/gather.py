@@ -10,7 +10,7 @@ Inputs: report files (``check --json`` documents), folders (read recursively: ev
 left out), and ``-`` for JSON Lines on stdin (one report per line). A folder with no
 report in it is a skip naming the folder, so a fleet of nothing is bad input.
 
-Every report is validated (a value out of its limit, :mod:`hwadvisor.bounds`, or a
+Every report is validated (a value out of its limit, :mod:`hwadvisor.models.bounds`, or a
 string that is not valid Unicode skips that report, with the reason). Identical
 hardware is estimated once: reports whose documents are the same apart from the host
 name and the momentary state (:data:`MOMENTARY`: ``generated_at``, the probes' elapsed
@@ -40,11 +40,11 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
-from hwadvisor import bounds
 from hwadvisor.catalog.match import match_gpu
 from hwadvisor.errors import FactsError, HwadvisorError
 from hwadvisor.export.fleet import Candidate, rank_fleet
 from hwadvisor.export.report import Report, report_from_data
+from hwadvisor.models import bounds
 from hwadvisor.models.fleet import FleetReport, FleetSkip, RankBy
 from hwadvisor.models.plain import printable
 from hwadvisor.models.workload import Scenario, Workload
@@ -414,7 +414,7 @@ def fleet_pricing(by: str, prices: str | Path | None, price_per_hour: float | No
         raise UsageError(
             f"--by must be time, cost or energy, not {by!r}{did_you_mean(by, choices)}"
         )
-    PricingOptions(price_per_hour=price_per_hour)  # its limits (hwadvisor.bounds)
+    PricingOptions(price_per_hour=price_per_hour)  # its limits (hwadvisor.models.bounds)
     own = OwnHardware(price_per_hour=price_per_hour) if price_per_hour is not None else None
     return FleetPricing(RankBy(by), own, prices)
 

@@ -6,11 +6,11 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field
 
-from hwadvisor import bounds
+from hwadvisor.models import bounds
 from hwadvisor.models.common import Document, Versioned
 from hwadvisor.models.plain import utc_now
 
-# The limits of every number are the table of :mod:`hwadvisor.bounds`.
+# The limits of every number are the table of :mod:`hwadvisor.models.bounds`.
 Seconds = Annotated[float, bounds.SECONDS]
 Threads = Annotated[int, bounds.CORES]
 Ratio = Annotated[float, bounds.RATIO]

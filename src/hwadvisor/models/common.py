@@ -13,8 +13,8 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hwadvisor.bounds import show, text_problem
 from hwadvisor.errors import FactsError
+from hwadvisor.models.bounds import show, text_problem
 from hwadvisor.models.plain import SCHEMA_MAJOR, SCHEMA_VERSION, ProbeStatus, ToolInfo
 
 __all__ = [
@@ -79,7 +79,7 @@ def validate_document(model: Validates[D], data: dict[str, Any], *, where: str, 
 
     Every string must be valid Unicode (a lone surrogate, which a JSON ``\\ud800`` escape
     decodes to, cannot be printed or written) and every number within its field's limit
-    (:mod:`hwadvisor.bounds`, in the models' types).
+    (:mod:`hwadvisor.models.bounds`, in the models' types).
     """
     check_schema_version(data, where=where, what=what)
     bad = text_problem(data)
@@ -100,7 +100,7 @@ def validate_document(model: Validates[D], data: dict[str, Any], *, where: str, 
         raise FactsError(f"{what} is nested too deeply", where=where) from exc
 
 
-#: Pydantic's errors that break a limit (of :mod:`hwadvisor.bounds`): the line adds the value.
+#: Pydantic's errors that break a limit (of :mod:`hwadvisor.models.bounds`): the line adds the value.
 _RANGE = frozenset({"less_than_equal", "less_than", "greater_than_equal", "greater_than"})
 
 

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
-from hwadvisor import bounds
 from hwadvisor.errors import FactsError
+from hwadvisor.models import bounds
 from hwadvisor.models.plain import (
     SCHEMA_VERSION,
     Doc,
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 P = TypeVar("P", bound="Part")
 
-# Every number's limits are the table of :mod:`hwadvisor.bounds` (one place for them all).
+# Every number's limits are the table of :mod:`hwadvisor.models.bounds` (one place for them all).
 #: Bytes of memory, cache or /dev/shm.
 Bytes = Annotated[int | None, bounds.BYTES]
 #: Cores, hardware threads.

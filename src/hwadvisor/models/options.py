@@ -98,9 +98,9 @@ class PricingOptions:
     electricity_usd_kwh: float | None = None
 
     def __post_init__(self) -> None:
-        """Each price finite and within its limit (:mod:`hwadvisor.bounds`), or one line
+        """Each price finite and within its limit (:mod:`hwadvisor.models.bounds`), or one line
         naming the option (exit 2)."""
-        from hwadvisor import bounds
+        from hwadvisor.models import bounds
 
         bounds.check(bounds.USD_PER_HOUR, self.price_per_hour, "--price-per-hour", "USD/h")
         bounds.check(bounds.USD, self.purchase_usd, "--purchase-usd", "USD")
