@@ -270,6 +270,8 @@ def _entry(**changes: Any) -> dict[str, Any]:
         ({"bandwidth_gb_s": float("inf")}, "bandwidth_gb_s"),
         ({"tdp_watts": -70.0}, "tdp_watts"),
         ({"board_power_w": 1e9}, "board_power_w"),
+        ({"peaks_tflops__fp32": 0.0}, "peaks_tflops.fp32"),  # was ZeroDivisionError
+        ({"bandwidth_gb_s": 1e-300}, "bandwidth_gb_s"),  # was a step of 10^301 s
     ],
 )
 def test_a_bad_catalog_entry_is_one_line_naming_file_and_field(

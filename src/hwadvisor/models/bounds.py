@@ -32,8 +32,10 @@ Limit                   Range                  What it bounds, and why there
 ``CLOCK_GHZ``           >0 .. 100 GHz          the same, in a catalog entry
 ``GFLOPS``              0 .. 10^9              a machine's peak or measured rate (GFLOP/s,
                                                GOP/s, GB/s, Mop/s): one exa-op per second
-``TFLOPS``              0 .. 10^6              a catalog device's peak (TFLOP/s, TOPS) or
-                                               bandwidth (GB/s): 1 EFLOP/s for one device,
+``TFLOPS``              10^-6 .. 10^6          a catalog device's peak (TFLOP/s, TOPS) or
+                                               bandwidth (GB/s): from one MFLOP/s (a listed
+                                               peak of 0 divides by zero; absent means
+                                               unsupported) to 1 EFLOP/s for one device,
                                                over 50x the largest dense peak in the
                                                shipped catalog (13.5 PFLOP/s)
 ``WATTS``               0 .. 100,000 W         power of one device or package: 100 kW
@@ -130,7 +132,7 @@ SOCKETS = _limit(1, 1024)
 CLOCK_MHZ = _limit(0, 100_000, above=True)
 CLOCK_GHZ = _limit(0, 100, above=True)
 GFLOPS = _limit(0, 1e9)
-TFLOPS = _limit(0, 1e6)
+TFLOPS = _limit(1e-6, 1e6)
 WATTS = _limit(0, 100_000)
 CELSIUS = _limit(-273.15, 1000)
 PERCENT = _limit(0, 100)
