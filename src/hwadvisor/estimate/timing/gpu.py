@@ -13,7 +13,9 @@ counted groups in ``catalog/data/op_profiles.yaml``), a step on a catalog GPU is
   operands once does 2s/3 FLOPs per element, so 2s/(3b) per byte at b bytes per element);
 - memory-bound operators: their counted bytes (at the job's element size; autocast keeps
   layer norm and softmax in fp32) times the passes their CUDA kernels make, over the
-  catalog's achieved share of the bandwidth;
+  catalog's achieved share of the bandwidth; training batch norm's per-channel
+  statistics and gradient reductions at most at a ceiling that faster memory does not
+  raise (one thread block per channel);
 - the optimizer's passes over its state, over the same bandwidth.
 
 The host launches every operator asynchronously and pays for each: a forward launch what
@@ -141,13 +143,42 @@ def memory_traffic(wl: Workload, prof: OpProfile, *, layout: bool = False) -> tu
     return moved, moved_layout
 
 
+def normalization_traffic(wl: Workload, prof: OpProfile) -> float:
+    """Bytes of one step's training batch-norm kernels (statistics and gradient reductions,
+    their passes included): the share of :func:`memory_traffic` that runs at the
+    normalisation ceiling rather than the bandwidth (0 for inference)."""
+    if wl.task is not Task.TRAIN:
+        return 0.0
+    rules = gpu_constants()["normalization"]
+    passes = gpu_constants()["passes"]
+    families = set(rules["families"])
+    return sum(
+        g.count * g.bytes * wl.batch_size * element_bytes(wl.precision, g.family) / 4.0
+        * float(passes.get(g.family, 1.0))
+        for g in prof.op_groups
+        if g.family in families and g.bytes
+    )  # fmt: skip
+
+
+def normalization_rate(roof: Roofline) -> float:
+    """Bytes/s training batch norm moves: the bandwidth, or the ceiling of its per-channel
+    reductions where the memory is faster (``catalog/data/gpu_time.yaml``)."""
+    ceiling = float(gpu_constants()["normalization"]["ceiling_bytes_s"])
+    return min(roof.bandwidth, ceiling)
+
+
 def _memory(wl: Workload, prof: OpProfile, roof: Roofline) -> tuple[float, float]:
-    """Seconds of the memory-bound operators, and of the layout transposes around convolutions."""
+    """Seconds of the memory-bound operators, and of the layout transposes around convolutions.
+
+    Training batch norm's bytes run at :func:`normalization_rate`, the rest at the bandwidth.
+    """
     layout = gpu_constants()["layout"]
     nchw = layout["default"] == "nchw" and not wl.channels_last
     transposes = roof.conv_tensor_cores and nchw and bool(layout["tensor_core_transposes"])
     moved, moved_layout = memory_traffic(wl, prof, layout=transposes)
-    return moved / roof.bandwidth, moved_layout / roof.bandwidth
+    norm = normalization_traffic(wl, prof)
+    seconds = (moved - norm) / roof.bandwidth + norm / normalization_rate(roof)
+    return seconds, moved_layout / roof.bandwidth
 
 
 def cudnn_host_s() -> float:
