@@ -225,6 +225,9 @@ def parse_json_document(text: str, *, where: str, what: str = "document") -> dic
         ) from exc
     except RecursionError as exc:
         raise FactsError(f"{what} is nested too deeply", where=where) from exc
+    except ValueError as exc:
+        # Python's own limit: an integer of more than 4,300 digits is refused by the parser.
+        raise FactsError(f"not valid JSON ({what}): {str(exc).split(';')[0]}", where=where) from exc
     if not isinstance(data, dict):
         raise FactsError(f"{what} must be a JSON object, not {type(data).__name__}", where=where)
     return data

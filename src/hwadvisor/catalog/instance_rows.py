@@ -17,6 +17,7 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from hwadvisor.errors import CatalogError
+from hwadvisor.models.bounds import PRICE_COLUMNS
 
 if TYPE_CHECKING:
     from hwadvisor.catalog.schema import DeviceEntry
@@ -156,6 +157,9 @@ class Cells:
             )
         if integer and value != int(value):
             raise self.error(column, f"must be a whole number, got {text[:40]}")
+        bound = PRICE_COLUMNS.get(column)
+        if bound is not None and bound.le is not None and value > bound.le:
+            raise self.error(column, f"must be at most {bound.le:g}, got {text[:40]}")
         return value
 
     def whole(self, column: str, *, positive: bool = False) -> int | None:

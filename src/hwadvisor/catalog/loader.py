@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from hwadvisor.catalog.names import Found, resolve, unknown
 from hwadvisor.catalog.schema import DeviceEntry, FamilyEntry, ModelEntry
 from hwadvisor.errors import CatalogError
-from hwadvisor.io import NestingError, load_yaml
+from hwadvisor.io import NestingError, load_yaml, read_limited_text
 
 E = TypeVar("E", bound=BaseModel)
 _Entry = TypeVar("_Entry", DeviceEntry, ModelEntry)
@@ -69,14 +69,16 @@ def _validate(
 
 
 def _read_user(path: Path) -> str:
-    try:
-        if path.stat().st_size > MAX_CATALOG_BYTES:
-            raise CatalogError("catalog file is too large", where=str(path))
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise CatalogError("catalog file not found", where=str(path)) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogError(f"cannot read catalog file: {exc}", where=str(path)) from exc
+    """A user's ``--catalog`` file: a regular file only (a device or a FIFO is refused
+    unread), at most :data:`MAX_CATALOG_BYTES`."""
+    return read_limited_text(
+        path,
+        MAX_CATALOG_BYTES,
+        CatalogError,
+        what="catalog file",
+        missing="catalog file not found",
+        folder="catalog file path is a folder, not a file",
+    )
 
 
 def _load(name: str, section: str, model: type[E], extra: Iterable[Path]) -> dict[str, E]:

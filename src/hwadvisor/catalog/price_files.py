@@ -38,6 +38,7 @@ from hwadvisor.catalog.instance_rows import (
     parse_own,
 )
 from hwadvisor.errors import CatalogError
+from hwadvisor.io import read_limited_text
 
 if TYPE_CHECKING:
     from hwadvisor.catalog.schema import DeviceEntry
@@ -128,6 +129,9 @@ def cpu_device(instance_type: str) -> str | None:
 
 
 def _file_date(path: Path) -> str:
+    """The day the file was last written (standard input: today, when it is read)."""
+    if str(path) == "-":
+        return datetime.now(tz=timezone.utc).strftime("%Y-%m-%d")
     stamp = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
     return stamp.strftime("%Y-%m-%d")
 
@@ -142,14 +146,15 @@ def read_price_file(
 ) -> tuple[list[Instance], dict[str, int]]:
     """The instances of a user's price file and the rows skipped, counted by reason."""
     where = str(path)
-    try:
-        if path.stat().st_size > MAX_PRICE_FILE_BYTES:
-            raise CatalogError("price file is too large", where=where)
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError as exc:
-        raise CatalogError("price file not found", where=where) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogError(f"cannot read price file: {exc}", where=where) from exc
+    # A regular file only (a device or a FIFO is refused unread), at most the cap.
+    text = read_limited_text(
+        path,
+        MAX_PRICE_FILE_BYTES,
+        CatalogError,
+        what="price file",
+        missing="price file not found",
+        folder="price file path is a folder, not a file",
+    ).removeprefix("\ufeff")
     when = _file_date(path)
     source = f"{where} (a user price file; priced as of the file's date unless PriceDate says)"
     return parse_price_text(text, where, devices, when=when, source=source, cloud=_cloud(path))

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hwadvisor.errors import HwadvisorError
+from hwadvisor.models.plain import printable
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -158,7 +159,14 @@ def print_json(body: dict[str, object]) -> None:
 def error_document(exc: HwadvisorError, code: int) -> dict[str, object]:
     """The JSON error document printed on stdout under ``--json``."""
     return stamped(
-        {"error": {"kind": exc.kind, "message": exc.message, "where": exc.where, "exit_code": code}}
+        {
+            "error": {
+                "kind": exc.kind,
+                "message": printable(exc.message),
+                "where": printable(exc.where) if exc.where is not None else None,
+                "exit_code": code,
+            }
+        }
     )
 
 

@@ -44,10 +44,14 @@ from hwadvisor.catalog.match import match_gpu
 from hwadvisor.errors import FactsError, HwadvisorError
 from hwadvisor.export.fleet import Candidate, rank_fleet
 from hwadvisor.export.report import Report, report_from_data
+from hwadvisor.io import read_limited_text
 from hwadvisor.models import bounds
 from hwadvisor.models.fleet import FleetReport, FleetSkip, RankBy
 from hwadvisor.models.plain import printable
 from hwadvisor.models.workload import Scenario, Workload
+
+#: The most bytes one ``.jsonl`` file of reports may hold (100,000 reports of ~10 KB).
+MAX_JSONL_BYTES = 1024 * 1024 * 1024
 
 if TYPE_CHECKING:
     from hwadvisor.catalog.instances import InstanceCatalog
@@ -264,9 +268,15 @@ def _documents(
             where = printable(str(f))  # a name that is not UTF-8: U+FFFD, as JSON can hold
             if f.suffix == ".jsonl":
                 try:
-                    text = f.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError) as exc:
-                    yield where, FleetSkip(source=where, reason=f"cannot read facts report: {exc}")
+                    text = read_limited_text(
+                        f,
+                        MAX_JSONL_BYTES,
+                        FactsError,
+                        what="facts reports",
+                        missing="facts reports file not found",
+                    )
+                except HwadvisorError as exc:
+                    yield where, FleetSkip(source=where, reason=exc.message)
                     continue
                 yield from _lines(text, where)
                 continue

@@ -7,7 +7,7 @@ range is a :class:`~hwadvisor.errors.UsageError` naming the file and the field (
 exit 2). The limits sit far above any published model (DeepSeek-V3 has 61 layers, Llama-4
 a 202,048-token vocabulary and a 10,485,760-token context, Kimi-K2 384 experts) and far
 below what would make a product of them overflow or a per-layer tuple exhaust memory.
-Layers, vocabulary, context, widths and bytes are the limits ``hwadvisor.bounds`` holds
+Layers, vocabulary, context, widths and bytes are the limits ``hwadvisor.models.bounds`` holds
 catalog entries and reports to (``LAYERS``, ``VOCAB``, ``CONTEXT``, ``WIDTH``, ``BYTES``).
 
 | what | limit | fields |
