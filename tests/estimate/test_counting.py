@@ -66,10 +66,13 @@ def test_effective_size_is_dominated_by_the_smallest_side() -> None:
     [
         ("nope/missing.py:build", [3], "does not exist"),
         (f"{MODELS}/broken.py:build", [3], "broken on purpose"),
-        (f"{MODELS}/mlp.py:not_a_module", [3], "not a torch.nn.Module"),
-        (f"{MODELS}/mlp.py:absent", [3], "not a callable"),
-        (f"{MODELS}/mlp.py:tiny", [65], "failed"),
-        ("no_such_module_xyz:build", [3], "not found"),
+        # Each of these starts the contained child (a torch import): the slow step runs them.
+        pytest.param(
+            f"{MODELS}/mlp.py:not_a_module", [3], "not a torch.nn.Module", marks=pytest.mark.slow
+        ),
+        pytest.param(f"{MODELS}/mlp.py:absent", [3], "not a callable", marks=pytest.mark.slow),
+        pytest.param(f"{MODELS}/mlp.py:tiny", [65], "failed", marks=pytest.mark.slow),
+        pytest.param("no_such_module_xyz:build", [3], "not found", marks=pytest.mark.slow),
     ],
 )
 def test_bad_user_models_are_one_usage_error(spec: str, shape: list[int], message: str) -> None:

@@ -235,7 +235,11 @@ def test_a_user_model_is_counted_through_the_cli(cli: Cli, model_file: Path) -> 
     ("callable_", "said"),
     [
         ("broken", "ValueError: my block wants 9 features"),
-        ("real_data_only", "in a real run on the CPU: RuntimeError: my kernel reads real data"),
+        pytest.param(
+            "real_data_only",
+            "in a real run on the CPU: RuntimeError: my kernel reads real data",
+            marks=pytest.mark.slow,  # the meta device fails first, then a real run: ~2 s
+        ),
     ],
 )
 def test_a_model_that_raises_is_one_line_and_exit_2(

@@ -127,9 +127,30 @@ BAD_VALUES: list[tuple[list[str], str]] = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("args", "needle"), BAD_VALUES, ids=[f"{i:02d}-{a[0]}" for i, (a, _) in enumerate(BAD_VALUES)]
-)
+def _builds_a_user_model(args: list[str]) -> bool:
+    """The row names a user model (``file.py:callable`` or ``module:callable``), whose
+    import and build run in the contained child: about a second each, for a torch import."""
+    model = args[args.index("--model") + 1] if "--model" in args else ""
+    return ":" in model and model != ":"
+
+
+_USER_ROWS = [i for i, (a, _) in enumerate(BAD_VALUES) if _builds_a_user_model(a)]
+
+
+def _bad_value_params() -> list[Any]:
+    """Every row; those that start the child, past the first two, in the slow step."""
+    return [
+        pytest.param(
+            args,
+            needle,
+            id=f"{i:02d}-{args[0]}",
+            marks=[pytest.mark.slow] if i in _USER_ROWS[2:] else [],
+        )
+        for i, (args, needle) in enumerate(BAD_VALUES)
+    ]
+
+
+@pytest.mark.parametrize(("args", "needle"), _bad_value_params())
 def test_bad_value_is_exit_2_one_line(
     args: list[str], needle: str, cli: Callable[..., Any], clean_error: Callable[..., None]
 ) -> None:
