@@ -19,7 +19,12 @@ from hwadvisor.models.workload import Budget
 from hwadvisor.pipeline import recommend
 
 
-@pytest.mark.parametrize("budget", list(Budget), ids=lambda b: b.value)
+@pytest.mark.parametrize(
+    "budget",
+    # The normal budget in the quick suite; the other two in the slow step.
+    [pytest.param(b, marks=[] if b is Budget.NORMAL else [pytest.mark.slow]) for b in Budget],
+    ids=lambda b: b.value,
+)
 @pytest.mark.parametrize("machine", MACHINES)
 def test_no_verdict_contradicts_its_table(machine: str, budget: Budget) -> None:
     found = {}

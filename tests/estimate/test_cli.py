@@ -67,6 +67,7 @@ def test_estimate_human_output_has_table_and_chart(cli: Cli) -> None:
     assert "does not fit" in out and "Fixes in order" in out
 
 
+@pytest.mark.slow  # a user model in the contained child (a torch import)
 def test_estimate_user_model_here_with_bench_file(cli: Cli, tmp_path: Path) -> None:
     bench = {
         "schema_version": "1.0",

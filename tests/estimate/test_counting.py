@@ -24,6 +24,7 @@ def test_linear_is_exactly_2mnk() -> None:
     assert wl.profile.conv_flops == 0
 
 
+@pytest.mark.slow  # counts in the contained child (a torch import); 2mnk stays quick
 def test_counted_flops_match_flop_counter_mode() -> None:
     import torch
     from tests.data.models import mlp  # type: ignore[import-not-found]

@@ -71,6 +71,7 @@ def test_mlp_step_holds_weights_gradients_state_and_the_for_loop_temporaries() -
     assert c.inference.gradients == c.inference.optimizer == 0
 
 
+@pytest.mark.slow  # a real run in the contained child (a torch import)
 def test_a_real_run_counts_what_fake_tensors_count() -> None:
     for name, shape, tokens in (("cnn", [3, 32, 32], False), ("causal_encoder", [64], True)):
         fake = count_memory(_builder(name), shape, 4, tokens=tokens)

@@ -118,6 +118,7 @@ def test_check_survives_the_standin_library(
     assert len(json.loads(result.out)["gpus"]) == gpus
 
 
+@pytest.mark.slow  # waits out a hung driver's deadline; check's own hang test stays quick
 def test_hung_driver_bounds_export_too(
     standin_nvml: Path, proc: Callable[..., Any], tmp_path: Path
 ) -> None:

@@ -99,6 +99,9 @@ def run_contained(task: str, spec: str, /, **kwargs: Any) -> Any:
     module's docstring)."""
     import importlib.util
 
+    from hwadvisor.estimate.workload.loading import check_spec
+
+    check_spec(spec)  # a missing file or module is said before any child starts
     try:
         found = importlib.util.find_spec("torch") is not None
     except ImportError:

@@ -17,6 +17,27 @@ def looks_like_user_model(spec: str) -> bool:
     return ":" in spec
 
 
+def check_spec(spec: str) -> None:
+    """What can be told of ``spec`` without running any of the user's code: its form, a
+    model file that is not there, a top-level module that is not installed. One
+    UsageError line each, as :func:`load_callable` says them (so a mistyped name costs no
+    child process and no torch import)."""
+    target, _, attr = spec.rpartition(":")
+    if not target or not attr:
+        raise UsageError(f"model '{spec}' must be module:callable or file.py:callable")
+    if target.endswith(".py") or "/" in target or "\\" in target:
+        if not Path(target).is_file():
+            raise UsageError(f"model file '{Path(target)}' does not exist")
+        return
+    top = target.split(".")[0]
+    try:
+        found = top in sys.modules or importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise UsageError(f"model '{spec}': module '{target}' not found ({top})")
+
+
 def load_callable(spec: str) -> Callable[[], Any]:
     """The callable named by ``spec``; any failure is one UsageError line.
 
