@@ -23,7 +23,7 @@ from typing import Annotated, Any, TypeVar
 from hwadvisor import __version__
 
 #: Version of every JSON document hwadvisor writes. A minor bump only adds fields.
-SCHEMA_VERSION = "1.10"
+SCHEMA_VERSION = "1.11"
 SCHEMA_MAJOR = int(SCHEMA_VERSION.split(".")[0])
 
 #: Names the dataclass documents' annotations use that are imported only for type
