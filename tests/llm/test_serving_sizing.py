@@ -60,3 +60,16 @@ def test_a_model_too_big_for_one_gpu_in_16_bits_is_sized_in_a_lighter_format() -
     # Asked for 16 bits, it stays 16 bits and does not fit one GPU.
     asked = _rows(model="mixtral-8x7b", qps=20, quant="bf16")["a100-80gb"]
     assert asked.fits is False and asked.serving is not None and asked.serving.quant == "bf16"
+
+
+def test_the_terminal_shows_each_rows_concurrency(cli: Any) -> None:
+    res = cli(
+        "recommend", "-s", "inference", "-m", "llama-3-8b", "--qps", "20", "--no-bench",
+        "--facts", "tests/data/facts/laptop.json",
+    )  # fmt: skip
+    assert res.code in (0, 1), res.err
+    assert "seqs chosen per device by continuous batching" in res.out
+    serving = res.out[res.out.index("seqs chosen per device") :]
+    a100 = next(line for line in serving.splitlines() if line.startswith("NVIDIA A100"))
+    chosen = _rows(model="llama-3-8b", qps=20)["a100-80gb"].serving
+    assert chosen is not None and f" {chosen.concurrency} " in a100

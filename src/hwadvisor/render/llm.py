@@ -237,6 +237,7 @@ def render_advice_serving(doc: Advice, con: Console) -> None:
         Col("prefill", "right", fold=2),
         Col("aggregate", "right", fold=1),
         Col("TTFT", "right"),
+        Col("seqs", "right", fold=3),
         Col("req/s", "right"),
         Col("fits"),
     ]
@@ -247,13 +248,20 @@ def render_advice_serving(doc: Advice, con: Console) -> None:
             _rate(s.prefill_tokens_per_s),
             _rate(s.aggregate_tokens_per_s),
             duration(s.ttft_s),
+            str(s.concurrency or wl.concurrency),
             f"{s.requests_per_s:.3g}" if s.requests_per_s is not None else "unknown",
             _fit(fits),
         ]
         for name, s, fits in rows
     ]
+    # With --qps or --max-throughput and no --concurrency, each row is at its own.
+    batch = (
+        "seqs chosen per device by continuous batching"
+        if wl.concurrency_auto
+        else f"{wl.concurrency} sequence(s)"
+    )
     title = (
-        f"Serving, tokens/s ({wl.concurrency} sequence(s) of {wl.context}, prompt "
+        f"Serving, tokens/s ({batch}, {wl.context} tokens each, prompt "
         f"{wl.prompt_tokens}, output {wl.output_tokens}; KV cache "
         f"{human_bytes(rows[0][1].kv_cache_bytes_per_token)} per token)"
     )
