@@ -42,6 +42,7 @@ CASE_KEYS = {
     "scenario",
     "expect",
     "message",
+    "message_absent",
     "evidence",
     "machine",
     "facts",

@@ -50,6 +50,10 @@ def test_rule_case(rule_case: dict[str, Any], runner: Runner) -> None:
         assert run.verdict.device.value == case["verdict"], where
     if "message" in case:
         _check_message(case, run)
+    if "message_absent" in case:
+        # ``message_absent: TEXT``: no message of the rule says TEXT (a clause left out).
+        said = [f.message for f in run.findings if f.rule == case["rule"]]
+        assert not any(case["message_absent"] in t for t in said), (case["name"], said)
     if "evidence" in case:
         _check_evidence(case, run)
     # A message never leaks a raw placeholder.
