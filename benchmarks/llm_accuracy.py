@@ -11,7 +11,8 @@ Sections:
 - **llama.cpp, batch 1**: ``tg`` = generating tokens from a short context (llama-bench
   ``tg128``/``tg512``, or ``main``'s eval speed), ``pp`` = prompt processing of 512 tokens.
   Goal on held-out rows: median <= 20%, worst <= 45%.
-- **engines**: batch-1 decode of vLLM and transformers, time to first token of
+- **engines**: batch-1 generation of vLLM and transformers (2,048 tokens over the whole
+  ``generate()`` call the Qwen scripts time, the prompt's prefill included), time to first token of
   TensorRT-LLM at batch 1 (tensor parallel over NVLink where the row says), and the
   maximum throughput of TensorRT-LLM with as many requests in flight as memory holds
   (:func:`hwadvisor.llm.serving.batching_curve` at its largest fitting concurrency).
@@ -22,6 +23,8 @@ Sources of the published figures:
 - XiongjieDai/GPU-Benchmarks-on-LLM-Inference, README (llama.cpp, CUDA 12.1; Llama 2
   snapshots Dec 2023, Llama 3 snapshots May 2024): https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference
 - ggml-org/llama.cpp pull request #4766 (Jan 2024), RTX 4090 llama-bench tables.
+  The Dec 2023 prompt rows are ``main``'s prompt eval of a 494-token prompt (build 1691,
+  the notebooks under ``LLaMA 2/``), priced here as 512.
 - QwenLM/Qwen2.5 ``docs/source/benchmark/speed_benchmark.rst`` (2024-11; vLLM 0.6.3,
   transformers 4.46 with FlashAttention 2, one or two A100 80GB, batch 1).
 - NVIDIA/TensorRT-LLM ``docs/source/performance.md`` (v0.5/v0.6.1, 2023): batch-1 first
@@ -111,27 +114,32 @@ ROWS: list[Row] = [
     _lcpp("pp", "llama-2-7b", "q4_0", "h100-pcie", 4868.59, source=XJD),
     _lcpp("pp", "llama-2-7b", "fp16", "h100-pcie", 7367.0, source=XJD),
     _lcpp("pp", "llama-2-70b", "q4_0", "h100-pcie", 855.73, source=XJD),
-    _lcpp("pp", "llama-2-7b", "q4_0", "rtx-4090", 5531.19, source=XJD),
+    _lcpp("pp", "llama-2-7b", "q4_0", "rtx-4090", 5531.19, source=XJD, used="prefill fraction"),
+    _lcpp("pp", "llama-2-7b", "fp16", "rtx-4090", 7331.23, source=XJD, used="prefill fraction"),
     _lcpp("pp", "llama-2-7b", "fp16", "rtx-4090", 11048.0, source=PR4766),
     _lcpp("pp", "llama-2-7b", "q4_0", "rtx-3090", 2601.81, source=XJD),
     _lcpp("pp", "llama-2-7b", "fp16", "rtx-3090", 3075.37, source=XJD),
     _lcpp("pp", "llama-2-7b", "q4_0", "rtx-a6000", 2979.12, source=XJD),
+    _lcpp("pp", "llama-2-7b", "fp16", "rtx-a6000", 3729.26, source=XJD),
     _lcpp("pp", "llama-3-8b", "q4_k_m", "rtx-4090", 7138.99, source=XJD3),
     _lcpp("pp", "llama-3-8b", "fp16", "rtx-4090", 9382.0, source=XJD3),
     _lcpp("pp", "llama-3-8b", "q4_k_m", "rtx-3090", 4030.40, source=XJD3),
-    # Engines at batch 1 (generation tokens/s; context = prompt + half the 2,048 generated).
+    # Engines at batch 1: 2,048 generated tokens over the whole generate() call, the prompt's
+    # prefill included (both Qwen scripts time the call); decode priced at the mean context.
     Row("engines", "decode", "qwen2.5-7b", "bf16", "a100-80gb", "vllm", 84.28, QWEN,
-        used="vllm step_overhead_us", context=1 + 1024),
+        used="vllm step_overhead_us", context=1 + 1024, tokens=1, output=2048),
     Row("engines", "decode", "qwen2.5-7b", "awq", "a100-80gb", "vllm", 148.1, QWEN,
-        used="vllm step_overhead_us", context=1 + 1024),
+        used="vllm step_overhead_us", context=1 + 1024, tokens=1, output=2048),
     Row("engines", "decode", "qwen2.5-7b", "bf16", "a100-80gb", "vllm", 70.33, QWEN,
-        context=30720 + 1024),
+        context=30720 + 1024, tokens=30720, output=2048),
     Row("engines", "decode", "qwen2.5-72b", "bf16", "a100-80gb", "vllm", 18.19, QWEN,
-        context=1 + 1024, tp=2),
+        context=1 + 1024, tp=2, tokens=1, output=2048),
     Row("engines", "decode", "qwen2.5-7b", "bf16", "a100-80gb", "transformers", 40.38, QWEN,
-        context=1 + 1024),
+        context=1 + 1024, tokens=1, output=2048),
+    Row("engines", "decode", "qwen2.5-7b", "bf16", "a100-80gb", "transformers", 29.78, QWEN,
+        context=14336 + 1024, tokens=14336, output=2048),
     Row("engines", "decode", "qwen2.5-7b", "bf16", "a100-80gb", "transformers", 18.83, QWEN,
-        context=30720 + 1024),
+        context=30720 + 1024, tokens=30720, output=2048),
     # TensorRT-LLM first-token latency at batch 1 (ms).
     Row("engines", "ttft_ms", "llama-2-7b", "fp8", "h100-sxm", "tensorrt-llm", 7, TRT05, tokens=128),
     Row("engines", "ttft_ms", "llama-2-7b", "fp8", "h100-sxm", "tensorrt-llm", 36, TRT05, tokens=2048),
@@ -205,7 +213,10 @@ def estimate(row: Row) -> float:
         top = max_fitting_concurrency(batching_curve(arch, fmt, engine, spec, req, tp=row.tp))
         return top.aggregate_tokens_s if top else 0.0
     step, _ = decode_step_seconds(arch, fmt, engine, spec, context=row.context, tp=row.tp)
-    return 1 / step
+    if not row.output:
+        return 1 / step
+    prefill = prefill_seconds(arch, fmt, engine, spec, row.tokens, row.tp)
+    return row.output / (prefill + row.output * step)
 
 
 def rows() -> list[dict[str, Any]]:
@@ -222,7 +233,7 @@ def rows() -> list[dict[str, Any]]:
                 "device": row.device,
                 "engine": row.engine,
                 "tp": row.tp,
-                "tokens": f"{row.tokens}/{row.output}" if row.test == "max_tok_s" else "",
+                "tokens": f"{row.tokens}/{row.output}" if row.output else "",
                 "published": row.published,
                 "estimate": round(est, 1),
                 "error_pct": round((est - row.published) / row.published * 100, 1),

@@ -16,7 +16,13 @@ from hwadvisor.llm import (
     resolve_model,
 )
 from hwadvisor.llm.serving import decode_step_seconds, prefill_seconds
-from hwadvisor.llm.step import forward_seconds, gpu_class, kernel_family
+from hwadvisor.llm.step import (
+    forward_seconds,
+    gpu_class,
+    kernel_family,
+    kv_passes,
+    product_rate,
+)
 
 
 def spec(device: str) -> DeviceSpec:
@@ -91,3 +97,51 @@ def test_a_chunk_beside_decodes_costs_less_than_running_it_alone() -> None:
     decode, _ = forward_seconds(*args, decode_seqs=32, context=1024)
     alone, _ = forward_seconds(*args, prefill_tokens=512)
     assert decode < mixed < decode + alone
+
+
+def test_llama_cpp_prompt_products_run_at_the_fp16_accumulate_rate() -> None:
+    """GeForce doubles its FP32-accumulate figure for llama.cpp's cuBLAS 16F products; a
+    professional part of the same die (RTX A6000) does not, and the HBM parts stay capped."""
+    lcpp, vllm, fp16 = find_engine("llama.cpp"), find_engine("vllm"), find_format("fp16")
+    fraction = lcpp.prefill_tensor_fraction or 0.0
+    rate = {d: product_rate(lcpp, spec(d), fp16, 512) for d in ("rtx-3090", "rtx-a6000")}
+    assert rate["rtx-3090"] == pytest.approx(142e12 * fraction)
+    assert rate["rtx-a6000"] == pytest.approx(154.8e12 * fraction)
+    # The two GA102 cards run llama.cpp prompts at about the same rate, though the
+    # catalog's fp16 figures (71 and 154.8) differ by 2.2x.
+    assert rate["rtx-a6000"] / rate["rtx-3090"] < 1.15
+    assert product_rate(lcpp, spec("a100-80gb"), fp16, 512) == pytest.approx(77e12)
+    # Mat-vec steps and engines that accumulate in FP32 keep the fp16 peak x GEMM fraction.
+    g = spec("rtx-3090")
+    assert product_rate(lcpp, g, fp16, 1) == pytest.approx(71e12 * g.gemm_fraction)
+    assert product_rate(vllm, g, fp16, 512) == pytest.approx(71e12 * g.gemm_fraction)
+
+
+def test_fp16_accumulate_is_stated_only_where_it_exceeds_fp16() -> None:
+    from hwadvisor.catalog import load_devices
+
+    stated = {
+        d.id: (d.peaks_tflops.fp16_accumulate, d.peaks_tflops.fp16)
+        for d in load_devices().values()
+        if d.peaks_tflops.fp16_accumulate is not None
+    }
+    assert {"rtx-3090", "rtx-4090"} <= set(stated)
+    for acc, fp16 in stated.values():
+        assert fp16 and fp16 < acc <= 2 * fp16 + 1
+    # Where none is stated, the rate is the fp16 peak.
+    a6000 = spec("rtx-a6000")
+    assert a6000.fp16_accumulate_rate() == pytest.approx(a6000.flops("fp16")[0])
+
+
+def test_transformers_copies_the_grouped_cache_to_every_query_head() -> None:
+    qwen, llama = resolve_model("qwen2.5-7b").arch, resolve_model("llama-2-7b").arch
+    hf, vllm = find_engine("transformers"), find_engine("vllm")
+    # Qwen2.5-7B: 28 query heads over 4 KV heads, 7 copies written and read.
+    assert kv_passes(hf, qwen) == hf.kv_passes + 2 * 7
+    assert kv_passes(hf, llama) == hf.kv_passes  # multi-head: repeat_kv returns the cache
+    assert kv_passes(vllm, qwen) == vllm.kv_passes
+    bf16, a100 = find_format("bf16"), spec("a100-80gb")
+    short, _ = decode_step_seconds(qwen, bf16, hf, a100, context=1024)
+    long, _ = decode_step_seconds(qwen, bf16, hf, a100, context=31744)
+    extra = qwen.kv_cache_bytes(31744) - qwen.kv_cache_bytes(1024)
+    assert long - short == pytest.approx(17 * extra / a100.effective_bandwidth, rel=0.1)

@@ -61,6 +61,11 @@ class Peaks(_Entry):
         description="4-bit floating point (NVFP4/MXFP4) on Blackwell and CDNA 4 tensor cores, dense",
     )
     int8: Tflops | None = None
+    fp16_accumulate: Tflops | None = Field(
+        None,
+        description="FP16 tensor rate with FP16 accumulate, dense, where it differs from fp16 "
+        "(GeForce parts run FP32 accumulate, the fp16 figure, at half this rate)",
+    )
 
 
 class Interconnect(_Entry):

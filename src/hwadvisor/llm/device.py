@@ -55,6 +55,7 @@ class DeviceSpec:
     link_kind: str | None = None
     network_bytes_s: float | None = None
     threads: int | None = None
+    fp16_accumulate_flops: float | None = None
     source: str = ""
     notes: tuple[str, ...] = field(default=())
 
@@ -76,6 +77,15 @@ class DeviceSpec:
         key, value = max(self.peak_flops.items(), key=lambda kv: kv[1])
         return float(value), key
 
+    def fp16_accumulate_rate(self) -> float:
+        """Peak FLOP/s of FP16 products accumulated in FP16 (cuBLAS compute type 16F).
+
+        GeForce parts run them at twice the FP32-accumulate rate the ``fp16`` peak holds;
+        data-centre and professional parts at the same rate (NVIDIA's Ampere GA102 and Ada
+        AD102 whitepapers list both). Where the catalog states none, the ``fp16`` peak.
+        """
+        return self.fp16_accumulate_flops or self.flops("fp16")[0]
+
     @property
     def effective_bandwidth(self) -> float:
         """Bytes/s that streaming reaches: bandwidth x achieved fraction."""
@@ -91,9 +101,10 @@ class DeviceSpec:
         """The catalog's datasheet figures, with its achieved fractions of peak."""
         peaks = {
             k: v * 1e12
-            for k, v in entry.peaks_tflops.model_dump().items()
+            for k, v in entry.peaks_tflops.model_dump(exclude={"fp16_accumulate"}).items()
             if isinstance(v, (int, float)) and v > 0
         }
+        fp16_acc = entry.peaks_tflops.fp16_accumulate
         achieved = entry.achieved
         link = entry.interconnect.gb_s_per_direction
         return cls(
@@ -108,6 +119,7 @@ class DeviceSpec:
             link_bytes_s=link * 1e9 if link else None,
             link_kind=entry.interconnect.kind,
             network_bytes_s=(entry.interconnect.network_gb_s_per_gpu or 0) * 1e9 or None,
+            fp16_accumulate_flops=fp16_acc * 1e12 if fp16_acc else None,
             source=f"catalog:{entry.id} ({entry.source}); achieved: {achieved.source}",
         )
 

@@ -38,9 +38,25 @@ class Engine(BaseModel):
     prefill_ceiling_tflops: dict[str, float] = Field(
         default_factory=dict, description="TFLOP/s the engine's products reach on a GPU class"
     )
+    prefill_fp16_accumulate: bool = Field(
+        False,
+        description="prompt products run in FP16 with FP16 accumulate (cuBLAS compute type 16F)",
+    )
+    prefill_tensor_fraction: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="share of the FP16-accumulate tensor peak the prompt products reach on a "
+        "GPU; None = the device's achieved GEMM fraction",
+    )
     matvec_max_batch: int = Field(8, ge=1, description="tokens up to which mat-vec kernels run")
     step_overhead_us: float = Field(0.0, ge=0, description="host work per step not overlapped")
     kv_passes: float = Field(1.0, ge=1, description="times a decode step reads the KV cache")
+    repeat_kv: bool = Field(
+        False,
+        description="the cache is copied out to every query head before attention each step "
+        "(grouped-query attention expanded, as transformers' repeat_kv does)",
+    )
     max_sequences: int = Field(0, ge=0, description="sequences batched at most; 0 = memory")
     kv_share_of_free: bool = Field(
         False, description="memory_utilization is a share of the memory left after weights"

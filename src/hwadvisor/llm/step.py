@@ -13,10 +13,13 @@ sum of parts that run as separate kernels, each at its own bound:
   (bandwidth x achieved fraction), or, at small batches, the engine's measured
   ceiling for the weight format (a kernel keeps a fixed number of bytes in flight, so
   past a point a faster memory does not make it faster: Little's law). Products run at
-  the format's compute peak x the achieved GEMM fraction.
+  the format's compute peak x the achieved GEMM fraction; an engine whose prompt path
+  multiplies FP16 with FP16 accumulate (llama.cpp) at its share of the FP16-accumulate
+  peak, twice the fp16 figure on GeForce parts (:func:`product_rate`).
 - **dequantization** for engines that turn block formats into fp16 before a GEMM
   (llama.cpp's cuBLAS path): reading the blocks and writing fp16, once per pass.
-- **attention**: the longer of reading the KV cache (x the engine's passes over it) and
+- **attention**: the longer of reading the KV cache (x the engine's passes over it,
+  :func:`kv_passes`: transformers copies a grouped cache out to every query head) and
   its FLOPs, which run in 16 bits whatever the weights are. Decode scores each key at
   ``arch.attention_flops_per_key`` (multi-head latent attention in its absorbed form,
   over the cached latent); a prompt at :func:`prefill_flops_per_key` (MLA expanded to
@@ -92,6 +95,27 @@ def weight_bandwidth(engine: Engine, device: DeviceSpec, fmt: QuantFormat, token
     return min(bandwidth, ceiling * 1e9 * scale)
 
 
+def product_rate(engine: Engine, device: DeviceSpec, fmt: QuantFormat, tokens: float) -> float:
+    """FLOP/s the weight products of a step of ``tokens`` tokens run at, on one device.
+
+    Normally the format's compute peak x the device's achieved GEMM fraction. An engine
+    whose prompt path multiplies FP16 with FP16 accumulate (llama.cpp's cuBLAS call,
+    compute type 16F) runs above ``matvec_max_batch`` tokens on a GPU at its share of the
+    FP16-accumulate peak, which GeForce parts run at twice their FP32-accumulate rate and
+    professional and data-centre parts at the same rate; then at most the engine's
+    measured ceiling for the GPU class.
+    """
+    peak, _ = device.flops(fmt.compute)
+    rate = peak * device.gemm_fraction
+    if device.kind != "gpu" or tokens <= engine.matvec_max_batch:
+        return rate
+    if engine.prefill_fp16_accumulate:
+        fraction = engine.prefill_tensor_fraction or device.gemm_fraction
+        rate = device.fp16_accumulate_rate() * fraction
+    ceiling = engine.prefill_ceiling_tflops.get(gpu_class(device))
+    return min(rate, ceiling * 1e12) if ceiling else rate
+
+
 def activation_bytes_per_token(arch: LlmArch) -> float:
     """Bytes the memory-bound kernels of one token move, over all layers (16-bit).
 
@@ -123,6 +147,20 @@ def prefill_flops_per_key(arch: LlmArch) -> int:
     if not arch.is_mla:
         return arch.attention_flops_per_key
     return 2 * arch.heads * (arch.head_dim + (arch.v_head_dim or arch.head_dim))
+
+
+def kv_passes(engine: Engine, arch: LlmArch) -> float:
+    """Times a decode step moves each layer's KV cache, in units of the cache's bytes.
+
+    The engine's ``kv_passes``; an engine that expands grouped-query attention's cache to
+    every query head first (``repeat_kv``: ``g`` = heads / KV heads query heads share one)
+    also reads the cache once and writes ``g`` copies, and its attention then reads the
+    ``g`` copies instead of one: ``2 g`` passes more.
+    """
+    groups = arch.heads / max(1, arch.kv_heads)
+    if not engine.repeat_kv or arch.is_mla or groups <= 1:
+        return engine.kv_passes
+    return engine.kv_passes + 2 * groups
 
 
 def fixed_seconds(engine: Engine, device: DeviceSpec, arch: LlmArch) -> float:
@@ -181,12 +219,7 @@ def forward_seconds(
     bandwidth = device.effective_bandwidth * tp
     weights = fmt.bytes_read_per_step(arch, experts_touched(arch, tokens))
     t_weights = weights / (weight_bandwidth(engine, device, fmt, tokens) * tp)
-    peak, _ = device.flops(fmt.compute)
-    rate = peak * device.gemm_fraction
-    ceiling = engine.prefill_ceiling_tflops.get(gpu_class(device))
-    if ceiling and tokens > engine.matvec_max_batch:
-        rate = min(rate, ceiling * 1e12)
-    rate *= tp
+    rate = product_rate(engine, device, fmt, tokens) * tp
     body = 2 * arch.body_matrix_params()
     gemm = decode_seqs * (body + 2 * arch.lm_head_matrix_params) + prefill_tokens * body
     t_gemm = gemm / rate
@@ -200,7 +233,7 @@ def forward_seconds(
     peak16, _ = device.flops("bf16")
     kv = decode_seqs * arch.kv_cache_bytes(max(1, context), kv_bytes_per_element)
     t_attn = max(
-        kv * engine.kv_passes / bandwidth, attn_flops / (peak16 * device.gemm_fraction * tp)
+        kv * kv_passes(engine, arch) / bandwidth, attn_flops / (peak16 * device.gemm_fraction * tp)
     )
     t_act = tokens * activation_bytes_per_token(arch) / bandwidth
     fixed = fixed_seconds(engine, device, arch) + allreduce_seconds(arch, device, tp, tokens)
