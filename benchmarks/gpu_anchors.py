@@ -84,7 +84,8 @@ ANCHORS: list[tuple[str, str, str, int, str, int, float]] = [
     ("train V100 32GB FP32", "train", "fp32", 112, "v100-32gb", 1, 356.0),
 ]
 #: The README's inference tables, "Throughput Avg" at each batch size (DGX-1's V100 16GB
-#: and a T4), images/s; every batch size is a row.
+#: and a T4), images/s; every batch size is a row. No version of that README (46ff3707,
+#: the A100 scripts, to 5843f4e5) has A100 or H100 inference tables.
 INFERENCE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 INFERENCE: dict[tuple[str, str, str], tuple[float, ...]] = {
     ("V100", "v100-16gb", "amp"): (78, 154, 300, 595, 1178, 2146, 2984, 3249, 3382),

@@ -140,7 +140,16 @@ ROWS: list[Row] = [
         context=14336 + 1024, tokens=14336, output=2048),
     Row("engines", "decode", "qwen2.5-7b", "bf16", "a100-80gb", "transformers", 18.83, QWEN,
         context=30720 + 1024, tokens=30720, output=2048),
-    # TensorRT-LLM first-token latency at batch 1 (ms).
+    # TensorRT-LLM first-token latency at batch 1 (ms). How they were timed (performance.md
+    # at v0.6.1, "Reproducing First Token Latency", and gptSessionBenchmark.cpp): one
+    # GptSession::generate call with one output token (--input_output_len "128,1"; with
+    # maxNewTokens 1 generateSingleBatch runs the context step, sampling and output
+    # gathering, no generation step), host clock around it, mean of 5 runs after 1 warm-up.
+    # The engines were built once for throughput (max_batch_size 64, max_input_len 2048,
+    # --strongly_typed --enable_fp8 --fp8_kv_cache on H100/L40S, no --use_fused_mlp). The
+    # H100 FP8 rows come out 21-50% fast while, at 128 tokens, L40S FP8 (-1%) and A100 FP16
+    # (-8%, -13%) do not: a per-request cost of the runtime, alike on every GPU, cannot
+    # explain the H100 gap, so none is added.
     Row("engines", "ttft_ms", "llama-2-7b", "fp8", "h100-sxm", "tensorrt-llm", 7, TRT05, tokens=128),
     Row("engines", "ttft_ms", "llama-2-7b", "fp8", "h100-sxm", "tensorrt-llm", 36, TRT05, tokens=2048),
     Row("engines", "ttft_ms", "llama-2-70b", "fp8", "h100-sxm", "tensorrt-llm", 26, TRT05, tokens=128, tp=4),
