@@ -210,6 +210,7 @@ LAYERS = [
             "units",
             "parse",
             "optional",
+            "processes",
             "io",
             "models",
             "probe",

@@ -14,13 +14,13 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import hwadvisor
 from hwadvisor.probe.nvml_child import FAKE_ENV
+from hwadvisor.processes import terminate_raises
 
 #: How long to wait for a killed child to be reaped before abandoning it.
 REAP_TIMEOUT_S = 1.0
@@ -109,7 +109,7 @@ def run_child(
     result = ChildResult()
     # SIGTERM raises from before the child exists, so that no signal arriving just after
     # it started can end this process and leave the child running.
-    with _terminate_raises():
+    with terminate_raises():
         proc = subprocess.Popen(
             cmd,
             stdin=subprocess.DEVNULL,
@@ -129,32 +129,6 @@ def run_child(
     parse_output(out or b"", result)
     result.stderr_tail = (err or b"").decode("utf-8", errors="replace").strip()[-500:]
     return result
-
-
-@contextlib.contextmanager
-def _terminate_raises() -> Iterator[None]:
-    """While waiting, SIGTERM (``timeout 5 hwadvisor check``) raises SystemExit(143).
-
-    Python's default SIGTERM ends the process at once, with no cleanup, and the child in
-    its own session would outlive us, hung in the driver. Raising lets :func:`_wait`
-    kill it first. Only from the main thread, and only over the default handler.
-    """
-    import threading
-
-    if threading.current_thread() is not threading.main_thread() or (
-        signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
-    ):
-        yield
-        return
-
-    def _raise(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, _raise)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _wait(

@@ -32,11 +32,11 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 from hwadvisor.errors import HwadvisorError, MissingDependencyError, UsageError
 from hwadvisor.optional import MISSING_TORCH
+from hwadvisor.processes import terminate_raises
 
 #: Environment variable: seconds the child may run (import, build, count or measure).
 DEADLINE_ENV = "HWADVISOR_MODEL_TIMEOUT"
@@ -200,32 +200,6 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     _kill_group(proc.pid)
     with contextlib.suppress(Exception):
         proc.communicate(timeout=REAP_TIMEOUT_S)
-
-
-@contextlib.contextmanager
-def terminate_raises() -> Iterator[None]:
-    """While a child runs, SIGTERM raises ``SystemExit(143)`` in this process.
-
-    Python's default SIGTERM ends the process at once, with no cleanup, and a child in
-    its own session would outlive it. Raising lets the waiter kill the child first. Only
-    from the main thread, and only over the default handler.
-    """
-    import threading
-
-    if threading.current_thread() is not threading.main_thread() or (
-        signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
-    ):
-        yield
-        return
-
-    def _raise(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, _raise)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 # The child. ------------------------------------------------------------------------------
