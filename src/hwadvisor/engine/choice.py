@@ -102,6 +102,48 @@ class Decision:
     why: str
 
 
+def requirement(
+    task: str | None, deadline_hours: float | None, qps: float | None, latency_ms: float | None
+) -> str:
+    """What an option must do besides fitting, in words: finish within the deadline (a
+    job), or serve the QPS within the latency target (a served model)."""
+    if task in ("train", "finetune"):
+        return (
+            f"finishes within the {deadline_hours:g} h deadline"
+            if deadline_hours
+            else "finishes the job"
+        )
+    parts = [f"serves {qps:g} requests/s" if qps else "serves the model"]
+    if latency_ms:
+        parts.append(f"within {latency_ms:g} ms")
+    return " ".join(parts)
+
+
+def price_words(
+    usd: float | None,
+    per: str,
+    *,
+    hourly_usd: float | None = None,
+    instance: str | None = None,
+    instances: int | None = None,
+    concurrency: int | None = None,
+) -> str | None:
+    """What an option costs, in words ("$0.48 for the job", "$4,058.80 a month on 4
+    instance(s) of X, 44 sequences at a time on each", "$1.39 an hour on X"); None when
+    it is unpriced."""
+    if usd is None and hourly_usd is not None:
+        return f"${hourly_usd:,.2f} an hour" + (f" on {instance}" if instance else "")
+    if usd is None:
+        return None
+    if per == "1000 requests":
+        return f"${usd:,.4g} per 1,000 requests"
+    if per != "month":
+        return f"${usd:,.2f} for the job"
+    where = f" on {instances} instance(s) of {instance}" if instances and instance else ""
+    batch = f", {concurrency} sequences at a time on each" if concurrency else ""
+    return f"${usd:,.2f} a month{where}{batch}"
+
+
 def options_of(raw: Sequence[dict[str, Any]] | None) -> list[Option]:
     """The options in the context (``estimate.options``)."""
     return [Option.of(r) for r in raw or []]

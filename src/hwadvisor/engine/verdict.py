@@ -10,7 +10,7 @@ exists, finishes within the deadline; ``None`` only when that cannot be told).
 
 from __future__ import annotations
 
-from hwadvisor.engine.choice import Option, choose, nearest, options_of
+from hwadvisor.engine.choice import Option, choose, nearest, options_of, price_words, requirement
 from hwadvisor.engine.context import Context
 from hwadvisor.engine.fit import fits_here, recommended_plan
 from hwadvisor.engine.template import render
@@ -111,30 +111,24 @@ def _deciders(fired: list[Rule]) -> list[Rule]:
 
 def _requirement(ctx: Context) -> str:
     """The job's requirement in words, as the option met it."""
-    task = ctx.get("workload.task")
-    if task in ("train", "finetune"):
-        hours = ctx.get("workload.deadline_hours")
-        return f"finishes within the {hours:g} h deadline" if hours else "finishes the job"
-    qps, latency = ctx.get("workload.qps"), ctx.get("workload.latency_ms")
-    parts = [f"serves {qps:g} requests/s" if qps else "serves the model"]
-    if latency:
-        parts.append(f"within {latency:g} ms")
-    return " ".join(parts)
+    return requirement(
+        ctx.get("workload.task"),
+        ctx.get("workload.deadline_hours"),
+        ctx.get("workload.qps"),
+        ctx.get("workload.latency_ms"),
+    )
 
 
 def _price(o: Option) -> str:
-    if o.usd is None and o.hourly_usd is not None:
-        on = f" on {o.instance}" if o.instance else ""
-        return f" (${o.hourly_usd:,.2f} an hour{on})"
-    if o.usd is None:
-        return ""
-    if o.per == "1000 requests":
-        return f" (${o.usd:,.4g} per 1,000 requests)"
-    if o.per != "month":
-        return f" (${o.usd:,.2f} for the job)"
-    where = f" on {o.instances} instance(s) of {o.instance}" if o.instances and o.instance else ""
-    batch = f", {o.concurrency} sequences at a time on each" if o.concurrency else ""
-    return f" (${o.usd:,.2f} a month{where}{batch})"
+    words = price_words(
+        o.usd,
+        o.per,
+        hourly_usd=o.hourly_usd,
+        instance=o.instance,
+        instances=o.instances,
+        concurrency=o.concurrency,
+    )
+    return f" ({words})" if words else ""
 
 
 def _where(o: Option) -> str:

@@ -21,13 +21,11 @@ ALREADY_HERE = "already here"
 
 
 def requirement(wl: Workload) -> str:
-    """What an option must do besides fitting: the deadline, or the QPS and latency."""
-    if wl.task.value in ("train", "finetune"):
-        return f"finishes within the {wl.deadline_hours:g} h deadline"
-    parts = [f"serves {wl.qps:g} requests/s" if wl.qps else "serves the model"]
-    if wl.latency_ms:
-        parts.append(f"within {wl.latency_ms:g} ms")
-    return " ".join(parts)
+    """What an option must do besides fitting: the deadline, or the QPS and latency (the
+    verdict's own words, :func:`hwadvisor.engine.choice.requirement`)."""
+    from hwadvisor.engine.choice import requirement as words
+
+    return words(wl.task.value, wl.deadline_hours, wl.qps, wl.latency_ms)
 
 
 def _what(o: ChosenOption, cpu: bool) -> str:
@@ -36,19 +34,17 @@ def _what(o: ChosenOption, cpu: bool) -> str:
 
 
 def _price(o: ChosenOption) -> str:
-    if o.usd is None and o.hourly_usd is not None:
-        return f"${o.hourly_usd:,.2f} an hour" + (f" on {o.instance}" if o.instance else "")
-    if o.usd is None:
-        return "unpriced"
-    if o.per == "1000 requests":
-        return f"${o.usd:,.4g} per 1,000 requests"
-    if o.per == "month":
-        where = (
-            f" on {o.instances} instance(s) of {o.instance}" if o.instances and o.instance else ""
-        )
-        batch = f", {o.concurrency} sequences at a time on each" if o.concurrency else ""
-        return f"${o.usd:,.2f} a month{where}{batch}"
-    return f"${o.usd:,.2f} for the job"
+    from hwadvisor.engine.choice import price_words
+
+    words = price_words(
+        o.usd,
+        o.per,
+        hourly_usd=o.hourly_usd,
+        instance=o.instance,
+        instances=o.instances,
+        concurrency=o.concurrency,
+    )
+    return words or "unpriced"
 
 
 def _why(o: ChosenOption, need: str) -> str:
