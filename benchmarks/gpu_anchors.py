@@ -446,6 +446,56 @@ def yolo_rows() -> list[dict[str, Any]]:
     return out
 
 
+TIMM_SOURCE = (
+    "huggingface/pytorch-image-models, results/benchmark-{infer,train}-amp-{nchw,nhwc}-*.csv "
+    "(benchmark.py: eager PyTorch, synthetic input made on the GPU, autocast fp16, "
+    "cudnn.benchmark, every step synchronised; inference under torch.inference_mode)"
+)
+# label, task, model, batch, channels_last, catalog device, published samples/s, the file
+# (PyTorch and CUDA versions, the card as named there). The newest eager file of each card;
+# 224 px, resnet50 and vit_base_patch16_224 (the catalog's resnet50 and vit-b16).
+TIMM_ANCHORS: list[tuple[str, str, str, int, bool, str, float, str]] = [
+    ("timm R50 infer 3090 NCHW", "infer", "resnet50", 1024, False, "rtx-3090", 3219.06, "pt240-cu124-rtx3090"),
+    ("timm R50 infer 3090 NHWC", "infer", "resnet50", 1024, True, "rtx-3090", 3729.86, "pt240-cu124-rtx3090"),
+    ("timm R50 infer 4090 NCHW", "infer", "resnet50", 1024, False, "rtx-4090", 4302.84, "pt291-cu128-4090"),
+    ("timm R50 infer 4090 NHWC", "infer", "resnet50", 512, True, "rtx-4090", 5088.39, "pt240-cu124-rtx4090"),
+    ("timm R50 infer 5090 NCHW", "infer", "resnet50", 1024, False, "rtx-5090", 6356.02, "pt291-cu130-5090"),
+    ("timm ViT-B infer 3090", "infer", "vit-b16", 1024, False, "rtx-3090", 1570.66, "pt240-cu124-rtx3090"),
+    ("timm ViT-B infer 4090", "infer", "vit-b16", 1024, False, "rtx-4090", 2992.79, "pt291-cu128-4090"),
+    ("timm ViT-B infer 5090", "infer", "vit-b16", 1024, False, "rtx-5090", 3915.56, "pt291-cu130-5090"),
+    ("timm R50 train 3090 NCHW", "train", "resnet50", 512, False, "rtx-3090", 826.06, "pt112-cu113-rtx3090"),
+    ("timm R50 train 3090 NHWC", "train", "resnet50", 512, True, "rtx-3090", 1218.01, "pt112-cu113-rtx3090"),
+    ("timm ViT-B train 3090", "train", "vit-b16", 192, False, "rtx-3090", 390.86, "pt112-cu113-rtx3090"),
+]  # fmt: skip
+#: timm before 0.9 (the 2022 training files) ran attention as eager products and softmax.
+TIMM_EAGER_ATTENTION = "pt112"
+
+
+def timm_rows() -> list[dict[str, Any]]:
+    """Each timm anchor: the catalog model as timm's benchmark runs it (the input already on
+    the GPU: no copy; its train step is forward, backward and an SGD step)."""
+    from hwadvisor.catalog.loader import find_model
+    from hwadvisor.estimate import build_workload, estimate_workload
+    from hwadvisor.estimate.timing.gpu import host_seconds
+    from hwadvisor.estimate.workload.profile import analytic_profile
+
+    out = []
+    for label, task, model, batch, nhwc, device, published, run in TIMM_ANCHORS:
+        wl = build_workload(
+            model=model, task=task, batch_size=batch, precision="amp", optimizer="sgd"
+        ).model_copy(update={"channels_last": nhwc})
+        entry = find_model(model)
+        if entry.fused_attention and run.startswith(TIMM_EAGER_ATTENTION):
+            eager = entry.model_copy(update={"fused_attention": False})
+            wl = wl.model_copy(update={"profile": analytic_profile(wl, eager)})
+        est = estimate_workload(wl, facts=None, bench=None, on=[device], gpus=1).estimates[0]
+        seconds = step_seconds(est, host_seconds(wl, wl.profile)[0], 0.0)
+        row = _row(label, device, batch, published, batch / seconds, est)
+        row["run"] = run
+        out.append(row)
+    return out
+
+
 def _row(
     label: str, device: str, batch: int, published: float, value: float, est: Any
 ) -> dict[str, Any]:
@@ -658,7 +708,10 @@ def main() -> int:
     _table(f"BERT-large, PyTorch; published: {BERT_SOURCE}", "seq/s", bert)
     print()
     _table(f"YOLOv5n, PyTorch; published: {YOLO_SOURCE}", "img/s", yolo)
-    single = resnet + bert + yolo
+    print()
+    timm = timm_rows()
+    _table(f"timm, PyTorch, large batches; published: {TIMM_SOURCE}", "img/s", timm)
+    single = resnet + bert + yolo + timm
     errs = [abs(r["error"]) for r in single]
     med, worst = statistics.median(errs), max(errs)
     print(f"\nall {len(single)} single-GPU rows: median |error| {med:.1%}, worst {worst:.1%}")
@@ -679,7 +732,7 @@ def main() -> int:
     measured = measured_rows() if args.measure else []
     _print_measured(measured)
     if args.json:
-        doc = {"single": resnet, "bert": bert, "yolo": yolo, "multi": multi, "median": med, "worst": worst,
+        doc = {"single": resnet, "bert": bert, "yolo": yolo, "timm": timm, "multi": multi, "median": med, "worst": worst,
                "measured": measured}  # fmt: skip
         args.json.write_text(json.dumps(doc, indent=2))
     return 0 if med <= 0.12 and worst <= 0.30 else 1

@@ -101,3 +101,19 @@ def test_the_products_flops_and_the_cpu_bytes_follow_the_same_operators() -> Non
     # at batch > 1 the products' operand copies move bytes (3 x s x h, read and written)
     extra = eight.profile.memory_bytes - one.profile.memory_bytes
     assert extra == pytest.approx(4.0 * 6 * 768 * 128 * 12)
+
+
+def test_fused_attention_stores_no_scores_and_launches_one_kernel() -> None:
+    """A layer whose attention is F.scaled_dot_product_attention has no softmax, no score
+    passes and one attention kernel each way, and its memory traffic falls with the
+    sequence's square no longer in it."""
+    eager = _per_layer(transformer_groups(197, 768, 12, 1))
+    fused = _per_layer(transformer_groups(197, 768, 12, 1, fused=True))
+    assert "softmax" not in fused and fused["bmm"] == 1 and eager["bmm"] == 2
+    assert _per_layer(transformer_groups(197, 768, 12, 1, fused=True), backward=True)["bmm"] == 1
+    vit = build_workload(model="vit-b16", task="infer", batch_size=8)
+    assert vit.profile is not None
+    assert not any(g.family == "softmax" for g in vit.profile.op_groups)
+    bert = build_workload(model="bert-base", task="infer", batch_size=8)
+    assert bert.profile is not None
+    assert any(g.family == "softmax" for g in bert.profile.op_groups)  # eager BERT layer

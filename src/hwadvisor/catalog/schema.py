@@ -87,7 +87,12 @@ class Interconnect(_Entry):
 class Achieved(_Entry):
     """Typical fraction of the matching peak reached per workload class, with its source."""
 
-    gemm: float = Field(gt=0, le=1)
+    gemm: float = Field(
+        gt=0,
+        le=1.2,
+        description="fraction of the datasheet peak a large product reaches; past 1 where "
+        "measured on boards that hold clocks above the rated boost clock (GeForce)",
+    )
     cnn_train: float = Field(gt=0, le=1)
     transformer_train: float = Field(gt=0, le=1)
     inference: float = Field(gt=0, le=1)
@@ -223,6 +228,12 @@ class ModelEntry(_Entry):
     )
     dropout: float = Field(
         0.0, ge=0, lt=1, description="dropout probability in training (transformers)"
+    )
+    fused_attention: bool = Field(
+        False,
+        description="encoders: attention runs as one fused scaled-dot-product kernel "
+        "(F.scaled_dot_product_attention), the scores never stored; else the eager "
+        "products, scaling, mask and softmax",
     )
     dataset: str | None = Field(
         None, description="the data set the model is usually trained on, when there is one"

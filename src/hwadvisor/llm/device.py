@@ -65,9 +65,13 @@ class DeviceSpec:
             raise UsageError(f"device {self.name}: memory and bandwidth must be positive")
         if not self.peak_flops or min(self.peak_flops.values()) <= 0:
             raise UsageError(f"device {self.name}: needs a positive peak FLOP/s")
-        for name in ("memory_fraction", "gemm_fraction", "usable_memory_fraction"):
+        for name in ("memory_fraction", "usable_memory_fraction"):
             if not 0 < getattr(self, name) <= 1:
                 raise UsageError(f"device {self.name}: {name} must be in (0, 1]")
+        # A product can pass the datasheet peak where boards hold clocks above the rated
+        # boost clock (GeForce, catalog achieved.gemm).
+        if not 0 < self.gemm_fraction <= 1.2:
+            raise UsageError(f"device {self.name}: gemm_fraction must be in (0, 1.2]")
 
     def flops(self, compute: str) -> tuple[float, str]:
         """Peak FLOP/s for ``compute`` and the type it really is (fp8 on a part without: fp16)."""

@@ -117,7 +117,8 @@ def _products(wl: Workload, prof: OpProfile, roof: Roofline, work: float) -> dic
 
 def memory_traffic(wl: Workload, prof: OpProfile, *, layout: bool = False) -> tuple[float, float]:
     """Bytes the memory-bound operators of one step move on a GPU, and (``layout``) those
-    of the transposes around NCHW convolutions on tensor cores.
+    of the transposes of the tensors NCHW convolutions read on tensor cores (cuDNN's
+    kernels write their result in NCHW themselves).
 
     Each group's counted bytes at the job's element size (autocast keeps layer norm and
     softmax in fp32), times the passes its CUDA kernel makes over them
@@ -125,14 +126,16 @@ def memory_traffic(wl: Workload, prof: OpProfile, *, layout: bool = False) -> tu
     """
     train = wl.task is Task.TRAIN
     passes = gpu_constants()["passes"]
+    shares = gpu_constants()["layout"]["transposed_share"]
     moved = moved_layout = 0.0
     for g in prof.op_groups:
         if (g.backward and not train) or not g.bytes:
             continue
         scale = element_bytes(wl.precision, g.family) / 4.0
         if g.family == "conv":
-            if layout:  # each tensor read and written once more
-                moved_layout += 2.0 * g.count * g.bytes * wl.batch_size * scale
+            if layout:  # the tensors a call reads: read and written once more
+                share = float(shares["backward" if g.backward else "forward"])
+                moved_layout += 2.0 * share * g.count * g.bytes * wl.batch_size * scale
             continue
         if g.family in PRODUCTS:
             continue
@@ -332,7 +335,7 @@ def layout_notes(wl: Workload, prof: OpProfile, roof: Roofline, layout_s: float)
     if layout_s:
         return [
             "convolutions in PyTorch's default NCHW: tensor-core convolutions transpose their "
-            f"tensors to NHWC and back ({layout_s * 1e3:.2f} ms a step); --channels-last if "
+            f"inputs to NHWC ({layout_s * 1e3:.2f} ms a step); --channels-last if "
             "the model runs in torch.channels_last"
         ]
     return []

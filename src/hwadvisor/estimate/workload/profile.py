@@ -105,19 +105,23 @@ def _transformer(wl: Workload, entry: ModelEntry | None) -> OpProfile:
     # norms, GELU on 4h and the bias add before it, two residual adds, the copy making the
     # context contiguous (and at batch > 1 the copies of q, k and v the attention
     # products make), softmax and the scaling and masking of the a·s scores.
-    copies = 2 * h + (6 * h if wl.batch_size > 1 else 0)
+    fused = bool(entry and entry.fused_attention)
+    copies = 2 * h + (6 * h if wl.batch_size > 1 and not fused else 0)
     elems = 2 * 2 * h * cost["native_layer_norm"] + 8 * h * cost["gelu"] + 8 * h + 6 * h + copies
-    per_token_layer = 4.0 * elems + 4.0 * heads * s * (2 * cost["_softmax"] + 4)
+    # Eager attention stores the a·s scores and passes over them (scaling, mask, softmax);
+    # a fused kernel reads q, k and v and writes the context (4h a token).
+    scores = 4.0 * heads * s * (2 * cost["_softmax"] + 4) if not fused else 4.0 * 4 * h
+    per_token_layer = 4.0 * elems + scores
     # Dropout (training only) on the attention probabilities and the two residual branches:
     # a Bernoulli mask per element (slow on CPUs), then a multiply.
-    drop_elems = heads * s + 2 * h if (dropout and wl.task is Task.TRAIN) else 0
+    drop_elems = (0 if fused else heads * s) + 2 * h if (dropout and wl.task is Task.TRAIN) else 0
     drop_fwd = drop_elems * 4.0 * (2 * cost["bernoulli_"] + 3 * cost["mul"] + 2)
     mem = (per_token_layer + drop_fwd) * s * layers
     back = (2 * per_token_layer + drop_elems * 4.0 * 3 * cost["mul"]) * s * layers
     kernels = (entry.kernels if entry and entry.kernels else 0) or 22 * max(layers, 1) + 10
     train = wl.task is Task.TRAIN
     groups = transformer_groups(
-        s, h, heads, layers, dropout=dropout if train else 0.0, batch=wl.batch_size
+        s, h, heads, layers, dropout=dropout if train else 0.0, batch=wl.batch_size, fused=fused
     )
     return OpProfile(
         op_groups=groups,
@@ -131,7 +135,14 @@ def _transformer(wl: Workload, entry: ModelEntry | None) -> OpProfile:
 
 
 def transformer_groups(
-    seq: int, hidden: int, heads: int, layers: int, *, dropout: float = 0.0, batch: int = 1
+    seq: int,
+    hidden: int,
+    heads: int,
+    layers: int,
+    *,
+    dropout: float = 0.0,
+    batch: int = 1,
+    fused: bool = False,
 ) -> list[OpGroup]:
     """Operator groups of an encoder/decoder stack, per sample (fp32 bytes as counted).
 
@@ -158,7 +169,16 @@ def transformer_groups(
     the layer norms' gradients, the copies of the products' gradients (two, four at
     batch > 1), autograd's nodes of the eight views, and the dropouts' multiplies.
     Views, module calls and products move no bytes here (products are priced by FLOPs).
+
+    ``fused``: attention is one ``F.scaled_dot_product_attention`` kernel (torchvision's
+    ``nn.MultiheadAttention`` calls it when no weights are asked for, timm's ``Attention``
+    by default), which reads q, k and v and writes the context without storing the
+    scores: it replaces the two products, the scaling, the mask and softmax (and the
+    probabilities' dropout, applied inside), q, k and v stay views; its backward is one
+    kernel reading q, k, v, the context and its gradient and writing three gradients.
     """
+    if fused:
+        return _fused_groups(seq, hidden, layers, dropout=dropout)
     tok, scores = float(seq * hidden), float(heads * seq * seq)
     many = batch > 1
     fwd = [
@@ -194,6 +214,44 @@ def transformer_groups(
     ]
     if dropout:
         bwd += [("eltwise", 1, 12 * scores), ("eltwise", 2, 12 * tok)]
+    return [
+        OpGroup(family=f, backward=back, count=n * max(layers, 1), bytes=b)
+        for back, rows in ((False, fwd), (True, bwd))
+        for f, n, b in rows
+    ]
+
+
+def _fused_groups(seq: int, hidden: int, layers: int, *, dropout: float) -> list[OpGroup]:
+    """:func:`transformer_groups` of a layer whose attention is one fused kernel."""
+    tok = float(seq * hidden)
+    fwd = [
+        ("module", 6, 0.0),
+        ("gemm", 6, 0.0),
+        ("bmm", 1, 0.0),
+        ("view", 8, 0.0),
+        ("eltwise", 1, 8 * tok),
+        ("eltwise", 1, 32 * tok),
+        ("gelu", 1, 32 * tok),
+        ("eltwise", 2, 12 * tok),
+        ("layer_norm", 2, 8 * tok),
+    ]
+    if dropout:
+        fwd += [("dropout", 2, 8 * tok), ("eltwise", 4, 20 * tok)]
+    else:
+        fwd += [("module", 3, 0.0), ("view", 2, 0.0)]
+    bwd = [
+        ("gemm", 12, 0.0),
+        ("bmm", 1, 0.0),
+        ("view", 8, 0.0),
+        ("eltwise", 5, 4 * tok),
+        ("eltwise", 1, 16 * tok),
+        ("eltwise", 4, 12 * tok),
+        ("eltwise", 2, 8 * tok),
+        ("gelu", 1, 48 * tok),
+        ("layer_norm", 2, 12 * tok),
+    ]
+    if dropout:
+        bwd += [("eltwise", 2, 12 * tok)]
     return [
         OpGroup(family=f, backward=back, count=n * max(layers, 1), bytes=b)
         for back, rows in ((False, fwd), (True, bwd))
