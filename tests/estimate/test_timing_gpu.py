@@ -400,3 +400,14 @@ def test_geforce_products_reach_their_measured_rate_past_the_rated_peak() -> Non
     roof = device_model(card, Precision.AMP).roofline
     assert roof is not None
     assert roof.conv_flops_s == pytest.approx(71e12 * card.achieved.gemm)
+
+
+def test_inference_inputs_cross_each_gpus_own_pcie_generation() -> None:
+    """A DGX H100's GPUs sit on PCIe 5.0, a DGX-1's V100s on PCIe 3.0: the same batch
+    crosses four times faster."""
+    wl = _resnet("amp", 64, task="infer")
+    h100 = _on(wl, "h100-sxm").time_breakdown_s["input_copy"]  # type: ignore[attr-defined]
+    v100 = _on(wl, "v100-16gb").time_breakdown_s["input_copy"]  # type: ignore[attr-defined]
+    a100 = _on(wl, "a100-80gb").time_breakdown_s["input_copy"]  # type: ignore[attr-defined]
+    assert v100 == pytest.approx(4 * h100) and a100 == pytest.approx(2 * h100)
+    assert find_device("rtx-4090").interconnect.host is None  # kind pcie4 says it

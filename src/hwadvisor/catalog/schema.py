@@ -75,6 +75,12 @@ class Interconnect(_Entry):
         description="nvlink2, nvlink3, nvlink4, pcie3, pcie4, pcie5, infinity-fabric, none"
     )
     gb_s_per_direction: Tflops | None = None
+    host: str | None = Field(
+        None,
+        description="the PCIe generation between the host and the GPU (pcie3, pcie4, pcie5) "
+        "where kind names a GPU-to-GPU link: the board's own (SXM, OAM: the reference "
+        "node's host interface)",
+    )
     network_gb_s_per_gpu: Tflops | None = Field(
         None,
         gt=0,

@@ -54,12 +54,13 @@ class Roofline:
 @dataclass(frozen=True)
 class Links:
     """How a device's GPUs talk: within a node and, past it, between nodes (GB/s per
-    direction per GPU; None: not known)."""
+    direction per GPU; None: not known), and the PCIe generation to the host."""
 
     link_gb_s: float | None = None
     link_kind: str | None = None
     network_gb_s: float | None = None
     network_source: str | None = None
+    host_kind: str | None = None
 
 
 @dataclass(frozen=True)

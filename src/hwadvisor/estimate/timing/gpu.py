@@ -433,7 +433,11 @@ def catalog_gpu_model(entry: DeviceEntry, precision: Precision) -> DeviceModel:
         class_rate=class_rate,
         roofline=roof,
         links=Links(
-            link.gb_s_per_direction, link.kind, link.network_gb_s_per_gpu, link.network_source
+            link.gb_s_per_direction,
+            link.kind,
+            link.network_gb_s_per_gpu,
+            link.network_source,
+            link.host or (link.kind if link.kind.startswith("pcie") else None),
         ),
         assumptions=tuple(notes),
         basis=f"catalog peak {peak:g} TFLOP/s{' (convolutions on TF32 tensor cores)' if tf32 else ''} x achieved fraction ({entry.source})",

@@ -50,9 +50,21 @@ for _opt in (Optimizer.ADAMW8BIT, Optimizer.PAGED_ADAMW8BIT, Optimizer.ADAFACTOR
 FOR_LOOP_OPS = {Optimizer.ADAMW: 10, Optimizer.SGD: 3}
 for _opt in (Optimizer.ADAMW8BIT, Optimizer.PAGED_ADAMW8BIT, Optimizer.ADAFACTOR):
     FOR_LOOP_OPS[_opt] = FOR_LOOP_OPS[Optimizer.ADAMW]
-#: Host-to-device copy rate for inference inputs: PCIe 4 x16 at ~80% of its 32 GB/s
-#: (PCI-SIG PCIe 4.0: 16 GT/s per lane, 128b/130b encoding); an assumption, stated.
-HOST_LINK_BYTES_S = 25e9
+#: Host-to-device copy rate for inference inputs: the GPU's PCIe link x16 at ~78% of its
+#: rate per direction (PCI-SIG: PCIe 3.0 8 GT/s, 4.0 16 GT/s, 5.0 32 GT/s a lane,
+#: 128b/130b encoding; about 16, 32 and 64 GB/s); PCIe 4.0 where the catalog names none.
+PCIE_BYTES_S = {"pcie3": 16e9, "pcie4": 32e9, "pcie5": 64e9}
+HOST_LINK_EFFICIENCY = 0.78
+HOST_LINK_BYTES_S = PCIE_BYTES_S["pcie4"] * HOST_LINK_EFFICIENCY
+
+
+def host_link_bytes_s(dev: DeviceModel) -> float:
+    """Bytes/s a batch crosses from host memory to ``dev`` at: its PCIe generation's rate."""
+    kind = dev.links.host_kind
+    rate = PCIE_BYTES_S.get(kind or "")
+    return rate * HOST_LINK_EFFICIENCY if rate else HOST_LINK_BYTES_S
+
+
 #: Backward = this many times the forward's products and memory-bound traffic.
 BACKWARD_FACTOR = 2.0
 #: Size of products whose size is unknown ("other" FLOPs).
@@ -151,7 +163,9 @@ def _add_io_and_optimizer(
     ):
         # Each batch's input is copied from host memory first (an encoder's token ids: a
         # few bytes a sample, left out).
-        parts["input_copy"] = 4.0 * math.prod(wl.input_shape) * wl.batch_size / HOST_LINK_BYTES_S
+        parts["input_copy"] = (
+            4.0 * math.prod(wl.input_shape) * wl.batch_size / host_link_bytes_s(dev)
+        )
     if wl.task is Task.TRAIN and wl.params:
         optimizer = _optimizer_s(wl, dev, notes)
         if optimizer is not None:
