@@ -24,9 +24,13 @@ def test_blackwell_prefills_fp4_at_its_fp4_peak(quant: str, device: str) -> None
     fp8 = estimate_serving(arch, find_format("fp8"), engine, dev, LONG_PROMPT)
     assert fp4.compute_type == "fp4"
     assert not any("has no fp4 peak" in a for a in fp4.assumptions)
-    # An 8k prompt of a 70B model is compute-bound: twice the peak, nearly twice the speed
-    # (the 16-bit attention and the weights' read do not halve).
-    assert 1.5 < fp4.prefill_tokens_per_s / fp8.prefill_tokens_per_s < 2.0
+    # An 8k prompt of a 70B model is compute-bound: the FP4 products' achieved rate over
+    # FP8's (twice the peak, at FP4's own measured fraction where there is one) sets most
+    # of the speed-up; the 16-bit attention and the weights' read do not shrink with it.
+    rate = dev.flops("fp4")[0] * dev.product_fraction("fp4")
+    r = rate / (dev.flops("fp8")[0] * dev.product_fraction("fp8"))
+    assert r > 1.0
+    assert 1 + 0.5 * (r - 1) < fp4.prefill_tokens_per_s / fp8.prefill_tokens_per_s < r
 
 
 @pytest.mark.parametrize("quant", ["nvfp4", "mxfp4"])
@@ -63,5 +67,6 @@ def test_fp4_prefill_on_b200_is_faster_than_on_an_h200_in_fp8() -> None:
     engine = find_engine("tensorrt-llm")
     b200 = prefill_seconds(arch, find_format("nvfp4"), engine, spec("b200"), 8192)
     h200 = prefill_seconds(arch, find_format("fp8"), engine, spec("h200"), 8192)
-    # 9,000 dense FP4 TFLOP/s against 1,979 FP8: several times the prompt rate.
-    assert h200 / b200 > 3.0
+    # 9,000 dense FP4 TFLOP/s at their measured 43% against 1,979 FP8 at 77%: over twice
+    # the prompt rate.
+    assert h200 / b200 > 2.0

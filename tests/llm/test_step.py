@@ -145,3 +145,21 @@ def test_transformers_copies_the_grouped_cache_to_every_query_head() -> None:
     long, _ = decode_step_seconds(qwen, bf16, hf, a100, context=31744)
     extra = qwen.kv_cache_bytes(31744) - qwen.kv_cache_bytes(1024)
     assert long - short == pytest.approx(17 * extra / a100.effective_bandwidth, rel=0.1)
+
+
+def test_fp4_products_run_at_their_own_measured_fraction_where_there_is_one() -> None:
+    """A B200's NVFP4 products reach a smaller share of the FP4 peak than its 16-bit ones
+    of theirs (measured), and a part without a measured FP4 figure keeps its GEMM one."""
+    b200 = spec("b200")
+    nvfp4, fp8 = find_format("nvfp4"), find_format("fp8")
+    assert b200.fp4_gemm_fraction is not None and b200.fp4_gemm_fraction < b200.gemm_fraction
+    engine = find_engine("tensorrt-llm")
+    assert product_rate(engine, b200, nvfp4, 4096) == pytest.approx(
+        9000e12 * b200.fp4_gemm_fraction
+    )
+    assert product_rate(engine, b200, fp8, 4096) == pytest.approx(4500e12 * b200.gemm_fraction)
+    pro = spec("rtx-pro-6000")
+    assert pro.fp4_gemm_fraction is None
+    assert pro.product_fraction("fp4") == pro.gemm_fraction
+    h100 = spec("h100-sxm")  # no fp4 peak: bf16 products at the GEMM fraction
+    assert h100.product_fraction("fp4") == h100.gemm_fraction

@@ -119,6 +119,13 @@ class Achieved(_Entry):
         le=1,
         description="fraction of the 16-bit/int8 matrix-unit peak, when it differs from gemm",
     )
+    fp4_gemm: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="fraction of the fp4 peak a large FP4 (NVFP4/MXFP4) product reaches, "
+        "where measured; else gemm",
+    )
     transformer_infer: float | None = Field(
         None,
         gt=0,

@@ -50,6 +50,7 @@ class DeviceSpec:
     peak_flops: Mapping[str, float]
     memory_fraction: float = 0.9
     gemm_fraction: float = 0.75
+    fp4_gemm_fraction: float | None = None
     usable_memory_fraction: float = 1.0
     link_bytes_s: float | None = None
     link_kind: str | None = None
@@ -80,6 +81,15 @@ class DeviceSpec:
                 return float(self.peak_flops[key]), key
         key, value = max(self.peak_flops.items(), key=lambda kv: kv[1])
         return float(value), key
+
+    def product_fraction(self, compute: str) -> float:
+        """The achieved share of the peak for products of ``compute``: FP4 at its own
+        measured fraction where the catalog has one (FP4 kernels reach a smaller share
+        of their peak than 16-bit ones), else the GEMM fraction."""
+        _, real = self.flops(compute)
+        if real == "fp4" and self.fp4_gemm_fraction:
+            return self.fp4_gemm_fraction
+        return self.gemm_fraction
 
     def fp16_accumulate_rate(self) -> float:
         """Peak FLOP/s of FP16 products accumulated in FP16 (cuBLAS compute type 16F).
@@ -119,6 +129,7 @@ class DeviceSpec:
             peak_flops=peaks,
             memory_fraction=achieved.memory,
             gemm_fraction=achieved.gemm,
+            fp4_gemm_fraction=achieved.fp4_gemm,
             usable_memory_fraction=getattr(entry, "gpu_memory_fraction", None) or 1.0,
             link_bytes_s=link * 1e9 if link else None,
             link_kind=entry.interconnect.kind,

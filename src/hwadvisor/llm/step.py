@@ -98,7 +98,8 @@ def weight_bandwidth(engine: Engine, device: DeviceSpec, fmt: QuantFormat, token
 def product_rate(engine: Engine, device: DeviceSpec, fmt: QuantFormat, tokens: float) -> float:
     """FLOP/s the weight products of a step of ``tokens`` tokens run at, on one device.
 
-    Normally the format's compute peak x the device's achieved GEMM fraction. An engine
+    Normally the format's compute peak x the device's achieved fraction for it (FP4's own
+    where measured, :meth:`DeviceSpec.product_fraction`). An engine
     whose prompt path multiplies FP16 with FP16 accumulate (llama.cpp's cuBLAS call,
     compute type 16F) runs above ``matvec_max_batch`` tokens on a GPU at its share of the
     FP16-accumulate peak, which GeForce parts run at twice their FP32-accumulate rate and
@@ -106,7 +107,7 @@ def product_rate(engine: Engine, device: DeviceSpec, fmt: QuantFormat, tokens: f
     measured ceiling for the GPU class.
     """
     peak, _ = device.flops(fmt.compute)
-    rate = peak * device.gemm_fraction
+    rate = peak * device.product_fraction(fmt.compute)
     if device.kind != "gpu" or tokens <= engine.matvec_max_batch:
         return rate
     if engine.prefill_fp16_accumulate:
