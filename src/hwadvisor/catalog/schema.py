@@ -90,12 +90,17 @@ class Interconnect(_Entry):
     network_source: str | None = None
 
 
+#: The most of a datasheet peak a measured product may reach: GeForce boards hold clocks
+#: above the rated boost clock the peak is computed at (RTX 5090: 1.096 measured).
+GEMM_FRACTION_MAX = 1.2
+
+
 class Achieved(_Entry):
     """Typical fraction of the matching peak reached per workload class, with its source."""
 
     gemm: float = Field(
         gt=0,
-        le=1.2,
+        le=GEMM_FRACTION_MAX,
         description="fraction of the datasheet peak a large product reaches; past 1 where "
         "measured on boards that hold clocks above the rated boost clock (GeForce)",
     )

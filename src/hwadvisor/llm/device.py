@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from hwadvisor.catalog.schema import DeviceEntry
+from hwadvisor.catalog.schema import GEMM_FRACTION_MAX, DeviceEntry
 from hwadvisor.errors import UsageError
 
 #: What one process's runtime holds beside the job's tensors, by device kind: on a GPU the
@@ -71,8 +71,10 @@ class DeviceSpec:
                 raise UsageError(f"device {self.name}: {name} must be in (0, 1]")
         # A product can pass the datasheet peak where boards hold clocks above the rated
         # boost clock (GeForce, catalog achieved.gemm).
-        if not 0 < self.gemm_fraction <= 1.2:
-            raise UsageError(f"device {self.name}: gemm_fraction must be in (0, 1.2]")
+        if not 0 < self.gemm_fraction <= GEMM_FRACTION_MAX:
+            raise UsageError(
+                f"device {self.name}: gemm_fraction must be in (0, {GEMM_FRACTION_MAX:g}]"
+            )
 
     def flops(self, compute: str) -> tuple[float, str]:
         """Peak FLOP/s for ``compute`` and the type it really is (fp8 on a part without: fp16)."""

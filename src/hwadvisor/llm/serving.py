@@ -214,8 +214,8 @@ def _assumptions(
         f"{req.output_tokens} output tokens); KV cache {req.kv_bytes_per_element:g} bytes per element",
         f"engine {engine.id}: {engine.small_kernels_per_layer} small kernels per layer at "
         f"{engine.kernel_us:g} us, memory utilization {engine.memory_utilization:g}",
-        f"bandwidth x {device.memory_fraction:g} and GEMM at {device.gemm_fraction:g} of the "
-        f"{compute} peak ({device.source})",
+        f"bandwidth x {device.memory_fraction:g} and GEMM at "
+        f"{device.product_fraction(compute):g} of the {compute} peak ({device.source})",
     ]
     if arch.is_moe:
         notes.append(
