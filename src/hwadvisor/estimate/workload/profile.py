@@ -174,20 +174,28 @@ def transformer_groups(
     ``nn.MultiheadAttention`` calls it when no weights are asked for, timm's ``Attention``
     by default), which reads q, k and v and writes the context without storing the
     scores: it replaces the two products, the scaling, the mask and softmax (and the
-    probabilities' dropout, applied inside), q, k and v stay views; its backward is one
+    probabilities' dropout, applied inside: two dropout modules are left), q, k and v
+    stay views; its backward is one
     kernel reading q, k, v, the context and its gradient and writing three gradients.
     """
-    if fused:
-        return _fused_groups(seq, hidden, layers, dropout=dropout)
     tok, scores = float(seq * hidden), float(heads * seq * seq)
-    many = batch > 1
+    many = batch > 1 and not fused  # eager products copy q, k and v (and their gradients)
+    drops = 2 if fused else 3  # dropout modules (the probabilities' is inside the kernel)
+    if fused:
+        attention = [("bmm", 1, 0.0)]
+        attention_back = [("bmm", 1, 0.0)]
+    else:
+        attention = [("bmm", 2, 0.0), ("eltwise", 2, 8 * scores), ("softmax", 1, 8 * scores)]
+        attention_back = [
+            ("bmm", 4, 0.0),
+            ("eltwise", 1, 8 * scores),
+            ("softmax_backward", 1, 12 * scores),
+        ]
     fwd = [
         ("module", 6, 0.0),
         ("gemm", 6, 0.0),
-        ("bmm", 2, 0.0),
         ("view", 8, 0.0),
-        ("eltwise", 2, 8 * scores),
-        ("softmax", 1, 8 * scores),
+        *attention,
         ("eltwise", 1 + (3 if many else 0), 8 * tok),
         ("eltwise", 1, 32 * tok),
         ("gelu", 1, 32 * tok),
@@ -195,62 +203,25 @@ def transformer_groups(
         ("layer_norm", 2, 8 * tok),
     ]
     if dropout:
-        fwd += [("dropout", 1, 8 * scores), ("eltwise", 2, 20 * scores)]
+        if not fused:
+            fwd += [("dropout", 1, 8 * scores), ("eltwise", 2, 20 * scores)]
         fwd += [("dropout", 2, 8 * tok), ("eltwise", 4, 20 * tok)]
     else:
-        fwd += [("module", 3, 0.0), ("view", 3, 0.0)]
+        fwd += [("module", drops, 0.0), ("view", drops, 0.0)]
     bwd = [
         ("gemm", 12, 0.0),
-        ("bmm", 4, 0.0),
         ("view", 8, 0.0),
+        *attention_back,
         ("eltwise", 5, 4 * tok),
         ("eltwise", 1, 16 * tok),
         ("eltwise", 4, 12 * tok),
         ("eltwise", 2 + (2 if many else 0), 8 * tok),
-        ("eltwise", 1, 8 * scores),
-        ("softmax_backward", 1, 12 * scores),
         ("gelu", 1, 48 * tok),
         ("layer_norm", 2, 12 * tok),
     ]
     if dropout:
-        bwd += [("eltwise", 1, 12 * scores), ("eltwise", 2, 12 * tok)]
-    return [
-        OpGroup(family=f, backward=back, count=n * max(layers, 1), bytes=b)
-        for back, rows in ((False, fwd), (True, bwd))
-        for f, n, b in rows
-    ]
-
-
-def _fused_groups(seq: int, hidden: int, layers: int, *, dropout: float) -> list[OpGroup]:
-    """:func:`transformer_groups` of a layer whose attention is one fused kernel."""
-    tok = float(seq * hidden)
-    fwd = [
-        ("module", 6, 0.0),
-        ("gemm", 6, 0.0),
-        ("bmm", 1, 0.0),
-        ("view", 8, 0.0),
-        ("eltwise", 1, 8 * tok),
-        ("eltwise", 1, 32 * tok),
-        ("gelu", 1, 32 * tok),
-        ("eltwise", 2, 12 * tok),
-        ("layer_norm", 2, 8 * tok),
-    ]
-    if dropout:
-        fwd += [("dropout", 2, 8 * tok), ("eltwise", 4, 20 * tok)]
-    else:
-        fwd += [("module", 3, 0.0), ("view", 2, 0.0)]
-    bwd = [
-        ("gemm", 12, 0.0),
-        ("bmm", 1, 0.0),
-        ("view", 8, 0.0),
-        ("eltwise", 5, 4 * tok),
-        ("eltwise", 1, 16 * tok),
-        ("eltwise", 4, 12 * tok),
-        ("eltwise", 2, 8 * tok),
-        ("gelu", 1, 48 * tok),
-        ("layer_norm", 2, 12 * tok),
-    ]
-    if dropout:
+        if not fused:
+            bwd += [("eltwise", 1, 12 * scores)]
         bwd += [("eltwise", 2, 12 * tok)]
     return [
         OpGroup(family=f, backward=back, count=n * max(layers, 1), bytes=b)
