@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hwadvisor.estimate.timing.step import HOST_LINK_BYTES_S  # offload and paging: PCIe 4.0
 from hwadvisor.llm import DeviceSpec, LlmArch, find_format
 from hwadvisor.llm.finetune import FinetuneMemory, FinetuneRequest, _projections
 
@@ -50,9 +51,6 @@ STEP_BYTES = {
 }
 #: Link rate when the catalog names none (PCIe 4.0 x16, 32 GB/s per direction).
 DEFAULT_LINK_BYTES_S = 32e9
-#: Host <-> GPU rate of offload and paging: PCIe 4.0 x16 at ~80% of its 32 GB/s wire rate
-#: (memory streaming reaches 70-80% of wire rate; assumed for DMA over PCIe).
-HOST_LINK_BYTES_S = 25e9
 #: Host memory bandwidth a CPU optimizer step streams over: one socket of 8 x DDR5-4800
 #: (307 GB/s) at ~65% (assumed; STREAM-style 70-80% of wire rate, less for the CPU Adam).
 HOST_MEMORY_BYTES_S = 200e9
